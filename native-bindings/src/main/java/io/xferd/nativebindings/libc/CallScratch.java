@@ -1,0 +1,67 @@
+package io.xferd.nativebindings.libc;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * Per-thread native scratch memory, so that calls on the data path allocate nothing: the errno capture state, and
+ * room for a {@code msghdr} + {@code iovec} + one-fd {@code cmsghdr} (or two iovecs for process_vm_*).
+ * <p>
+ * Layout of {@link #message()}:
+ * <pre>
+ *   0        56   64         80             104
+ *   +--------+----+----------+--------------+
+ *   | msghdr |pad | iovec[0] | cmsghdr + fd |   (iovec[1] at 80 for process_vm_*)
+ *   +--------+----+----------+--------------+
+ * </pre>
+ * The memory belongs to an automatic arena and is freed when the thread's scratch becomes unreachable.
+ */
+final class CallScratch
+{
+    static final long MSGHDR_OFFSET = 0;
+    static final long IOV_OFFSET = 64;
+    static final long IOV2_OFFSET = 80;
+    static final long CMSG_OFFSET = 80;
+    static final long MESSAGE_SIZE = 128;
+
+    private static final ThreadLocal<CallScratch> LOCAL = ThreadLocal.withInitial(CallScratch::new);
+
+    private final MemorySegment capture;
+    private final MemorySegment message;
+
+    private CallScratch()
+    {
+        final Arena arena = Arena.ofAuto();
+        capture = arena.allocate(Libc.CAPTURE_STATE_SIZE, 8);
+        message = arena.allocate(MESSAGE_SIZE, 8);
+    }
+
+    static CallScratch get()
+    {
+        return LOCAL.get();
+    }
+
+    /**
+     * @return the calling thread's capture-state segment.
+     */
+    static MemorySegment capture()
+    {
+        return LOCAL.get().capture;
+    }
+
+    static int errno(final MemorySegment capture)
+    {
+        return capture.get(ValueLayout.JAVA_INT, Libc.ERRNO_OFFSET);
+    }
+
+    MemorySegment captureSegment()
+    {
+        return capture;
+    }
+
+    MemorySegment message()
+    {
+        return message;
+    }
+}
