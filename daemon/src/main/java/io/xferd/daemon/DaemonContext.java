@@ -1,0 +1,266 @@
+package io.xferd.daemon;
+
+import org.agrona.BitUtil;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.SleepingMillisIdleStrategy;
+import org.agrona.concurrent.YieldingIdleStrategy;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Everything the daemon is configured with, in one typed object: defaults here, overridden by the command line
+ * (and, later, the config file), checked once by {@link #conclude()}, and printable as it is in force.
+ */
+public final class DaemonContext
+{
+    public static final Path DEFAULT_DIRECTORY = Path.of("/dev/shm/xferd");
+
+    private Path directory = DEFAULT_DIRECTORY;
+    private int toDaemonRingCapacity = 1024 * 1024;
+    private int completionRingCapacity = 256 * 1024;
+    private int maxClients = 128;
+    private long maxRequestLength = 4L * 1024 * 1024 * 1024;
+    private int pipelineSize = 4096;
+    private ThreadingMode threadingMode = ThreadingMode.SHARED;
+    private int transferWorkers = 1;
+    private String idleStrategy = "backoff";
+    private long livenessTimeoutMs = 2000;
+    private long ringUnblockTimeoutMs = 1000;
+    private long drainTimeoutMs = 5000;
+    private int countersCapacity = 256;
+    private long dutyCycleByteBudget = 8L * 1024 * 1024;
+    private String rpcAddress = "127.0.0.1:12001";
+
+    /**
+     * Check every value and fill in what follows from others.
+     *
+     * @throws IllegalArgumentException naming the setting that is wrong.
+     */
+    public DaemonContext conclude()
+    {
+        requirePowerOfTwo("to-daemon ring capacity", toDaemonRingCapacity);
+        requirePowerOfTwo("completion ring capacity", completionRingCapacity);
+        requirePowerOfTwo("pipeline size", pipelineSize);
+        require(maxClients > 0 && maxClients <= 65536, "max clients must be 1..65536: " + maxClients);
+        require(maxRequestLength > 0, "max request length must be positive: " + maxRequestLength);
+        require(transferWorkers >= 1 && transferWorkers <= 64, "transfer workers must be 1..64: " + transferWorkers);
+        require(livenessTimeoutMs >= 100, "liveness timeout must be at least 100 ms: " + livenessTimeoutMs);
+        require(directory != null, "directory must be set");
+        newIdleStrategy();
+        return this;
+    }
+
+    /**
+     * Completions in flight per client never exceed half the completion ring, so the daemon can always write
+     * them; the other half is room for notifications.
+     */
+    public int maxInFlightPerClient()
+    {
+        final int completionRecord = BitUtil.align(8 + io.xferd.ipc.CompletionFlyweight.LENGTH, 8);
+        return Math.max(1, completionRingCapacity / completionRecord / 2);
+    }
+
+    public IdleStrategy newIdleStrategy()
+    {
+        return switch (idleStrategy)
+        {
+            // spin, then yield, then park from 1 us up to 100 us: fast to wake, gentle on 2 cores
+            case "backoff" -> new BackoffIdleStrategy(100, 20, 1_000, 100_000);
+            case "yielding" -> new YieldingIdleStrategy();
+            case "busy-spin" -> new BusySpinIdleStrategy();
+            case "sleeping" -> new SleepingMillisIdleStrategy(1);
+            default -> throw new IllegalArgumentException(
+                "idle strategy must be backoff, yielding, busy-spin or sleeping: " + idleStrategy);
+        };
+    }
+
+    public Map<String, Object> describe()
+    {
+        final Map<String, Object> map = new LinkedHashMap<>();
+        map.put("directory", directory.toString());
+        map.put("rpc_address", rpcAddress);
+        map.put("threading_mode", threadingMode.name());
+        map.put("transfer_workers", transferWorkers);
+        map.put("idle_strategy", idleStrategy);
+        map.put("to_daemon_ring_capacity", toDaemonRingCapacity);
+        map.put("completion_ring_capacity", completionRingCapacity);
+        map.put("max_in_flight_per_client", maxInFlightPerClient());
+        map.put("max_clients", maxClients);
+        map.put("max_request_length", maxRequestLength);
+        map.put("pipeline_size", pipelineSize);
+        map.put("liveness_timeout_ms", livenessTimeoutMs);
+        map.put("ring_unblock_timeout_ms", ringUnblockTimeoutMs);
+        map.put("drain_timeout_ms", drainTimeoutMs);
+        return map;
+    }
+
+    private static void requirePowerOfTwo(final String name, final int value)
+    {
+        require(value > 0 && BitUtil.isPowerOfTwo(value), name + " must be a power of two: " + value);
+    }
+
+    private static void require(final boolean condition, final String message)
+    {
+        if (!condition)
+        {
+            throw new IllegalArgumentException(message);
+        }
+    }
+
+    public Path directory()
+    {
+        return directory;
+    }
+
+    public DaemonContext directory(final Path directory)
+    {
+        this.directory = directory;
+        return this;
+    }
+
+    public int toDaemonRingCapacity()
+    {
+        return toDaemonRingCapacity;
+    }
+
+    public DaemonContext toDaemonRingCapacity(final int value)
+    {
+        this.toDaemonRingCapacity = value;
+        return this;
+    }
+
+    public int completionRingCapacity()
+    {
+        return completionRingCapacity;
+    }
+
+    public DaemonContext completionRingCapacity(final int value)
+    {
+        this.completionRingCapacity = value;
+        return this;
+    }
+
+    public int maxClients()
+    {
+        return maxClients;
+    }
+
+    public DaemonContext maxClients(final int value)
+    {
+        this.maxClients = value;
+        return this;
+    }
+
+    public long maxRequestLength()
+    {
+        return maxRequestLength;
+    }
+
+    public DaemonContext maxRequestLength(final long value)
+    {
+        this.maxRequestLength = value;
+        return this;
+    }
+
+    public int pipelineSize()
+    {
+        return pipelineSize;
+    }
+
+    public DaemonContext pipelineSize(final int value)
+    {
+        this.pipelineSize = value;
+        return this;
+    }
+
+    public ThreadingMode threadingMode()
+    {
+        return threadingMode;
+    }
+
+    public DaemonContext threadingMode(final ThreadingMode value)
+    {
+        this.threadingMode = value;
+        return this;
+    }
+
+    public int transferWorkers()
+    {
+        return transferWorkers;
+    }
+
+    public DaemonContext transferWorkers(final int value)
+    {
+        this.transferWorkers = value;
+        return this;
+    }
+
+    public String idleStrategy()
+    {
+        return idleStrategy;
+    }
+
+    public DaemonContext idleStrategy(final String value)
+    {
+        this.idleStrategy = value;
+        return this;
+    }
+
+    public long livenessTimeoutMs()
+    {
+        return livenessTimeoutMs;
+    }
+
+    public DaemonContext livenessTimeoutMs(final long value)
+    {
+        this.livenessTimeoutMs = value;
+        return this;
+    }
+
+    public long ringUnblockTimeoutMs()
+    {
+        return ringUnblockTimeoutMs;
+    }
+
+    public DaemonContext ringUnblockTimeoutMs(final long value)
+    {
+        this.ringUnblockTimeoutMs = value;
+        return this;
+    }
+
+    public long drainTimeoutMs()
+    {
+        return drainTimeoutMs;
+    }
+
+    public DaemonContext drainTimeoutMs(final long value)
+    {
+        this.drainTimeoutMs = value;
+        return this;
+    }
+
+    public int countersCapacity()
+    {
+        return countersCapacity;
+    }
+
+    public long dutyCycleByteBudget()
+    {
+        return dutyCycleByteBudget;
+    }
+
+    public String rpcAddress()
+    {
+        return rpcAddress;
+    }
+
+    public DaemonContext rpcAddress(final String value)
+    {
+        this.rpcAddress = value;
+        return this;
+    }
+}

@@ -1,0 +1,196 @@
+package io.xferd.daemon;
+
+import io.xferd.daemon.ipc.ClientRegistry;
+import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.ipc.ControlConductor;
+import io.xferd.daemon.ipc.RuntimeDirectory;
+import io.xferd.daemon.pipeline.CompletionSender;
+import io.xferd.daemon.pipeline.SubmitAdapter;
+import io.xferd.daemon.pipeline.TransferPipeline;
+import io.xferd.daemon.pipeline.TransferWorker;
+import io.xferd.ipc.CncFileDescriptor;
+import io.xferd.nativebindings.libc.Process;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.CompositeAgent;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.SystemEpochClock;
+import org.agrona.concurrent.SystemNanoClock;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.status.CountersManager;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * The per-host daemon, assembled: runtime directory and cnc file, control conductor on its own thread, and the
+ * data plane (intake and transfer workers) on one shared thread or dedicated ones. {@link #close()} drains
+ * in-flight work, disconnects every client, frees their memory and removes the directory's files.
+ */
+public final class XferDaemon implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(XferDaemon.class);
+
+    private final DaemonContext context;
+    private final RuntimeDirectory directory;
+    private final ManyToOneRingBuffer toDaemonRing;
+    private final SystemCounters counters;
+    private final TransferPipeline pipeline;
+    private final ControlConductor conductor;
+    private final List<AgentRunner> dataPlaneRunners = new ArrayList<>();
+    private final Thread conductorThread;
+    private final CountDownLatch conductorStopped = new CountDownLatch(1);
+    private volatile boolean running = true;
+    private volatile boolean closed;
+
+    private XferDaemon(final DaemonContext context)
+    {
+        this.context = context;
+        this.directory = RuntimeDirectory.claim(context.directory(), context.livenessTimeoutMs());
+        final UnsafeBuffer cnc = directory.createCncFile(context.toDaemonRingCapacity(),
+            context.countersCapacity() * org.agrona.concurrent.status.CountersReader.COUNTER_LENGTH,
+            Process.pid(), context.livenessTimeoutMs());
+        this.toDaemonRing = new ManyToOneRingBuffer(CncFileDescriptor.toDaemonBuffer(cnc));
+        this.counters = new SystemCounters(new CountersManager(
+            CncFileDescriptor.countersMetadataBuffer(cnc), CncFileDescriptor.countersValuesBuffer(cnc)));
+
+        final ClientRegistry registry = new ClientRegistry(context.maxClients());
+        final ManyToOneConcurrentArrayQueue<ClientSession> disconnects = new ManyToOneConcurrentArrayQueue<>(1024);
+        this.pipeline = new TransferPipeline(context.pipelineSize(), context.transferWorkers());
+        final SystemNanoClock nanoClock = SystemNanoClock.INSTANCE;
+
+        final Agent intake = new SubmitAdapter(toDaemonRing, pipeline.ring(), registry, disconnects, counters, nanoClock);
+        final List<Agent> workers = new ArrayList<>();
+        for (int i = 0; i < context.transferWorkers(); i++)
+        {
+            workers.add(new TransferWorker(i, pipeline, registry, new CompletionSender(disconnects, counters), counters,
+                nanoClock, context.maxRequestLength(), context.dutyCycleByteBudget()));
+        }
+        if (context.threadingMode() == ThreadingMode.SHARED)
+        {
+            final List<Agent> all = new ArrayList<>();
+            all.add(intake);
+            all.addAll(workers);
+            dataPlaneRunners.add(runner(new CompositeAgent(all)));
+        }
+        else
+        {
+            dataPlaneRunners.add(runner(intake));
+            workers.forEach(worker -> dataPlaneRunners.add(runner(worker)));
+        }
+
+        this.conductor = new ControlConductor(context, directory, registry, toDaemonRing, disconnects, counters,
+            SystemEpochClock.INSTANCE);
+        this.conductorThread = new Thread(this::runConductor, "xferd-conductor");
+    }
+
+    /**
+     * Claim the directory and start serving.
+     *
+     * @throws io.xferd.daemon.ipc.DaemonAlreadyRunningException when a live daemon serves the directory.
+     */
+    public static XferDaemon launch(final DaemonContext context)
+    {
+        context.conclude();
+        final XferDaemon daemon = new XferDaemon(context);
+        for (final AgentRunner runner : daemon.dataPlaneRunners)
+        {
+            AgentRunner.startOnThread(runner);
+        }
+        daemon.conductorThread.start();
+        LOG.info("xferd daemon serving {} (pid {}, {} threading, {} transfer worker(s), idle {})",
+            context.directory(), Process.pid(), context.threadingMode(), context.transferWorkers(),
+            context.idleStrategy());
+        return daemon;
+    }
+
+    private AgentRunner runner(final Agent agent)
+    {
+        return new AgentRunner(context.newIdleStrategy(),
+            throwable -> LOG.error("data plane error in {}", agent.roleName(), throwable), null, agent);
+    }
+
+    private void runConductor()
+    {
+        try
+        {
+            while (running)
+            {
+                conductor.doWork();
+            }
+            drainAndDisconnect();
+        }
+        catch (final Throwable t)
+        {
+            LOG.error("conductor failed", t);
+        }
+        finally
+        {
+            conductorStopped.countDown();
+        }
+    }
+
+    private void drainAndDisconnect()
+    {
+        conductor.stopAccepting();
+        final long deadline = System.currentTimeMillis() + context.drainTimeoutMs();
+        while (System.currentTimeMillis() < deadline &&
+            (toDaemonRing.producerPosition() > toDaemonRing.consumerPosition() || !pipeline.isIdle()))
+        {
+            conductor.doWork();
+        }
+        if (!pipeline.isIdle())
+        {
+            LOG.warn("shutdown: {} request(s) still in the pipeline after {} ms", pipeline.backlog(),
+                context.drainTimeoutMs());
+        }
+        conductor.disconnectAll("daemon shutting down");
+        while (System.currentTimeMillis() < deadline + context.drainTimeoutMs() && !conductor.isQuiescent())
+        {
+            conductor.doWork();
+        }
+    }
+
+    public DaemonContext context()
+    {
+        return context;
+    }
+
+    public SystemCounters counters()
+    {
+        return counters;
+    }
+
+    /**
+     * Drain, disconnect everyone, free all memory and remove the directory's files. Idempotent.
+     */
+    @Override
+    public synchronized void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
+        running = false;
+        try
+        {
+            conductorStopped.await();
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+        for (final AgentRunner runner : dataPlaneRunners)
+        {
+            runner.close();
+        }
+        conductor.close();
+        directory.close();
+        LOG.info("xferd daemon stopped");
+    }
+}

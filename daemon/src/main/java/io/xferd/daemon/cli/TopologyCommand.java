@@ -1,0 +1,40 @@
+package io.xferd.daemon.cli;
+
+import io.xferd.topology.HostTopology;
+import io.xferd.topology.SysfsRoot;
+import io.xferd.topology.TopologyMatrix;
+import io.xferd.topology.TopologyPrinter;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+
+/**
+ * {@code xferd topology}: what this host has (NUMA nodes, NICs, GPUs) and the NIC preference matrix.
+ */
+@Command(name = "topology", mixinStandardHelpOptions = true,
+    description = "Print NUMA nodes, NICs, GPUs and the topology matrix (Mooncake's JSON form with --json).")
+public final class TopologyCommand implements java.util.concurrent.Callable<Integer>
+{
+    @Option(names = "--json", description = "Print JSON.")
+    boolean json;
+
+    @Option(names = "--sysfs", description = "sysfs root (default: ${DEFAULT-VALUE}).")
+    Path sysfs = Path.of("/sys");
+
+    @Override
+    public Integer call()
+    {
+        final HostTopology topology = HostTopology.discover(SysfsRoot.of(sysfs));
+        final TopologyMatrix matrix = TopologyMatrix.build(topology);
+        if (json)
+        {
+            TopologyPrinter.printJson(topology, matrix, System.out);
+        }
+        else
+        {
+            TopologyPrinter.printText(topology, matrix, System.out);
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,25 @@
+package io.xferd.daemon.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * {@code bin/xferd}: the command line of the daemon and its tools.
+ */
+@Command(name = "xferd", mixinStandardHelpOptions = true, version = "xferd 0.1.0",
+    description = "Per-host KV-cache transfer daemon.",
+    subcommands = {DaemonCommand.class, DemoCommand.class, StatusCommand.class, TopologyCommand.class})
+public final class XferdMain implements Runnable
+{
+    @Override
+    public void run()
+    {
+        CommandLine.usage(this, System.out);
+    }
+
+    public static void main(final String[] args)
+    {
+        final int exitCode = new CommandLine(new XferdMain()).execute(args);
+        System.exit(exitCode);
+    }
+}

@@ -1,0 +1,554 @@
+package io.xferd.daemon.ipc;
+
+import io.xferd.daemon.DaemonContext;
+import io.xferd.daemon.SystemCounters;
+import io.xferd.daemon.memory.Region;
+import io.xferd.ipc.ControlError;
+import io.xferd.ipc.ControlFrame;
+import io.xferd.ipc.ControlMessages;
+import io.xferd.ipc.MalformedFrameException;
+import io.xferd.ipc.SubmitRequestFlyweight;
+import io.xferd.ipc.SystemCounter;
+import io.xferd.nativebindings.NativeException;
+import io.xferd.nativebindings.libc.MappedMemory;
+import io.xferd.nativebindings.libc.Memfd;
+import io.xferd.nativebindings.libc.PeerCredentials;
+import io.xferd.nativebindings.libc.Poller;
+import io.xferd.nativebindings.libc.UnixSocket;
+import org.agrona.concurrent.EpochClock;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.lang.foreign.MemorySegment;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+
+/**
+ * The daemon's control agent: accepts clients on the Unix socket, answers their control frames (hello,
+ * register and unregister memory, open segment), notices at once when a client's socket closes, and frees
+ * what the client held once no transfer borrows it any more. Also the daemon's housekeeper: heartbeat into
+ * the cnc file, unblocking the to-daemon ring after a client died mid-record. Runs on its own thread, parked
+ * in poll(2) between events, so it always gets CPU on a small host without spinning.
+ */
+public final class ControlConductor implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(ControlConductor.class);
+    private static final int POLL_TIMEOUT_MS = 5;
+
+    private final DaemonContext context;
+    private final ClientRegistry registry;
+    private final ManyToOneRingBuffer toDaemonRing;
+    private final ManyToOneConcurrentArrayQueue<ClientSession> disconnects;
+    private final SystemCounters counters;
+    private final EpochClock clock;
+    private final UnixSocket listener;
+    private final Poller poller;
+    private final List<ClientSession> sessions = new ArrayList<>();
+    private final List<ClientSession> closingSessions = new ArrayList<>();
+    private final List<Region> closingRegions = new ArrayList<>();
+    private final List<PendingUnregister> pendingUnregisters = new ArrayList<>();
+    private final List<ControlChannel> greeting = new ArrayList<>();
+    private final SecureRandom random = new SecureRandom();
+    private long lastConsumerPosition = -1;
+    private long consumerStalledSinceMs;
+    private volatile boolean accepting = true;
+    private ClientSession promoted;
+
+    private record PendingUnregister(ClientSession session, long correlationId, Region region)
+    {
+    }
+
+    public ControlConductor(
+        final DaemonContext context,
+        final RuntimeDirectory directory,
+        final ClientRegistry registry,
+        final ManyToOneRingBuffer toDaemonRing,
+        final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
+        final SystemCounters counters,
+        final EpochClock clock)
+    {
+        this.context = context;
+        this.registry = registry;
+        this.toDaemonRing = toDaemonRing;
+        this.disconnects = disconnects;
+        this.counters = counters;
+        this.clock = clock;
+        this.listener = UnixSocket.listen(directory.socketPath(), 128);
+        this.listener.configureBlocking(false);
+        this.poller = new Poller(context.maxClients() * 2 + 8);
+        toDaemonRing.consumerHeartbeatTime(clock.time());
+    }
+
+    /**
+     * One duty cycle: wait up to a few ms for socket events, serve them, then housekeeping.
+     *
+     * @return work done.
+     */
+    public int doWork()
+    {
+        int work = 0;
+        poller.clear();
+        final int listenerIndex = accepting ? poller.add(listener.fd()) : -1;
+        final int greetingBase = poller.size();
+        for (final ControlChannel channel : greeting)
+        {
+            poller.add(channel.socket().fd());
+        }
+        final int sessionBase = poller.size();
+        for (final ClientSession session : sessions)
+        {
+            poller.add(session.socket().fd());
+        }
+
+        if (poller.poll(POLL_TIMEOUT_MS) > 0)
+        {
+            for (int i = sessions.size() - 1; i >= 0; i--)
+            {
+                final int index = sessionBase + i;
+                if (poller.isReadable(index) || poller.isHangup(index))
+                {
+                    work += serve(sessions.get(i));
+                }
+            }
+            for (int i = greeting.size() - 1; i >= 0; i--)
+            {
+                final int index = greetingBase + i;
+                if (poller.isReadable(index) || poller.isHangup(index))
+                {
+                    work += greet(greeting.get(i));
+                }
+            }
+            if (listenerIndex >= 0 && poller.isReadable(listenerIndex))
+            {
+                work += acceptAll();
+            }
+        }
+        return work + housekeeping();
+    }
+
+    private int acceptAll()
+    {
+        int accepted = 0;
+        UnixSocket socket;
+        while ((socket = listener.accept()) != null)
+        {
+            socket.configureBlocking(false);
+            greeting.add(new ControlChannel(socket));
+            accepted++;
+        }
+        return accepted;
+    }
+
+    private int greet(final ControlChannel channel)
+    {
+        promoted = null;
+        try
+        {
+            final boolean open = channel.poll((ch, frame) ->
+            {
+                if (promoted != null)
+                {
+                    onFrame(promoted, frame);
+                }
+                else
+                {
+                    onHello(ch, frame);
+                }
+            });
+            if (!open)
+            {
+                closeGreeting(channel);
+            }
+        }
+        catch (final MalformedFrameException | NativeException ex)
+        {
+            LOG.warn("dropping a connection that sent a bad message: {}", ex.getMessage());
+            closeGreeting(channel);
+        }
+        return 1;
+    }
+
+    private void closeGreeting(final ControlChannel channel)
+    {
+        greeting.remove(channel);
+        if (promoted != null)
+        {
+            disconnect(promoted, "its socket closed");
+        }
+        else
+        {
+            channel.close();
+        }
+    }
+
+    private void onHello(final ControlChannel channel, final ControlFrame frame)
+    {
+        greeting.remove(channel);
+        if (frame.type() != ControlMessages.HELLO)
+        {
+            refuse(channel, 0, ControlError.MALFORMED_MESSAGE, "first message must be HELLO, got " + frame.type());
+            return;
+        }
+        final int version = frame.getInt(ControlMessages.HELLO_VERSION);
+        final String name = frame.getString(ControlMessages.HELLO_NAME);
+        if (version != ControlMessages.PROTOCOL_VERSION)
+        {
+            refuse(channel, 0, ControlError.PROTOCOL_VERSION_MISMATCH, "daemon speaks protocol " +
+                ControlMessages.PROTOCOL_VERSION + ", client " + version);
+            return;
+        }
+        if (name.isEmpty() || name.indexOf('/') >= 0)
+        {
+            refuse(channel, 0, ControlError.INVALID_ARGUMENT, "segment name must be non-empty without '/': " + name);
+            return;
+        }
+        if (registry.byName(name) != null)
+        {
+            refuse(channel, 0, ControlError.DUPLICATE_SEGMENT_NAME, "segment name in use: " + name);
+            return;
+        }
+        final int slot = registry.freeSlot();
+        if (slot < 0)
+        {
+            refuse(channel, 0, ControlError.TOO_MANY_CLIENTS, "daemon full: " + context.maxClients() + " clients");
+            return;
+        }
+
+        final PeerCredentials peer = channel.socket().peerCredentials();
+        final int ringLength = context.completionRingCapacity() + RingBufferDescriptor.TRAILER_LENGTH;
+        final int ringFd = Memfd.create("xferd-completions-" + name);
+        final MemorySegment ringMapping;
+        try
+        {
+            Memfd.truncate(ringFd, ringLength);
+            ringMapping = MappedMemory.mapShared(ringFd, 0, ringLength);
+        }
+        catch (final RuntimeException ex)
+        {
+            Memfd.close(ringFd);
+            refuse(channel, 0, ControlError.MAP_FAILED, "cannot create completion ring: " + ex.getMessage());
+            return;
+        }
+        final ManyToOneRingBuffer ring = new ManyToOneRingBuffer(new UnsafeBuffer(ringMapping.address(), ringLength));
+        final ClientSession session = new ClientSession(slot, registry.nextGeneration(slot), random.nextLong(), name,
+            peer.pid(), peer.uid(), channel.socket(), channel, ringMapping, ring);
+
+        channel.beginAnswer(ControlMessages.WELCOME)
+            .putInt(ControlMessages.WELCOME_CLIENT_SLOT, slot)
+            .putInt(ControlMessages.WELCOME_MAX_IN_FLIGHT, context.maxInFlightPerClient())
+            .putLong(ControlMessages.WELCOME_SESSION_TOKEN, session.sessionToken())
+            .putLong(ControlMessages.WELCOME_SEGMENT_HANDLE, session.segmentHandle())
+            .putInt(ControlMessages.WELCOME_COMPLETION_RING_LENGTH, ringLength)
+            .putInt(ControlMessages.WELCOME_MAX_NOTIFY_LENGTH, SubmitRequestFlyweight.MAX_NOTIFY_LENGTH)
+            .putLong(ControlMessages.WELCOME_MAX_REQUEST_LENGTH, context.maxRequestLength())
+            .putString(ControlMessages.WELCOME_SEGMENT_NAME, context.rpcAddress() + "/" + name);
+        final boolean sent = channel.send(ringFd);
+        Memfd.close(ringFd);
+        if (!sent)
+        {
+            MappedMemory.unmap(ringMapping);
+            channel.requestClose();
+            return;
+        }
+        registry.add(session);
+        sessions.add(session);
+        promoted = session;
+        counters.get(SystemCounter.CLIENTS_CONNECTED).increment();
+        LOG.info("client connected: segment {} pid {} uid {} slot {}", name, peer.pid(), peer.uid(), slot);
+    }
+
+    private int serve(final ClientSession session)
+    {
+        try
+        {
+            if (!session.channel().poll((ch, frame) -> onFrame(session, frame)))
+            {
+                disconnect(session, "its socket closed");
+            }
+        }
+        catch (final MalformedFrameException | NativeException ex)
+        {
+            disconnect(session, "bad control message: " + ex.getMessage());
+        }
+        return 1;
+    }
+
+    private void onFrame(final ClientSession session, final ControlFrame frame)
+    {
+        final long correlationId = frame.getLong(ControlMessages.CORRELATION_ID);
+        switch (frame.type())
+        {
+            case ControlMessages.REGISTER_MEMORY -> onRegister(session, frame, correlationId);
+            case ControlMessages.UNREGISTER_MEMORY -> onUnregister(session, frame, correlationId);
+            case ControlMessages.OPEN_SEGMENT -> onOpenSegment(session, frame, correlationId);
+            default -> throw new MalformedFrameException("unknown control message type " + frame.type());
+        }
+    }
+
+    private void onRegister(final ClientSession session, final ControlFrame frame, final long correlationId)
+    {
+        final ControlChannel channel = session.channel();
+        final int fd = channel.takeFd();
+        final long address = frame.getLong(ControlMessages.REGISTER_ADDRESS);
+        final long length = frame.getLong(ControlMessages.REGISTER_LENGTH);
+        final long fdOffset = frame.getLong(ControlMessages.REGISTER_FD_OFFSET);
+        final String location = frame.getString(ControlMessages.REGISTER_LOCATION);
+        if (fd < 0)
+        {
+            answerError(session, correlationId, ControlError.MISSING_FD,
+                "REGISTER_MEMORY needs the memfd that backs the range (SCM_RIGHTS)");
+            return;
+        }
+        if (address <= 0 || length <= 0 || fdOffset < 0 || address + length < address)
+        {
+            Memfd.close(fd);
+            answerError(session, correlationId, ControlError.INVALID_ARGUMENT,
+                "bad range: address 0x" + Long.toHexString(address) + " length " + length + " offset " + fdOffset);
+            return;
+        }
+        if (session.regions().overlaps(address, length))
+        {
+            Memfd.close(fd);
+            answerError(session, correlationId, ControlError.OVERLAPPING_REGION,
+                "range 0x" + Long.toHexString(address) + "+" + length + " overlaps a registered region");
+            return;
+        }
+        final Region region;
+        try
+        {
+            region = RegionMapper.map(fd, fdOffset, address, length, location);
+        }
+        catch (final NativeException ex)
+        {
+            answerError(session, correlationId, ControlError.MAP_FAILED, "mmap failed: " + ex.getMessage());
+            return;
+        }
+        session.regions(session.regions().with(region));
+        counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(length);
+        counters.get(SystemCounter.REGIONS_REGISTERED).increment();
+        answerOk(session, correlationId, 0);
+    }
+
+    private void onUnregister(final ClientSession session, final ControlFrame frame, final long correlationId)
+    {
+        final long address = frame.getLong(ControlMessages.UNREGISTER_ADDRESS);
+        final Region region = session.regions().startingAt(address);
+        if (region == null)
+        {
+            answerError(session, correlationId, ControlError.NOT_REGISTERED,
+                "no region starts at 0x" + Long.toHexString(address));
+            return;
+        }
+        session.regions(session.regions().without(region));
+        region.markClosed();
+        // answered once no transfer copies through it any more, so the client may reuse the memory at once
+        pendingUnregisters.add(new PendingUnregister(session, correlationId, region));
+    }
+
+    private void onOpenSegment(final ClientSession session, final ControlFrame frame, final long correlationId)
+    {
+        final String name = frame.getString(ControlMessages.OPEN_SEGMENT_NAME);
+        final String localPrefix = context.rpcAddress() + "/";
+        final String local = name.startsWith(localPrefix) ? name.substring(localPrefix.length()) : name;
+        final ClientSession target = registry.byName(local);
+        if (target == null)
+        {
+            answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT, "no segment named " + name);
+            return;
+        }
+        answerOk(session, correlationId, target.segmentHandle());
+    }
+
+    private void answerOk(final ClientSession session, final long correlationId, final long value)
+    {
+        session.channel().beginAnswer(ControlMessages.OK)
+            .putLong(ControlMessages.CORRELATION_ID, correlationId)
+            .putLong(ControlMessages.OK_VALUE, value);
+        session.channel().send(-1);
+    }
+
+    private void answerError(final ClientSession session, final long correlationId, final int code, final String text)
+    {
+        session.channel().beginAnswer(ControlMessages.ERROR)
+            .putLong(ControlMessages.CORRELATION_ID, correlationId)
+            .putInt(ControlMessages.ERROR_CODE, code)
+            .putString(ControlMessages.ERROR_MESSAGE, text);
+        session.channel().send(-1);
+    }
+
+    private void refuse(final ControlChannel channel, final long correlationId, final int code, final String text)
+    {
+        LOG.warn("refusing a client: {}", text);
+        channel.beginAnswer(ControlMessages.ERROR)
+            .putLong(ControlMessages.CORRELATION_ID, correlationId)
+            .putInt(ControlMessages.ERROR_CODE, code)
+            .putString(ControlMessages.ERROR_MESSAGE, text);
+        channel.send(-1);
+        channel.requestClose();
+    }
+
+    /**
+     * Cut a client off: its segment disappears for new requests at once, its socket closes, and its memory is
+     * unmapped once the last transfer that borrowed it is done.
+     */
+    public void disconnect(final ClientSession session, final String reason)
+    {
+        if (!sessions.remove(session))
+        {
+            return;
+        }
+        registry.remove(session);
+        session.markClosed();
+        final var regions = session.regions();
+        for (int i = 0; i < regions.size(); i++)
+        {
+            final Region region = regions.get(i);
+            region.markClosed();
+            closingRegions.add(region);
+        }
+        pendingUnregisters.removeIf(p -> p.session == session && closingRegions.add(p.region));
+        session.socket().close();
+        closingSessions.add(session);
+        counters.get(SystemCounter.CLIENTS_DISCONNECTED).increment();
+        LOG.info("client disconnected: segment {} pid {} ({})", session.segmentName(), session.pid(), reason);
+    }
+
+    private int housekeeping()
+    {
+        int work = 0;
+        final long now = clock.time();
+        toDaemonRing.consumerHeartbeatTime(now);
+
+        ClientSession bad;
+        while ((bad = disconnects.poll()) != null)
+        {
+            disconnect(bad, "broke the ring protocol (malformed record or completion ring overrun)");
+            work++;
+        }
+
+        work += checkBlockedRing(now);
+        work += reclaim();
+        return work;
+    }
+
+    /**
+     * A client that died between claiming and committing a record leaves the ring blocked; once the consumer
+     * has made no progress for the unblock timeout while records wait, skip the dead record.
+     */
+    private int checkBlockedRing(final long nowMs)
+    {
+        final long consumerPosition = toDaemonRing.consumerPosition();
+        if (consumerPosition != lastConsumerPosition)
+        {
+            lastConsumerPosition = consumerPosition;
+            consumerStalledSinceMs = nowMs;
+            return 0;
+        }
+        if (toDaemonRing.producerPosition() > consumerPosition &&
+            nowMs - consumerStalledSinceMs > context.ringUnblockTimeoutMs())
+        {
+            consumerStalledSinceMs = nowMs;
+            if (toDaemonRing.unblock())
+            {
+                counters.get(SystemCounter.RING_UNBLOCKS).increment();
+                LOG.warn("to-daemon ring unblocked: a client died half-way through writing a record");
+                return 1;
+            }
+        }
+        return 0;
+    }
+
+    private int reclaim()
+    {
+        int work = 0;
+        for (final Iterator<PendingUnregister> it = pendingUnregisters.iterator(); it.hasNext(); )
+        {
+            final PendingUnregister pending = it.next();
+            if (pending.region.isReclaimable())
+            {
+                it.remove();
+                freeRegion(pending.region);
+                answerOk(pending.session, pending.correlationId, 0);
+                work++;
+            }
+        }
+        for (final Iterator<Region> it = closingRegions.iterator(); it.hasNext(); )
+        {
+            final Region region = it.next();
+            if (region.isReclaimable())
+            {
+                it.remove();
+                freeRegion(region);
+                work++;
+            }
+        }
+        for (final Iterator<ClientSession> it = closingSessions.iterator(); it.hasNext(); )
+        {
+            final ClientSession session = it.next();
+            if (session.isReclaimable())
+            {
+                it.remove();
+                MappedMemory.unmap(session.completionRingMapping());
+                session.channel().close();
+                work++;
+            }
+        }
+        return work;
+    }
+
+    private void freeRegion(final Region region)
+    {
+        RegionMapper.unmap(region);
+        counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(-region.length());
+        counters.get(SystemCounter.REGIONS_REGISTERED).decrement();
+    }
+
+    /**
+     * Stop taking new clients (the first step of a shutdown).
+     */
+    public void stopAccepting()
+    {
+        accepting = false;
+    }
+
+    public int clientCount()
+    {
+        return sessions.size();
+    }
+
+    /**
+     * @return true when nothing is left to free (after every client was disconnected).
+     */
+    public boolean isQuiescent()
+    {
+        return closingSessions.isEmpty() && closingRegions.isEmpty() && pendingUnregisters.isEmpty();
+    }
+
+    /**
+     * Disconnect everyone; call {@link #doWork()} until {@link #isQuiescent()} to free their memory.
+     */
+    public void disconnectAll(final String reason)
+    {
+        for (final ClientSession session : new ArrayList<>(sessions))
+        {
+            disconnect(session, reason);
+        }
+        for (final ControlChannel channel : greeting)
+        {
+            channel.close();
+        }
+        greeting.clear();
+    }
+
+    @Override
+    public void close()
+    {
+        listener.close();
+    }
+}

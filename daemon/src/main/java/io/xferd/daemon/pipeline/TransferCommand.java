@@ -1,0 +1,46 @@
+package io.xferd.daemon.pipeline;
+
+import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.ipc.SubmitRequestFlyweight;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * One request as it moves through the daemon's pipeline: a pre-allocated Disruptor event, overwritten in place
+ * by intake and read by a transfer worker. Holds the submitter's session borrowed (see
+ * {@link io.xferd.daemon.memory.RefCounted}) until its completion is written.
+ */
+public final class TransferCommand
+{
+    ClientSession submitter;
+    long requestId;
+    int opcode;
+    long segmentHandle;
+    long localAddress;
+    long targetAddress;
+    long length;
+    long traceId;
+    long submitNanos;
+    long intakeNanos;
+    int notifyLength;
+    final UnsafeBuffer notify = new UnsafeBuffer(new byte[SubmitRequestFlyweight.MAX_NOTIFY_LENGTH]);
+
+    void clear()
+    {
+        submitter = null;
+    }
+
+    public ClientSession submitter()
+    {
+        return submitter;
+    }
+
+    public long requestId()
+    {
+        return requestId;
+    }
+
+    public long length()
+    {
+        return length;
+    }
+}

@@ -1,0 +1,211 @@
+package io.xferd.daemon.pipeline;
+
+import com.lmax.disruptor.EventPoller;
+import io.xferd.daemon.SystemCounters;
+import io.xferd.daemon.ipc.ClientRegistry;
+import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.memory.Region;
+import io.xferd.ipc.Opcode;
+import io.xferd.ipc.SystemCounter;
+import io.xferd.ipc.TransferStatus;
+import org.agrona.LangUtil;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.status.AtomicCounter;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A transfer stage: takes its share of commands from the pipeline, checks each against the registry (segment,
+ * both ranges registered, length), moves the bytes between the two mappings with one copy, and writes the
+ * completion (and the target's notification). Both regions are borrowed for the copy so that neither can be
+ * unmapped under it. Allocation-free.
+ */
+public final class TransferWorker implements Agent, EventPoller.Handler<TransferCommand>
+{
+    private final int index;
+    private final int workers;
+    private final EventPoller<TransferCommand> poller;
+    private final ClientRegistry registry;
+    private final CompletionSender sender;
+    private final NanoClock clock;
+    private final long maxRequestLength;
+    private final long byteBudget;
+    private final AtomicCounter completed;
+    private final AtomicCounter failed;
+    private final AtomicCounter bytesRead;
+    private final AtomicCounter bytesWritten;
+    private long bytesThisCycle;
+
+    public TransferWorker(
+        final int index,
+        final TransferPipeline pipeline,
+        final ClientRegistry registry,
+        final CompletionSender sender,
+        final SystemCounters counters,
+        final NanoClock clock,
+        final long maxRequestLength,
+        final long byteBudget)
+    {
+        this.index = index;
+        this.workers = pipeline.workers();
+        this.poller = pipeline.workerPoller(index);
+        this.registry = registry;
+        this.sender = sender;
+        this.clock = clock;
+        this.maxRequestLength = maxRequestLength;
+        this.byteBudget = byteBudget;
+        this.completed = counters.get(SystemCounter.REQUESTS_COMPLETED);
+        this.failed = counters.get(SystemCounter.REQUESTS_FAILED);
+        this.bytesRead = counters.get(SystemCounter.BYTES_READ);
+        this.bytesWritten = counters.get(SystemCounter.BYTES_WRITTEN);
+    }
+
+    @Override
+    public int doWork()
+    {
+        bytesThisCycle = 0;
+        try
+        {
+            return poller.poll(this) == EventPoller.PollState.PROCESSING ? 1 : 0;
+        }
+        catch (final Exception ex)
+        {
+            LangUtil.rethrowUnchecked(ex);
+            return 0;
+        }
+    }
+
+    /**
+     * @return false to end this duty cycle once its byte budget is spent, so intake gets its turn.
+     */
+    @Override
+    public boolean onEvent(final TransferCommand command, final long sequence, final boolean endOfBatch)
+    {
+        if ((sequence % workers) != index || command.submitter == null)
+        {
+            return true;
+        }
+        final ClientSession submitter = command.submitter;
+        try
+        {
+            final int status = execute(command);
+            final long bytes = status == TransferStatus.OK ? command.length : 0;
+            if (status == TransferStatus.OK)
+            {
+                completed.increment();
+                (command.opcode == Opcode.READ ? bytesRead : bytesWritten).getAndAdd(bytes);
+                bytesThisCycle += bytes;
+            }
+            else
+            {
+                failed.increment();
+            }
+            sender.complete(submitter, command.requestId, status, bytes, command.intakeNanos, clock.nanoTime());
+        }
+        finally
+        {
+            command.clear();
+            submitter.release();
+        }
+        return bytesThisCycle < byteBudget;
+    }
+
+    private int execute(final TransferCommand command)
+    {
+        if (!Opcode.isValid(command.opcode))
+        {
+            return TransferStatus.INVALID_OPCODE;
+        }
+        final long length = command.length;
+        if (length <= 0 || length > maxRequestLength)
+        {
+            return TransferStatus.INVALID_LENGTH;
+        }
+        final ClientSession target = registry.segment(command.segmentHandle);
+        if (target == null || target.isClosed())
+        {
+            return TransferStatus.UNKNOWN_SEGMENT;
+        }
+        final Region local = command.submitter.regions().find(command.localAddress, length);
+        if (local == null)
+        {
+            return TransferStatus.LOCAL_RANGE_NOT_REGISTERED;
+        }
+        final Region remote = target.regions().find(command.targetAddress, length);
+        if (remote == null)
+        {
+            return TransferStatus.TARGET_RANGE_NOT_REGISTERED;
+        }
+        if (!local.tryAcquire())
+        {
+            return TransferStatus.LOCAL_RANGE_NOT_REGISTERED;
+        }
+        try
+        {
+            if (!remote.tryAcquire())
+            {
+                return TransferStatus.TARGET_GONE;
+            }
+            try
+            {
+                copy(command, local, remote, length);
+            }
+            finally
+            {
+                remote.release();
+            }
+        }
+        finally
+        {
+            local.release();
+        }
+        if (target.isClosed())
+        {
+            return TransferStatus.TARGET_GONE;
+        }
+        if (command.opcode == Opcode.WRITE && command.notifyLength > 0)
+        {
+            deliverNotification(command, target);
+        }
+        return TransferStatus.OK;
+    }
+
+    private static void copy(final TransferCommand command, final Region local, final Region remote, final long length)
+    {
+        final MemorySegment localMemory = local.mapping();
+        final MemorySegment remoteMemory = remote.mapping();
+        final long localOffset = local.offsetOf(command.localAddress);
+        final long remoteOffset = remote.offsetOf(command.targetAddress);
+        if (command.opcode == Opcode.WRITE)
+        {
+            MemorySegment.copy(localMemory, localOffset, remoteMemory, remoteOffset, length);
+        }
+        else
+        {
+            MemorySegment.copy(remoteMemory, remoteOffset, localMemory, localOffset, length);
+        }
+    }
+
+    private void deliverNotification(final TransferCommand command, final ClientSession target)
+    {
+        if (target.tryAcquire())
+        {
+            try
+            {
+                sender.notify(target, command.traceId, command.submitter.segmentNameUtf8(), command.notify,
+                    command.notifyLength);
+            }
+            finally
+            {
+                target.release();
+            }
+        }
+    }
+
+    @Override
+    public String roleName()
+    {
+        return "xferd-transfer-" + index;
+    }
+}

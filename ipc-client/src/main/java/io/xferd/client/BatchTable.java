@@ -1,0 +1,159 @@
+package io.xferd.client;
+
+import io.xferd.ipc.TransferStatus;
+
+/**
+ * Batches as Mooncake's API has them (allocate, submit tasks, read each task's status, free), kept in
+ * pre-allocated slots so that submitting and completing allocate nothing. A request id carries its batch slot,
+ * the slot's generation (so a late completion for a freed batch is ignored) and its task index:
+ * {@code slot << 40 | generation << 16 | task}.
+ */
+final class BatchTable
+{
+    static final int MAX_TASKS = 1 << 16;
+    private static final int GENERATION_MASK = 0xFF_FFFF;
+
+    private final Batch[] slots;
+
+    static final class Batch
+    {
+        final int slot;
+        int generation;
+        boolean inUse;
+        int capacity;
+        int submitted;
+        int pending;
+        int[] state = new int[0];
+        int[] status = new int[0];
+        long[] bytes = new long[0];
+        long[] submitNanos = new long[0];
+        long[] completeNanos = new long[0];
+
+        Batch(final int slot)
+        {
+            this.slot = slot;
+        }
+
+        long requestId(final int task)
+        {
+            return ((long)slot << 40) | ((long)generation << 16) | task;
+        }
+    }
+
+    BatchTable(final int maxBatches)
+    {
+        slots = new Batch[maxBatches];
+        for (int i = 0; i < maxBatches; i++)
+        {
+            slots[i] = new Batch(i);
+        }
+    }
+
+    long allocate(final int capacity)
+    {
+        if (capacity <= 0 || capacity > MAX_TASKS)
+        {
+            throw new IllegalArgumentException("batch size must be 1.." + MAX_TASKS + ": " + capacity);
+        }
+        for (final Batch batch : slots)
+        {
+            if (!batch.inUse)
+            {
+                batch.inUse = true;
+                batch.generation = (batch.generation + 1) & GENERATION_MASK;
+                batch.capacity = capacity;
+                batch.submitted = 0;
+                batch.pending = 0;
+                if (batch.state.length < capacity)
+                {
+                    batch.state = new int[capacity];
+                    batch.status = new int[capacity];
+                    batch.bytes = new long[capacity];
+                    batch.submitNanos = new long[capacity];
+                    batch.completeNanos = new long[capacity];
+                }
+                java.util.Arrays.fill(batch.state, 0, capacity, TaskStatus.WAITING);
+                return batch.requestId(0) >>> 16;
+            }
+        }
+        throw new XferException("all " + slots.length + " batches are in use: free some with freeBatch");
+    }
+
+    /**
+     * @return the live batch a batch id names.
+     * @throws IllegalArgumentException when the id is stale or unknown.
+     */
+    Batch batch(final long batchId)
+    {
+        final int slot = (int)(batchId >>> 24);
+        final int generation = (int)(batchId & GENERATION_MASK);
+        if (slot < 0 || slot >= slots.length || !slots[slot].inUse || slots[slot].generation != generation)
+        {
+            throw new IllegalArgumentException("unknown or freed batch id " + batchId);
+        }
+        return slots[slot];
+    }
+
+    /**
+     * Record a completion; ignores ids of batches freed since.
+     *
+     * @return true when the id named a pending task.
+     */
+    boolean complete(final long requestId, final int status, final long bytes, final long nowNanos)
+    {
+        final int slot = (int)(requestId >>> 40);
+        final int generation = (int)((requestId >>> 16) & GENERATION_MASK);
+        final int task = (int)(requestId & 0xFFFF);
+        if (slot < 0 || slot >= slots.length)
+        {
+            return false;
+        }
+        final Batch batch = slots[slot];
+        if (!batch.inUse || batch.generation != generation || task >= batch.submitted ||
+            batch.state[task] != TaskStatus.PENDING)
+        {
+            return false;
+        }
+        batch.state[task] = status == TransferStatus.OK ? TaskStatus.COMPLETED : TaskStatus.FAILED;
+        batch.status[task] = status;
+        batch.bytes[task] = bytes;
+        batch.completeNanos[task] = nowNanos;
+        batch.pending--;
+        return true;
+    }
+
+    /**
+     * Fail every pending task (the daemon went away).
+     */
+    int failAllPending(final int status)
+    {
+        int failed = 0;
+        for (final Batch batch : slots)
+        {
+            if (batch.inUse)
+            {
+                for (int task = 0; task < batch.submitted; task++)
+                {
+                    if (batch.state[task] == TaskStatus.PENDING)
+                    {
+                        batch.state[task] = TaskStatus.FAILED;
+                        batch.status[task] = status;
+                        failed++;
+                    }
+                }
+                batch.pending = 0;
+            }
+        }
+        return failed;
+    }
+
+    void free(final long batchId)
+    {
+        final Batch batch = batch(batchId);
+        if (batch.pending > 0)
+        {
+            throw new XferException("batch " + batchId + " still has " + batch.pending + " pending task(s)");
+        }
+        batch.inUse = false;
+    }
+}

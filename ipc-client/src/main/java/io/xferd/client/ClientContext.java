@@ -1,0 +1,110 @@
+package io.xferd.client;
+
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+
+import java.nio.file.Path;
+
+/**
+ * How a client connects: the daemon's directory, this process's segment name, and the bounds on waiting.
+ */
+public final class ClientContext
+{
+    public static final String DIR_PROP_NAME = "xferd.dir";
+    public static final String DIR_ENV_NAME = "XFERD_DIR";
+    public static final Path DEFAULT_DIRECTORY = Path.of("/dev/shm/xferd");
+
+    private Path directory = defaultDirectory();
+    private String segmentName = "client-" + ProcessHandle.current().pid();
+    private long controlTimeoutMs = 10_000;
+    private long daemonCheckIntervalNs = 1_000_000;
+    private IdleStrategy idleStrategy = new BackoffIdleStrategy(200, 20, 1_000, 50_000);
+    private int maxBatches = 1024;
+
+    static Path defaultDirectory()
+    {
+        final String prop = System.getProperty(DIR_PROP_NAME);
+        if (prop != null)
+        {
+            return Path.of(prop);
+        }
+        final String env = System.getenv(DIR_ENV_NAME);
+        return env != null ? Path.of(env) : DEFAULT_DIRECTORY;
+    }
+
+    public Path directory()
+    {
+        return directory;
+    }
+
+    public ClientContext directory(final Path directory)
+    {
+        this.directory = directory;
+        return this;
+    }
+
+    public String segmentName()
+    {
+        return segmentName;
+    }
+
+    /**
+     * Name of this process's segment, unique on the host (e.g. "prefill-0"); others open it by this name.
+     */
+    public ClientContext segmentName(final String segmentName)
+    {
+        this.segmentName = segmentName;
+        return this;
+    }
+
+    public long controlTimeoutMs()
+    {
+        return controlTimeoutMs;
+    }
+
+    /**
+     * Bound on waiting for a control answer (connect, register, open segment) and on blocking waits that
+     * make no progress.
+     */
+    public ClientContext controlTimeoutMs(final long value)
+    {
+        this.controlTimeoutMs = value;
+        return this;
+    }
+
+    public long daemonCheckIntervalNs()
+    {
+        return daemonCheckIntervalNs;
+    }
+
+    public ClientContext daemonCheckIntervalNs(final long value)
+    {
+        this.daemonCheckIntervalNs = value;
+        return this;
+    }
+
+    public IdleStrategy idleStrategy()
+    {
+        return idleStrategy;
+    }
+
+    /**
+     * How blocking calls wait for completions; the default backs off from spinning to short parks.
+     */
+    public ClientContext idleStrategy(final IdleStrategy idleStrategy)
+    {
+        this.idleStrategy = idleStrategy;
+        return this;
+    }
+
+    public int maxBatches()
+    {
+        return maxBatches;
+    }
+
+    public ClientContext maxBatches(final int value)
+    {
+        this.maxBatches = value;
+        return this;
+    }
+}

@@ -1,0 +1,796 @@
+package io.xferd.client;
+
+import io.xferd.ipc.CncFileDescriptor;
+import io.xferd.ipc.CompletionFlyweight;
+import io.xferd.ipc.ControlFrame;
+import io.xferd.ipc.ControlMessages;
+import io.xferd.ipc.NotificationFlyweight;
+import io.xferd.ipc.Opcode;
+import io.xferd.ipc.RecordTypes;
+import io.xferd.ipc.SubmitRequestFlyweight;
+import io.xferd.ipc.TransferStatus;
+import io.xferd.nativebindings.libc.MappedMemory;
+import io.xferd.nativebindings.libc.Memfd;
+import io.xferd.nativebindings.libc.Process;
+import org.agrona.IoUtil;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.MessageHandler;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBuffer;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.MappedByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The in-process client of the local xferd daemon, named after Mooncake's Transfer Engine API: share memory
+ * ({@link #allocateMemory}, {@link #registerMemory}), open a target segment by name ({@link #openSegment}),
+ * submit batches of READ/WRITE requests ({@link #allocateBatch}, {@link #submitTransfer},
+ * {@link #getTransferStatus}, {@link #freeBatch}) or move bytes synchronously ({@link #transferSyncWrite},
+ * {@link #transferSyncRead}), and receive notifications ({@link #getNotifies}).
+ * <p>
+ * Requests go into the daemon's shared-memory ring and completions come back on this client's own ring: the
+ * bytes never pass through this process. Submitting and polling allocate nothing. Control calls are
+ * thread-safe; submitting and polling are meant for one thread at a time (use one client per thread, each
+ * with its own segment, to submit from several).
+ */
+public final class XferClient implements AutoCloseable
+{
+    private final ClientContext context;
+    private final DaemonProxy proxy;
+    private final MappedByteBuffer cncMapping;
+    private final UnsafeBuffer cnc;
+    private final RingBuffer toDaemonRing;
+    private final MemorySegment completionRingMapping;
+    private final ManyToOneRingBuffer completionRing;
+    private final int clientSlot;
+    private final long sessionToken;
+    private final int maxInFlight;
+    private final long maxRequestLength;
+    private final long ownSegmentHandle;
+    private final String segmentName;
+    private final long livenessTimeoutMs;
+    private final BatchTable batches;
+    private final ReentrantLock controlLock = new ReentrantLock();
+    private final ReentrantLock pollLock = new ReentrantLock();
+    private final SubmitRequestFlyweight submitFlyweight = new SubmitRequestFlyweight();
+    private final CompletionFlyweight completionFlyweight = new CompletionFlyweight();
+    private final NotificationFlyweight notificationFlyweight = new NotificationFlyweight();
+    private final MessageHandler completionHandler = this::onCompletionRecord;
+    private final List<Notification> notifications = new ArrayList<>();
+    private final List<SharedBuffer> sharedBuffers = new ArrayList<>();
+    private final TransferRequest syncRequest = new TransferRequest();
+    private long syncBatch = -1;
+    private int inFlight;
+    private long nextDaemonCheckNs;
+    private volatile String goneReason;
+    private boolean closed;
+
+    private XferClient(final ClientContext context)
+    {
+        this.context = context;
+        this.proxy = DaemonProxy.connect(context.directory().resolve(CncFileDescriptor.SOCKET_FILE),
+            context.controlTimeoutMs());
+        try
+        {
+            proxy.begin(ControlMessages.HELLO)
+                .putInt(ControlMessages.HELLO_VERSION, ControlMessages.PROTOCOL_VERSION)
+                .putInt(ControlMessages.HELLO_PID, Process.pid())
+                .putString(ControlMessages.HELLO_NAME, context.segmentName());
+            proxy.send(-1);
+            final ControlFrame welcome = proxy.awaitAnswer();
+            if (welcome.type() == ControlMessages.ERROR)
+            {
+                throw new ControlException(welcome.getInt(ControlMessages.ERROR_CODE),
+                    welcome.getString(ControlMessages.ERROR_MESSAGE));
+            }
+            if (welcome.type() != ControlMessages.WELCOME)
+            {
+                throw new XferException("daemon answered HELLO with " + DaemonProxy.describe(welcome));
+            }
+            clientSlot = welcome.getInt(ControlMessages.WELCOME_CLIENT_SLOT);
+            maxInFlight = welcome.getInt(ControlMessages.WELCOME_MAX_IN_FLIGHT);
+            sessionToken = welcome.getLong(ControlMessages.WELCOME_SESSION_TOKEN);
+            ownSegmentHandle = welcome.getLong(ControlMessages.WELCOME_SEGMENT_HANDLE);
+            maxRequestLength = welcome.getLong(ControlMessages.WELCOME_MAX_REQUEST_LENGTH);
+            segmentName = welcome.getString(ControlMessages.WELCOME_SEGMENT_NAME);
+            final int ringLength = welcome.getInt(ControlMessages.WELCOME_COMPLETION_RING_LENGTH);
+            final int ringFd = proxy.takeFd();
+            if (ringFd < 0)
+            {
+                throw new XferException("daemon's WELCOME carried no completion ring descriptor");
+            }
+            try
+            {
+                completionRingMapping = MappedMemory.mapShared(ringFd, 0, ringLength);
+            }
+            finally
+            {
+                Memfd.close(ringFd);
+            }
+            completionRing = new ManyToOneRingBuffer(new UnsafeBuffer(completionRingMapping.address(), ringLength));
+
+            cncMapping = IoUtil.mapExistingFile(context.directory().resolve(CncFileDescriptor.CNC_FILE).toFile(),
+                "xferd cnc");
+            cnc = new UnsafeBuffer(cncMapping);
+            CncFileDescriptor.checkHeader(cnc);
+            livenessTimeoutMs = CncFileDescriptor.livenessTimeoutMs(cnc);
+            toDaemonRing = new ManyToOneRingBuffer(CncFileDescriptor.toDaemonBuffer(cnc));
+            batches = new BatchTable(context.maxBatches());
+        }
+        catch (final RuntimeException ex)
+        {
+            proxy.close();
+            throw ex;
+        }
+    }
+
+    /**
+     * Connect to the daemon serving {@code context.directory()}, as segment {@code context.segmentName()}.
+     *
+     * @throws DaemonGoneException when no daemon serves that directory.
+     * @throws ControlException    when the daemon refuses (name taken, daemon full, protocol version).
+     */
+    public static XferClient connect(final ClientContext context)
+    {
+        return new XferClient(context);
+    }
+
+    // ---------------------------------------------------------------- memory
+
+    /**
+     * Allocate memory the daemon can map (a memfd mapped here). It is not registered yet.
+     */
+    public SharedBuffer allocateMemory(final long length)
+    {
+        if (length <= 0)
+        {
+            throw new IllegalArgumentException("length must be positive: " + length);
+        }
+        controlLock.lock();
+        try
+        {
+            ensureOpen();
+            final int fd = Memfd.create("xferd-" + context.segmentName());
+            try
+            {
+                Memfd.truncate(fd, length);
+                final SharedBuffer buffer = new SharedBuffer(fd, MappedMemory.mapShared(fd, 0, length));
+                sharedBuffers.add(buffer);
+                return buffer;
+            }
+            catch (final RuntimeException ex)
+            {
+                Memfd.close(fd);
+                throw ex;
+            }
+        }
+        finally
+        {
+            controlLock.unlock();
+        }
+    }
+
+    /**
+     * Register [address, address + length) of memory from {@link #allocateMemory} so that requests (this
+     * client's as local ranges, other clients' as targets) may use it.
+     *
+     * @param location where the memory lives: "cpu:0", "cuda:1" (for path selection).
+     */
+    public void registerMemory(final long address, final long length, final String location)
+    {
+        controlLock.lock();
+        try
+        {
+            ensureOpen();
+            final SharedBuffer buffer = sharedBufferContaining(address, length);
+            final long correlationId = proxy.nextCorrelationId();
+            proxy.begin(ControlMessages.REGISTER_MEMORY)
+                .putLong(ControlMessages.CORRELATION_ID, correlationId)
+                .putLong(ControlMessages.REGISTER_ADDRESS, address)
+                .putLong(ControlMessages.REGISTER_LENGTH, length)
+                .putLong(ControlMessages.REGISTER_FD_OFFSET, address - buffer.address())
+                .putString(ControlMessages.REGISTER_LOCATION, location);
+            proxy.send(buffer.fd());
+            awaitOk(correlationId);
+        }
+        catch (final DaemonGoneException ex)
+        {
+            markGone(ex.getMessage());
+            throw ex;
+        }
+        finally
+        {
+            controlLock.unlock();
+        }
+    }
+
+    public void registerMemory(final SharedBuffer buffer, final String location)
+    {
+        registerMemory(buffer.address(), buffer.length(), location);
+    }
+
+    public void batchRegisterMemory(final long[] addresses, final long[] lengths, final String location)
+    {
+        if (addresses.length != lengths.length)
+        {
+            throw new IllegalArgumentException("addresses and lengths differ in count");
+        }
+        for (int i = 0; i < addresses.length; i++)
+        {
+            registerMemory(addresses[i], lengths[i], location);
+        }
+    }
+
+    /**
+     * Unregister the range that starts at {@code address}; returns once no transfer touches it any more.
+     */
+    public void unregisterMemory(final long address)
+    {
+        controlLock.lock();
+        try
+        {
+            ensureOpen();
+            final long correlationId = proxy.nextCorrelationId();
+            proxy.begin(ControlMessages.UNREGISTER_MEMORY)
+                .putLong(ControlMessages.CORRELATION_ID, correlationId)
+                .putLong(ControlMessages.UNREGISTER_ADDRESS, address);
+            proxy.send(-1);
+            awaitOk(correlationId);
+        }
+        finally
+        {
+            controlLock.unlock();
+        }
+    }
+
+    /**
+     * Unmap memory from {@link #allocateMemory}; unregister its ranges first.
+     */
+    public void freeMemory(final SharedBuffer buffer)
+    {
+        controlLock.lock();
+        try
+        {
+            if (sharedBuffers.remove(buffer))
+            {
+                MappedMemory.unmap(buffer.segment());
+                Memfd.close(buffer.fd());
+            }
+        }
+        finally
+        {
+            controlLock.unlock();
+        }
+    }
+
+    // ---------------------------------------------------------------- segments
+
+    /**
+     * @param name a segment name on this host ("decode-0" or "host:port/decode-0").
+     * @return the handle requests use to target it.
+     */
+    public long openSegment(final String name)
+    {
+        controlLock.lock();
+        try
+        {
+            ensureOpen();
+            final long correlationId = proxy.nextCorrelationId();
+            proxy.begin(ControlMessages.OPEN_SEGMENT)
+                .putLong(ControlMessages.CORRELATION_ID, correlationId)
+                .putString(ControlMessages.OPEN_SEGMENT_NAME, name);
+            proxy.send(-1);
+            return awaitOk(correlationId);
+        }
+        finally
+        {
+            controlLock.unlock();
+        }
+    }
+
+    /**
+     * @return the handle of this client's own segment (for loop-back transfers).
+     */
+    public long ownSegment()
+    {
+        return ownSegmentHandle;
+    }
+
+    /**
+     * @return this client's full segment name, {@code host:port/name}.
+     */
+    public String segmentName()
+    {
+        return segmentName;
+    }
+
+    // ---------------------------------------------------------------- batches
+
+    public long allocateBatch(final int batchSize)
+    {
+        controlLock.lock();
+        try
+        {
+            ensureOpen();
+            return batches.allocate(batchSize);
+        }
+        finally
+        {
+            controlLock.unlock();
+        }
+    }
+
+    /**
+     * Submit one request as the batch's next task; waits (bounded) while this client is at its in-flight
+     * limit or the daemon's ring is full. Allocation-free.
+     *
+     * @return the task index within the batch.
+     */
+    public int submitTransfer(final long batchId, final TransferRequest request)
+    {
+        checkGone();
+        final BatchTable.Batch batch = batches.batch(batchId);
+        if (batch.submitted >= batch.capacity)
+        {
+            throw new IllegalStateException("batch " + batchId + " is full (" + batch.capacity + " tasks)");
+        }
+        final byte[] notify = request.notifyMessage();
+        final int notifyLength = notify == null ? 0 : notify.length;
+        if (notifyLength > SubmitRequestFlyweight.MAX_NOTIFY_LENGTH)
+        {
+            throw new IllegalArgumentException("notify message longer than " +
+                SubmitRequestFlyweight.MAX_NOTIFY_LENGTH + " bytes: " + notifyLength);
+        }
+        final int task = batch.submitted;
+        final long requestId = batch.requestId(task);
+        final int recordLength = SubmitRequestFlyweight.recordLength(notifyLength);
+        final IdleStrategy idle = context.idleStrategy();
+        final long deadline = System.nanoTime() + context.controlTimeoutMs() * 1_000_000L;
+        idle.reset();
+        while (true)
+        {
+            if (inFlight < maxInFlight)
+            {
+                final int index = toDaemonRing.tryClaim(RecordTypes.SUBMIT, recordLength);
+                if (index > 0)
+                {
+                    final long now = System.nanoTime();
+                    batch.state[task] = TaskStatus.PENDING;
+                    batch.submitNanos[task] = now;
+                    batch.submitted++;
+                    batch.pending++;
+                    inFlight++;
+                    final SubmitRequestFlyweight record = submitFlyweight.wrap(toDaemonRing.buffer(), index)
+                        .clientSlot(clientSlot)
+                        .opcode(request.opcode())
+                        .sessionToken(sessionToken)
+                        .requestId(requestId)
+                        .segmentHandle(request.segment())
+                        .localAddress(request.localAddress())
+                        .targetAddress(request.targetAddress())
+                        .length(request.length())
+                        .traceId(request.traceId())
+                        .submitNanos(now);
+                    if (notifyLength > 0)
+                    {
+                        record.putNotify(notify, 0, notifyLength);
+                    }
+                    else
+                    {
+                        record.noNotify();
+                    }
+                    toDaemonRing.commit(index);
+                    return task;
+                }
+            }
+            idle.idle(poll());
+            if (System.nanoTime() > deadline)
+            {
+                throw new XferException("could not submit within " + context.controlTimeoutMs() +
+                    " ms: daemon ring full or " + inFlight + " requests in flight");
+            }
+        }
+    }
+
+    public void submitTransfer(final long batchId, final List<TransferRequest> requests)
+    {
+        for (final TransferRequest request : requests)
+        {
+            submitTransfer(batchId, request);
+        }
+    }
+
+    /**
+     * Poll completions, then report one task. Allocates the returned record; see {@link #taskState} for the
+     * allocation-free form.
+     */
+    public TaskStatus getTransferStatus(final long batchId, final int task)
+    {
+        poll();
+        final BatchTable.Batch batch = batches.batch(batchId);
+        checkTask(batch, task);
+        return new TaskStatus(batch.state[task], batch.status[task], batch.bytes[task]);
+    }
+
+    /**
+     * @return {@link TaskStatus#WAITING}, PENDING, COMPLETED or FAILED, without polling.
+     */
+    public int taskState(final long batchId, final int task)
+    {
+        final BatchTable.Batch batch = batches.batch(batchId);
+        checkTask(batch, task);
+        return batch.state[task];
+    }
+
+    /**
+     * @return nanoseconds from submit to the completion being seen by this client, or -1 while pending.
+     */
+    public long taskLatencyNanos(final long batchId, final int task)
+    {
+        final BatchTable.Batch batch = batches.batch(batchId);
+        checkTask(batch, task);
+        return batch.state[task] == TaskStatus.COMPLETED || batch.state[task] == TaskStatus.FAILED ?
+            batch.completeNanos[task] - batch.submitNanos[task] : -1;
+    }
+
+    /**
+     * @return the number of tasks of the batch not yet finished, after polling.
+     */
+    public int pendingTasks(final long batchId)
+    {
+        poll();
+        return batches.batch(batchId).pending;
+    }
+
+    /**
+     * Wait until every submitted task of the batch finished.
+     *
+     * @return true when all completed OK.
+     * @throws DaemonGoneException when the daemon goes away meanwhile.
+     * @throws XferException       when nothing completes for {@code timeoutMs}.
+     */
+    public boolean awaitBatch(final long batchId, final long timeoutMs)
+    {
+        final BatchTable.Batch batch = batches.batch(batchId);
+        final IdleStrategy idle = context.idleStrategy();
+        idle.reset();
+        long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        while (batch.pending > 0)
+        {
+            final int work = poll();
+            if (work > 0)
+            {
+                deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+            }
+            else
+            {
+                checkGone();
+                if (System.nanoTime() > deadline)
+                {
+                    throw new XferException("batch " + batchId + ": " + batch.pending +
+                        " task(s) without completion for " + timeoutMs + " ms");
+                }
+            }
+            idle.idle(work);
+        }
+        checkGone();
+        for (int task = 0; task < batch.submitted; task++)
+        {
+            if (batch.state[task] != TaskStatus.COMPLETED)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    public void freeBatch(final long batchId)
+    {
+        controlLock.lock();
+        try
+        {
+            batches.free(batchId);
+        }
+        finally
+        {
+            controlLock.unlock();
+        }
+    }
+
+    // ---------------------------------------------------------------- synchronous transfers
+
+    public void transferSyncWrite(final long segment, final long localAddress, final long targetAddress,
+        final long length)
+    {
+        transferSync(Opcode.WRITE, segment, localAddress, targetAddress, length);
+    }
+
+    public void transferSyncRead(final long segment, final long localAddress, final long targetAddress,
+        final long length)
+    {
+        transferSync(Opcode.READ, segment, localAddress, targetAddress, length);
+    }
+
+    public void batchTransferSyncWrite(final long segment, final long[] localAddresses, final long[] targetAddresses,
+        final long[] lengths)
+    {
+        batchTransferSync(Opcode.WRITE, segment, localAddresses, targetAddresses, lengths);
+    }
+
+    public void batchTransferSyncRead(final long segment, final long[] localAddresses, final long[] targetAddresses,
+        final long[] lengths)
+    {
+        batchTransferSync(Opcode.READ, segment, localAddresses, targetAddresses, lengths);
+    }
+
+    private synchronized void transferSync(
+        final int opcode, final long segment, final long localAddress, final long targetAddress, final long length)
+    {
+        if (syncBatch < 0)
+        {
+            syncBatch = allocateBatch(1);
+        }
+        try
+        {
+            submitTransfer(syncBatch, syncRequest.set(opcode, localAddress, segment, targetAddress, length));
+            if (!awaitBatch(syncBatch, context.controlTimeoutMs()))
+            {
+                throw new TransferFailedException(Opcode.name(opcode), batches.batch(syncBatch).status[0]);
+            }
+        }
+        finally
+        {
+            if (batches.batch(syncBatch).pending == 0)
+            {
+                batches.free(syncBatch);
+                syncBatch = allocateBatch(1);
+            }
+        }
+    }
+
+    private void batchTransferSync(final int opcode, final long segment, final long[] localAddresses,
+        final long[] targetAddresses, final long[] lengths)
+    {
+        final long batchId = allocateBatch(localAddresses.length);
+        final TransferRequest request = new TransferRequest();
+        for (int i = 0; i < localAddresses.length; i++)
+        {
+            submitTransfer(batchId, request.set(opcode, localAddresses[i], segment, targetAddresses[i], lengths[i]));
+        }
+        final boolean ok = awaitBatch(batchId, context.controlTimeoutMs());
+        int firstFailure = TransferStatus.OK;
+        final BatchTable.Batch batch = batches.batch(batchId);
+        for (int i = 0; i < batch.submitted && firstFailure == TransferStatus.OK; i++)
+        {
+            firstFailure = batch.status[i];
+        }
+        freeBatch(batchId);
+        if (!ok)
+        {
+            throw new TransferFailedException(Opcode.name(opcode), firstFailure);
+        }
+    }
+
+    // ---------------------------------------------------------------- completions and notifications
+
+    /**
+     * Take the completions and notifications waiting on this client's ring; also notices a daemon that went
+     * away. Allocation-free but for notifications.
+     *
+     * @return records taken.
+     */
+    public int poll()
+    {
+        if (!pollLock.tryLock())
+        {
+            return 0;
+        }
+        try
+        {
+            final int work = completionRing.read(completionHandler, 256);
+            if (work == 0)
+            {
+                final long now = System.nanoTime();
+                if (now >= nextDaemonCheckNs)
+                {
+                    nextDaemonCheckNs = now + context.daemonCheckIntervalNs();
+                    checkDaemon();
+                }
+            }
+            return work;
+        }
+        finally
+        {
+            pollLock.unlock();
+        }
+    }
+
+    private void onCompletionRecord(final int type, final MutableDirectBuffer buffer, final int index, final int length)
+    {
+        if (type == RecordTypes.COMPLETION)
+        {
+            completionFlyweight.wrap(buffer, index);
+            if (batches.complete(completionFlyweight.requestId(), completionFlyweight.status(),
+                completionFlyweight.bytesTransferred(), System.nanoTime()))
+            {
+                inFlight--;
+            }
+        }
+        else if (type == RecordTypes.NOTIFICATION)
+        {
+            notificationFlyweight.wrap(buffer, index);
+            synchronized (notifications)
+            {
+                notifications.add(new Notification(notificationFlyweight.sourceName(),
+                    notificationFlyweight.message(), notificationFlyweight.traceId()));
+            }
+        }
+    }
+
+    /**
+     * @return the notifications received since the last call (polls first).
+     */
+    public List<Notification> getNotifies()
+    {
+        poll();
+        synchronized (notifications)
+        {
+            final List<Notification> copy = new ArrayList<>(notifications);
+            notifications.clear();
+            return copy;
+        }
+    }
+
+    // ---------------------------------------------------------------- liveness
+
+    private void checkDaemon()
+    {
+        if (goneReason != null)
+        {
+            return;
+        }
+        if (!proxy.isDaemonConnected())
+        {
+            markGone("daemon closed the connection");
+        }
+        else
+        {
+            final long age = System.currentTimeMillis() - CncFileDescriptor.heartbeatMs(cnc);
+            if (age > livenessTimeoutMs)
+            {
+                markGone("daemon heartbeat is " + age + " ms old (timeout " + livenessTimeoutMs + " ms)");
+            }
+        }
+    }
+
+    private void markGone(final String reason)
+    {
+        if (goneReason == null)
+        {
+            goneReason = reason;
+            batches.failAllPending(TransferStatus.DAEMON_GONE);
+            inFlight = 0;
+        }
+    }
+
+    /**
+     * @return true when the daemon is known to be gone; pending tasks have been failed with DAEMON_GONE.
+     */
+    public boolean isDaemonGone()
+    {
+        return goneReason != null;
+    }
+
+    private void checkGone()
+    {
+        if (goneReason != null)
+        {
+            throw new DaemonGoneException(goneReason);
+        }
+    }
+
+    private void ensureOpen()
+    {
+        if (closed)
+        {
+            throw new IllegalStateException("client is closed");
+        }
+        checkGone();
+    }
+
+    private long awaitOk(final long correlationId)
+    {
+        final ControlFrame answer;
+        try
+        {
+            answer = proxy.awaitAnswer();
+        }
+        catch (final DaemonGoneException ex)
+        {
+            markGone(ex.getMessage());
+            throw ex;
+        }
+        if (answer.getLong(ControlMessages.CORRELATION_ID) != correlationId)
+        {
+            throw new XferException("daemon answered another request (" +
+                answer.getLong(ControlMessages.CORRELATION_ID) + " != " + correlationId + ")");
+        }
+        if (answer.type() == ControlMessages.ERROR)
+        {
+            throw new ControlException(answer.getInt(ControlMessages.ERROR_CODE),
+                answer.getString(ControlMessages.ERROR_MESSAGE));
+        }
+        if (answer.type() != ControlMessages.OK)
+        {
+            throw new XferException("unexpected answer: " + DaemonProxy.describe(answer));
+        }
+        return answer.getLong(ControlMessages.OK_VALUE);
+    }
+
+    private SharedBuffer sharedBufferContaining(final long address, final long length)
+    {
+        for (final SharedBuffer buffer : sharedBuffers)
+        {
+            if (buffer.contains(address, length))
+            {
+                return buffer;
+            }
+        }
+        throw new IllegalArgumentException("0x" + Long.toHexString(address) + "+" + length +
+            " is not inside memory from allocateMemory(): the daemon can only map shared memory");
+    }
+
+    private static void checkTask(final BatchTable.Batch batch, final int task)
+    {
+        if (task < 0 || task >= batch.capacity)
+        {
+            throw new IllegalArgumentException("task " + task + " outside batch of " + batch.capacity);
+        }
+    }
+
+    public int maxInFlight()
+    {
+        return maxInFlight;
+    }
+
+    public long maxRequestLength()
+    {
+        return maxRequestLength;
+    }
+
+    /**
+     * Disconnect: the daemon frees everything this client registered. Memory from {@link #allocateMemory} is
+     * unmapped too.
+     */
+    @Override
+    public void close()
+    {
+        controlLock.lock();
+        try
+        {
+            if (closed)
+            {
+                return;
+            }
+            closed = true;
+            proxy.close();
+            for (final SharedBuffer buffer : sharedBuffers)
+            {
+                MappedMemory.unmap(buffer.segment());
+                Memfd.close(buffer.fd());
+            }
+            sharedBuffers.clear();
+            MappedMemory.unmap(completionRingMapping);
+            IoUtil.unmap(cncMapping);
+        }
+        finally
+        {
+            controlLock.unlock();
+        }
+    }
+}

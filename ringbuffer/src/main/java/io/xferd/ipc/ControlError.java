@@ -1,0 +1,42 @@
+package io.xferd.ipc;
+
+/**
+ * Error codes of the control channel's ERROR answer ({@link ControlMessages#ERROR}).
+ */
+public final class ControlError
+{
+    public static final int PROTOCOL_VERSION_MISMATCH = 1;
+    public static final int MALFORMED_MESSAGE = 2;
+    public static final int MISSING_FD = 3;
+    public static final int OVERLAPPING_REGION = 4;
+    public static final int NOT_REGISTERED = 5;
+    public static final int UNKNOWN_SEGMENT = 6;
+    public static final int DUPLICATE_SEGMENT_NAME = 7;
+    public static final int TOO_MANY_CLIENTS = 8;
+    public static final int MAP_FAILED = 9;
+    public static final int INVALID_ARGUMENT = 10;
+    public static final int NOT_CONNECTED = 11;
+
+    private ControlError()
+    {
+    }
+
+    public static String name(final int code)
+    {
+        return switch (code)
+        {
+            case PROTOCOL_VERSION_MISMATCH -> "PROTOCOL_VERSION_MISMATCH";
+            case MALFORMED_MESSAGE -> "MALFORMED_MESSAGE";
+            case MISSING_FD -> "MISSING_FD";
+            case OVERLAPPING_REGION -> "OVERLAPPING_REGION";
+            case NOT_REGISTERED -> "NOT_REGISTERED";
+            case UNKNOWN_SEGMENT -> "UNKNOWN_SEGMENT";
+            case DUPLICATE_SEGMENT_NAME -> "DUPLICATE_SEGMENT_NAME";
+            case TOO_MANY_CLIENTS -> "TOO_MANY_CLIENTS";
+            case MAP_FAILED -> "MAP_FAILED";
+            case INVALID_ARGUMENT -> "INVALID_ARGUMENT";
+            case NOT_CONNECTED -> "NOT_CONNECTED";
+            default -> "ERROR(" + code + ")";
+        };
+    }
+}

@@ -1,0 +1,73 @@
+package io.xferd.ipc;
+
+/**
+ * Message types and body layouts of the control channel (see {@link ControlFrame} for the framing).
+ * Offsets are relative to the body, which starts 8 bytes into the frame. A client sends one request and
+ * waits for its answer; the daemon never sends a frame that was not asked for.
+ *
+ * <h2>Client to daemon</h2>
+ * <pre>
+ * HELLO (1)             0 int protocol version   4 int pid   8 string segment name
+ * REGISTER_MEMORY (2)   0 long correlation id    8 long owner address   16 long length
+ *                      24 long offset in the passed fd   32 string location ("cpu:0", "cuda:1")
+ *                       + SCM_RIGHTS: the memfd (or file) that backs the range
+ * UNREGISTER_MEMORY (3) 0 long correlation id    8 long owner address (start of a registered range)
+ * OPEN_SEGMENT (4)      0 long correlation id    8 string segment name ("name" or "host:port/name")
+ * </pre>
+ *
+ * <h2>Daemon to client</h2>
+ * <pre>
+ * WELCOME (101)   0 int client slot   4 int max requests in flight   8 long session token
+ *                16 long own segment handle   24 int completion ring length (with trailer)
+ *                28 int max notify length     32 long max request length   40 string full segment name
+ *                 + SCM_RIGHTS: the memfd of this client's completion ring
+ * OK (102)        0 long correlation id   8 long value (segment handle for OPEN_SEGMENT, else 0)
+ * ERROR (103)     0 long correlation id   8 int error code ({@link ControlError})   12 string message
+ * </pre>
+ */
+public final class ControlMessages
+{
+    public static final int PROTOCOL_VERSION = 1;
+
+    public static final int HELLO = 1;
+    public static final int REGISTER_MEMORY = 2;
+    public static final int UNREGISTER_MEMORY = 3;
+    public static final int OPEN_SEGMENT = 4;
+
+    public static final int WELCOME = 101;
+    public static final int OK = 102;
+    public static final int ERROR = 103;
+
+    public static final int HELLO_VERSION = 0;
+    public static final int HELLO_PID = 4;
+    public static final int HELLO_NAME = 8;
+
+    public static final int CORRELATION_ID = 0;
+
+    public static final int REGISTER_ADDRESS = 8;
+    public static final int REGISTER_LENGTH = 16;
+    public static final int REGISTER_FD_OFFSET = 24;
+    public static final int REGISTER_LOCATION = 32;
+
+    public static final int UNREGISTER_ADDRESS = 8;
+
+    public static final int OPEN_SEGMENT_NAME = 8;
+
+    public static final int WELCOME_CLIENT_SLOT = 0;
+    public static final int WELCOME_MAX_IN_FLIGHT = 4;
+    public static final int WELCOME_SESSION_TOKEN = 8;
+    public static final int WELCOME_SEGMENT_HANDLE = 16;
+    public static final int WELCOME_COMPLETION_RING_LENGTH = 24;
+    public static final int WELCOME_MAX_NOTIFY_LENGTH = 28;
+    public static final int WELCOME_MAX_REQUEST_LENGTH = 32;
+    public static final int WELCOME_SEGMENT_NAME = 40;
+
+    public static final int OK_VALUE = 8;
+
+    public static final int ERROR_CODE = 8;
+    public static final int ERROR_MESSAGE = 12;
+
+    private ControlMessages()
+    {
+    }
+}

@@ -1,0 +1,43 @@
+package io.xferd.ipc;
+
+/**
+ * The daemon's system counters in the cnc file's counters buffers, allocated in this order at start, so
+ * counter id == ordinal. Type id {@link #TYPE_ID}; the label is {@link #label()}. Tools read them with
+ * Agrona's {@link org.agrona.concurrent.status.CountersReader}.
+ */
+public enum SystemCounter
+{
+    CLIENTS_CONNECTED("clients connected"),
+    CLIENTS_DISCONNECTED("clients disconnected"),
+    REQUESTS_SUBMITTED("requests submitted"),
+    REQUESTS_COMPLETED("requests completed ok"),
+    REQUESTS_FAILED("requests failed"),
+    BYTES_READ("bytes moved by READ"),
+    BYTES_WRITTEN("bytes moved by WRITE"),
+    MALFORMED_RECORDS("malformed ring records"),
+    RING_UNBLOCKS("to-daemon ring unblocks"),
+    NOTIFICATIONS_DELIVERED("notifications delivered"),
+    NOTIFICATIONS_DROPPED("notifications dropped (receiver ring full)"),
+    REGISTERED_BYTES("registered bytes"),
+    REGIONS_REGISTERED("registered regions"),
+    PIPELINE_BACKPRESSURE("intake stalls on a full pipeline");
+
+    public static final int TYPE_ID = 1;
+
+    private final String label;
+
+    SystemCounter(final String label)
+    {
+        this.label = label;
+    }
+
+    public String label()
+    {
+        return label;
+    }
+
+    public int id()
+    {
+        return ordinal();
+    }
+}

@@ -1,0 +1,59 @@
+package io.xferd.ipc;
+
+/**
+ * Status codes carried by a completion record ({@link CompletionFlyweight#status()}).
+ * <p>
+ * Zero is success; every other value names one reason a request ended without all of its bytes moved.
+ * Codes are stable protocol values: append new ones, never renumber.
+ */
+public final class TransferStatus
+{
+    /** Every byte arrived. */
+    public static final int OK = 0;
+    /** The target segment handle names no open segment (never opened, closed, or its owner died). */
+    public static final int UNKNOWN_SEGMENT = 1;
+    /** The local range is not inside memory the submitter registered. */
+    public static final int LOCAL_RANGE_NOT_REGISTERED = 2;
+    /** The target range is not inside memory the target registered. */
+    public static final int TARGET_RANGE_NOT_REGISTERED = 3;
+    /** Length zero, negative, or above the daemon's maximum request length. */
+    public static final int INVALID_LENGTH = 4;
+    /** Opcode is neither READ nor WRITE. */
+    public static final int INVALID_OPCODE = 5;
+    /** The target's owner went away while the request was in flight. */
+    public static final int TARGET_GONE = 6;
+    /** The daemon is shutting down and did not start this request. */
+    public static final int SHUTTING_DOWN = 7;
+    /** Notification message longer than {@link SubmitRequestFlyweight#MAX_NOTIFY_LENGTH}. */
+    public static final int INVALID_NOTIFY = 8;
+    /** A transport failed to move the bytes (network error, peer lost). */
+    public static final int TRANSPORT_ERROR = 9;
+    /** The request did not finish within the transfer timeout. */
+    public static final int TIMEOUT = 10;
+    /** The daemon went away; raised by the client library, never written by a daemon. */
+    public static final int DAEMON_GONE = 11;
+
+    private TransferStatus()
+    {
+    }
+
+    public static String name(final int status)
+    {
+        return switch (status)
+        {
+            case OK -> "OK";
+            case UNKNOWN_SEGMENT -> "UNKNOWN_SEGMENT";
+            case LOCAL_RANGE_NOT_REGISTERED -> "LOCAL_RANGE_NOT_REGISTERED";
+            case TARGET_RANGE_NOT_REGISTERED -> "TARGET_RANGE_NOT_REGISTERED";
+            case INVALID_LENGTH -> "INVALID_LENGTH";
+            case INVALID_OPCODE -> "INVALID_OPCODE";
+            case TARGET_GONE -> "TARGET_GONE";
+            case SHUTTING_DOWN -> "SHUTTING_DOWN";
+            case INVALID_NOTIFY -> "INVALID_NOTIFY";
+            case TRANSPORT_ERROR -> "TRANSPORT_ERROR";
+            case TIMEOUT -> "TIMEOUT";
+            case DAEMON_GONE -> "DAEMON_GONE";
+            default -> "UNKNOWN_STATUS(" + status + ")";
+        };
+    }
+}

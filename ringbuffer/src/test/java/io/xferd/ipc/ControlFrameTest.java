@@ -1,0 +1,88 @@
+package io.xferd.ipc;
+
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ControlFrameTest
+{
+    @Test
+    void shouldEncodeAndDecodeAWelcome()
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[ControlFrame.MAX_FRAME_LENGTH]);
+        final ControlFrame frame = new ControlFrame().wrap(buffer, 0).begin(ControlMessages.WELCOME)
+            .putInt(ControlMessages.WELCOME_CLIENT_SLOT, 3)
+            .putInt(ControlMessages.WELCOME_MAX_IN_FLIGHT, 1024)
+            .putLong(ControlMessages.WELCOME_SESSION_TOKEN, -5L)
+            .putLong(ControlMessages.WELCOME_SEGMENT_HANDLE, 77L)
+            .putInt(ControlMessages.WELCOME_COMPLETION_RING_LENGTH, 65536 + 768)
+            .putInt(ControlMessages.WELCOME_MAX_NOTIFY_LENGTH, 256)
+            .putLong(ControlMessages.WELCOME_MAX_REQUEST_LENGTH, 1L << 32)
+            .putString(ControlMessages.WELCOME_SEGMENT_NAME, "127.0.0.1:12001/decode-0");
+
+        final ControlFrame read = new ControlFrame().wrap(buffer, 0);
+        assertThat(ControlFrame.frameLength(buffer, 0)).isEqualTo(frame.length());
+        assertThat(read.type()).isEqualTo(ControlMessages.WELCOME);
+        assertThat(read.getInt(ControlMessages.WELCOME_CLIENT_SLOT)).isEqualTo(3);
+        assertThat(read.getLong(ControlMessages.WELCOME_SESSION_TOKEN)).isEqualTo(-5L);
+        assertThat(read.getLong(ControlMessages.WELCOME_MAX_REQUEST_LENGTH)).isEqualTo(1L << 32);
+        assertThat(read.getString(ControlMessages.WELCOME_SEGMENT_NAME)).isEqualTo("127.0.0.1:12001/decode-0");
+    }
+
+    @Test
+    void shouldRefuseToReadAFieldBeyondTheFrame()
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[64]);
+        final ControlFrame frame = new ControlFrame().wrap(buffer, 0).begin(ControlMessages.OPEN_SEGMENT)
+            .putLong(ControlMessages.CORRELATION_ID, 1);
+
+        assertThatThrownBy(() -> frame.getString(ControlMessages.OPEN_SEGMENT_NAME))
+            .isInstanceOf(MalformedFrameException.class)
+            .hasMessageContaining("beyond frame length");
+    }
+
+    @Property(tries = 500)
+    void anyDeclaredFrameLengthIsEitherWithinLimitsOrRejected(@ForAll final int declaredLength)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(ByteBuffer.allocate(16));
+        buffer.putInt(0, declaredLength);
+        try
+        {
+            final int length = ControlFrame.frameLength(buffer, 0);
+            assertThat(length).isBetween(ControlFrame.HEADER_LENGTH, ControlFrame.MAX_FRAME_LENGTH);
+        }
+        catch (final MalformedFrameException ex)
+        {
+            assertThat(declaredLength < ControlFrame.HEADER_LENGTH || declaredLength > ControlFrame.MAX_FRAME_LENGTH)
+                .isTrue();
+        }
+    }
+
+    @Property(tries = 500)
+    void aCorruptStringLengthIsAlwaysCaught(
+        @ForAll final int stringLength, @ForAll @IntRange(min = 8, max = 64) final int frameLength)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[128]);
+        buffer.putInt(ControlFrame.FRAME_LENGTH_OFFSET, frameLength);
+        buffer.putInt(ControlFrame.TYPE_OFFSET, ControlMessages.HELLO);
+        buffer.putInt(ControlFrame.HEADER_LENGTH + ControlMessages.HELLO_NAME, stringLength);
+        final ControlFrame frame = new ControlFrame().wrap(buffer, 0);
+        try
+        {
+            final String name = frame.getString(ControlMessages.HELLO_NAME);
+            assertThat(ControlFrame.HEADER_LENGTH + ControlMessages.HELLO_NAME + 4 + name.length())
+                .isLessThanOrEqualTo(frameLength);
+        }
+        catch (final MalformedFrameException expected)
+        {
+            assertThat(expected).hasMessageNotContaining("null");
+        }
+    }
+}
