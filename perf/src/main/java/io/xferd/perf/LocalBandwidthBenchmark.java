@@ -1,0 +1,121 @@
+package io.xferd.perf;
+
+import io.xferd.client.SharedBuffer;
+import io.xferd.client.TaskStatus;
+import io.xferd.client.TransferRequest;
+import io.xferd.client.XferClient;
+import io.xferd.ipc.Opcode;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Local transfer bandwidth: one operation is a batch of {@link #BATCH} WRITE requests of {@link #blockSize} bytes
+ * each, from the producer client's registered memfd to the consumer client's (another segment, opened by name),
+ * submitted, then awaited by spinning on the completion ring. Throughput is in batches per second; GB/s is
+ * {@code ops/s * BATCH * blockSize / 1e9} (run-benchmarks.sh prints it). {@link MemcpyBaselineBenchmark} copies
+ * the same bytes with the same granularity between two mapped /dev/shm files: the one-copy floor.
+ * <p>
+ * Memory: 2 x BATCH x blockSize (1 GiB at 16 MiB blocks), all of it in /dev/shm (memfd), none on the heap.
+ */
+@State(Scope.Benchmark)
+@Threads(1)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+public class LocalBandwidthBenchmark extends ForkedWithXferdFlags
+{
+    public static final int BATCH = 32;
+
+    @Param({"4096", "65536", "1048576", "16777216"})
+    public int blockSize;
+
+    /**
+     * The daemon's data-plane idle strategy (DaemonContext names).
+     */
+    @Param({"backoff"})
+    public String idle;
+
+    private InProcessDaemon daemon;
+    private XferClient producer;
+    private XferClient consumer;
+    private SharedBuffer source;
+    private SharedBuffer target;
+    private long targetSegment;
+    private final TransferRequest request = new TransferRequest();
+
+    @Setup(Level.Trial)
+    public void setUp()
+    {
+        daemon = new InProcessDaemon(idle);
+        producer = daemon.connect("perf-bw-producer");
+        consumer = daemon.connect("perf-bw-consumer");
+        final long length = (long)BATCH * blockSize;
+        source = producer.allocateMemory(length);
+        target = consumer.allocateMemory(length);
+        source.segment().fill((byte)7); // fault the pages in before measuring
+        target.segment().fill((byte)0);
+        producer.registerMemory(source, "cpu:0");
+        consumer.registerMemory(target, "cpu:0");
+        targetSegment = producer.openSegment("perf-bw-consumer");
+
+        writeBatch();
+        if (target.segment().get(java.lang.foreign.ValueLayout.JAVA_BYTE, length - 1) != 7)
+        {
+            throw new IllegalStateException("the batch did not land in the consumer's memory");
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown()
+    {
+        if (producer != null)
+        {
+            producer.close();
+        }
+        if (consumer != null)
+        {
+            consumer.close();
+        }
+        if (daemon != null)
+        {
+            daemon.close();
+        }
+    }
+
+    @Benchmark
+    public int writeBatch()
+    {
+        final XferClient client = producer;
+        final long batch = client.allocateBatch(BATCH);
+        final long from = source.address();
+        final long to = target.address();
+        final long block = blockSize;
+        for (int i = 0; i < BATCH; i++)
+        {
+            client.submitTransfer(batch, request.set(Opcode.WRITE, from + i * block, targetSegment, to + i * block, block));
+        }
+        while (client.pendingTasks(batch) > 0)
+        {
+            Thread.onSpinWait();
+        }
+        for (int i = 0; i < BATCH; i++)
+        {
+            if (client.taskState(batch, i) != TaskStatus.COMPLETED)
+            {
+                throw new IllegalStateException("task " + i + " of the batch failed");
+            }
+        }
+        client.freeBatch(batch);
+        return BATCH;
+    }
+}

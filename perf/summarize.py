@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Summarize a JMH JSON result file of the xferd perf benchmarks.
+
+Prints: round-trip percentiles of xferd against the raw Agrona ring ping-pong (and their ratio), local transfer
+bandwidth per block size against a plain memcpy between mapped files (and their ratio), and, when the run had
+-prof gc, the allocation per operation. Usage: summarize.py RESULT.json [RUN.log]
+With the run's log of a --gc run (-Dxferd.perf.threadAlloc=true), also prints the per-thread allocation of the
+last measured iteration of each benchmark: which thread (client = jmh-worker, daemon = xferd-*) allocates.
+"""
+import json
+import sys
+
+BATCH = 32  # LocalBandwidthBenchmark.BATCH / requests per op, and blocks per memcpy op
+
+
+def short(name):
+    return name.rsplit(".", 2)[-2] + "." + name.rsplit(".", 1)[-1]
+
+
+def params_key(entry):
+    return tuple(sorted((entry.get("params") or {}).items()))
+
+
+def fmt(value, digits=3):
+    if value is None:
+        return "-"
+    return f"{value:.{digits}f}"
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def main(path):
+    with open(path) as f:
+        results = json.load(f)
+    by = {}
+    for e in results:
+        by[(short(e["benchmark"]), e["mode"], params_key(e))] = e
+
+    def find(bench, mode, **params):
+        for (b, m, p), e in by.items():
+            pd = dict(p)
+            if b == bench and m == mode and all(pd.get(k) == v for k, v in params.items()):
+                return e
+        return None
+
+    def pct(e, q):
+        if e is None:
+            return None
+        return e["primaryMetric"].get("scorePercentiles", {}).get(q)
+
+    def unit_scale(e):
+        # report every latency in microseconds
+        unit = e["primaryMetric"]["scoreUnit"]
+        return {"us/op": 1.0, "ns/op": 1e-3, "ms/op": 1e3, "s/op": 1e6}.get(unit, 1.0)
+
+    idles = sorted({dict(p).get("idle") for (b, m, p) in by if b.startswith(("RoundTrip", "RawRing"))} - {None})
+    if idles:
+        print("\nROUND TRIP, 64-byte local transfer (microseconds; tail beyond p99 is mostly the VM's scheduler)")
+        print(f"{'benchmark':42s} {'idle':9s} {'p50':>8s} {'p90':>8s} {'p99':>9s} {'p99.9':>10s} {'mean':>8s} {'avgt':>8s}")
+        for idle in idles:
+            rows = {}
+            for label, bench in (("xferd submit->completion (spin)", "RoundTripBenchmark.roundTrip"),
+                                 ("xferd awaitBatch (client backoff)", "RoundTripBenchmark.roundTripAwaitBatch"),
+                                 ("raw Agrona 1:1 ring ping-pong", "RawRingPingPongBenchmark.pingPong")):
+                s = find(bench, "sample", idle=idle)
+                a = find(bench, "avgt", idle=idle)
+                if s is None and a is None:
+                    continue
+                k = unit_scale(s or a)
+                vals = [pct(s, q) for q in ("50.0", "90.0", "99.0", "99.9")]
+                vals = [v * k if v is not None else None for v in vals]
+                mean = s["primaryMetric"]["score"] * k if s else None
+                avgt = a["primaryMetric"]["score"] * unit_scale(a) if a else None
+                rows[bench] = vals + [mean, avgt]
+                print(f"{label:42s} {idle:9s} {fmt(vals[0]):>8s} {fmt(vals[1]):>8s} {fmt(vals[2]):>9s} "
+                      f"{fmt(vals[3], 1):>10s} {fmt(mean):>8s} {fmt(avgt):>8s}")
+            x = rows.get("RoundTripBenchmark.roundTrip")
+            r = rows.get("RawRingPingPongBenchmark.pingPong")
+            if x and r:
+                rs = [ratio(x[i], r[i]) for i in range(6)]
+                print(f"{'ratio xferd / raw ring':42s} {idle:9s} {fmt(rs[0], 2):>8s} {fmt(rs[1], 2):>8s} "
+                      f"{fmt(rs[2], 2):>9s} {fmt(rs[3], 2):>10s} {fmt(rs[4], 2):>8s} {fmt(rs[5], 2):>8s}")
+                ok50 = x[0] is not None and r[0] and x[0] <= 2 * r[0]
+                ok99 = x[2] is not None and x[2] <= 20.0
+                print(f"  targets: p50 <= 2x raw ring: {'met' if ok50 else 'NOT met'} "
+                      f"({fmt(rs[0], 2)}x); p99 <= 20 us: {'met' if ok99 else 'NOT met'} ({fmt(x[2])} us)")
+
+    sizes = sorted({int(dict(p)["blockSize"]) for (b, m, p) in by if "blockSize" in dict(p)})
+    if sizes:
+        print(f"\nLOCAL BANDWIDTH, batches of {BATCH} WRITE requests (GB/s = 1e9 bytes/s)")
+        print(f"{'block':>10s} {'xferd GB/s':>11s} {'memcpy GB/s':>12s} {'ratio':>7s} {'xferd us/batch':>15s} "
+              f"{'memcpy us/batch':>16s}")
+        for size in sizes:
+            x = find("LocalBandwidthBenchmark.writeBatch", "thrpt", blockSize=str(size))
+            m = find("MemcpyBaselineBenchmark.copyBatch", "thrpt", blockSize=str(size))
+
+            def gbps(e):
+                if e is None:
+                    return None
+                unit = e["primaryMetric"]["scoreUnit"]
+                per_s = e["primaryMetric"]["score"] * {"ops/s": 1, "ops/ms": 1e3, "ops/us": 1e6}.get(unit, 1)
+                return per_s * BATCH * size / 1e9
+
+            gx, gm = gbps(x), gbps(m)
+            label = f"{size // 1024} KiB" if size < 1 << 20 else f"{size >> 20} MiB"
+            ux = BATCH * size / (gx * 1e3) if gx else None
+            um = BATCH * size / (gm * 1e3) if gm else None
+            print(f"{label:>10s} {fmt(gx, 2):>11s} {fmt(gm, 2):>12s} {fmt(ratio(gx, gm), 2):>7s} {fmt(ux, 1):>15s} "
+                  f"{fmt(um, 1):>16s}")
+
+    gc_rows = [(b, m, dict(p), e["secondaryMetrics"]["gc.alloc.rate.norm"]) for (b, m, p), e in sorted(by.items())
+               if "gc.alloc.rate.norm" in e.get("secondaryMetrics", {})]
+    if gc_rows:
+        print("\nALLOCATION (-prof gc; counts every thread of the fork, so the in-process daemon's too;"
+              " trust the avgt/thrpt rows, sample mode divides by fewer ops)")
+        for b, m, p, g in gc_rows:
+            rate = by[(b, m, tuple(sorted(p.items())))]["secondaryMetrics"].get("gc.alloc.rate", {}).get("score")
+            ps = ",".join(f"{k}={v}" for k, v in sorted(p.items()))
+            print(f"  {b:42s} {m:7s} {ps:28s} gc.alloc.rate.norm {g['score']:10.3f} {g['scoreUnit']:5s}"
+                  f"  (gc.alloc.rate {fmt(rate)} MB/s)")
+
+
+def thread_allocations(log_path):
+    blocks = {}
+    bench = mode = None
+    current = None
+    with open(log_path, errors="replace") as f:
+        for line in f:
+            if line.startswith("# Benchmark: "):
+                bench = short(line.split(":", 1)[1].strip())
+            elif line.startswith("# Benchmark mode: "):
+                mode = line.split(":", 1)[1].strip()
+            elif line.startswith("# Parameters: "):
+                params = line.split(":", 1)[1].strip()
+                key = (bench, mode, params)
+            elif line.startswith("[thread-alloc] ") and not line.startswith("[thread-alloc]   "):
+                current = [line.rstrip()]
+                blocks[key] = current
+            elif line.startswith("[thread-alloc]   ") and current is not None:
+                current.append(line.rstrip())
+    if blocks:
+        print("\nPER-THREAD ALLOCATION, last measured iteration (xferd.perf.threadAlloc)")
+        for (b, m, p), lines in blocks.items():
+            print(f"  {b} [{m}] {p}")
+            for line in lines:
+                print("    " + line.replace("[thread-alloc] ", "").strip())
+
+
+if __name__ == "__main__":
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__)
+    main(sys.argv[1])
+    if len(sys.argv) == 3:
+        thread_allocations(sys.argv[2])
