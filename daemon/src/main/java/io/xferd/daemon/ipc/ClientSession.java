@@ -33,6 +33,7 @@ public final class ClientSession extends RefCounted
         final int generation,
         final long sessionToken,
         final String segmentName,
+        final String fullSegmentName,
         final int pid,
         final int uid,
         final UnixSocket socket,
@@ -44,7 +45,7 @@ public final class ClientSession extends RefCounted
         this.generation = generation;
         this.sessionToken = sessionToken;
         this.segmentName = segmentName;
-        this.segmentNameUtf8 = segmentName.getBytes(StandardCharsets.UTF_8);
+        this.segmentNameUtf8 = fullSegmentName.getBytes(StandardCharsets.UTF_8);
         this.pid = pid;
         this.uid = uid;
         this.socket = socket;
@@ -78,6 +79,9 @@ public final class ClientSession extends RefCounted
         return segmentName;
     }
 
+    /**
+     * @return the full name, {@code host:port/name}, as notifications name their source.
+     */
     public byte[] segmentNameUtf8()
     {
         return segmentNameUtf8;

@@ -236,8 +236,9 @@ public final class ControlConductor implements AutoCloseable
             return;
         }
         final ManyToOneRingBuffer ring = new ManyToOneRingBuffer(new UnsafeBuffer(ringMapping.address(), ringLength));
+        final String fullName = context.rpcAddress() + "/" + name;
         final ClientSession session = new ClientSession(slot, registry.nextGeneration(slot), random.nextLong(), name,
-            peer.pid(), peer.uid(), channel.socket(), channel, ringMapping, ring);
+            fullName, peer.pid(), peer.uid(), channel.socket(), channel, ringMapping, ring);
 
         channel.beginAnswer(ControlMessages.WELCOME)
             .putInt(ControlMessages.WELCOME_CLIENT_SLOT, slot)
@@ -247,16 +248,18 @@ public final class ControlConductor implements AutoCloseable
             .putInt(ControlMessages.WELCOME_COMPLETION_RING_LENGTH, ringLength)
             .putInt(ControlMessages.WELCOME_MAX_NOTIFY_LENGTH, SubmitRequestFlyweight.MAX_NOTIFY_LENGTH)
             .putLong(ControlMessages.WELCOME_MAX_REQUEST_LENGTH, context.maxRequestLength())
-            .putString(ControlMessages.WELCOME_SEGMENT_NAME, context.rpcAddress() + "/" + name);
+            .putString(ControlMessages.WELCOME_SEGMENT_NAME, fullName);
+        // registered before the WELCOME goes out: the client may submit the moment it reads its token
+        registry.add(session);
         final boolean sent = channel.send(ringFd);
         Memfd.close(ringFd);
         if (!sent)
         {
+            registry.remove(session);
             MappedMemory.unmap(ringMapping);
             channel.requestClose();
             return;
         }
-        registry.add(session);
         sessions.add(session);
         promoted = session;
         counters.get(SystemCounter.CLIENTS_CONNECTED).increment();

@@ -14,6 +14,7 @@ import java.nio.channels.FileLock;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The daemon's directory: claimed with a lock file, checked for a daemon that is still alive (by its heartbeat
@@ -80,7 +81,9 @@ public final class RuntimeDirectory implements AutoCloseable
         if (Files.exists(cncFile))
         {
             final long ageMs = heartbeatAgeMs(cncFile);
-            if (ageMs >= 0 && ageMs < livenessTimeoutMs)
+            // holding the lock, a fresh heartbeat is either a daemon that died within the liveness timeout (it
+            // stops moving) or a live one whose lock file was deleted (it moves): wait, bounded, to tell which
+            if (ageMs >= 0 && ageMs < livenessTimeoutMs && heartbeatMoves(cncFile, livenessTimeoutMs - ageMs))
             {
                 close();
                 throw new DaemonAlreadyRunningException("a live xferd daemon's heartbeat is " + ageMs +
@@ -148,6 +151,41 @@ public final class RuntimeDirectory implements AutoCloseable
         catch (final IOException ex)
         {
             LOG.warn("cleaning up {}: {}", directory, ex.toString());
+        }
+    }
+
+    /**
+     * @return true when the heartbeat in the cnc file changes within {@code waitMs}.
+     */
+    static boolean heartbeatMoves(final Path cncFile, final long waitMs)
+    {
+        try
+        {
+            final MappedByteBuffer mapped = IoUtil.mapExistingFile(cncFile.toFile(), "cnc");
+            try
+            {
+                final UnsafeBuffer buffer = new UnsafeBuffer(mapped);
+                CncFileDescriptor.checkHeader(buffer);
+                final long first = CncFileDescriptor.heartbeatMs(buffer);
+                final long deadline = System.nanoTime() + waitMs * 1_000_000L;
+                while (System.nanoTime() < deadline)
+                {
+                    if (CncFileDescriptor.heartbeatMs(buffer) != first)
+                    {
+                        return true;
+                    }
+                    LockSupport.parkNanos(10_000_000L);
+                }
+                return CncFileDescriptor.heartbeatMs(buffer) != first;
+            }
+            finally
+            {
+                IoUtil.unmap(mapped);
+            }
+        }
+        catch (final RuntimeException ex)
+        {
+            return false;
         }
     }
 
