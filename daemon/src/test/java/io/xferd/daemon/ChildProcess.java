@@ -1,0 +1,206 @@
+package io.xferd.daemon;
+
+import io.xferd.daemon.cli.JavaProcesses;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A child JVM of a system test: its merged output kept line by line (and shown when a wait fails), lines
+ * written to its stdin, bounded waits for a line or for its exit, and {@link #close()} that kills it and every
+ * process it started.
+ */
+final class ChildProcess implements AutoCloseable
+{
+    private static final int WATCHDOG_SECONDS = 180;
+
+    private final String name;
+    private final Process process;
+    private final Writer stdin;
+    private final List<String> lines = new ArrayList<>();
+    private final Thread reader;
+
+    private ChildProcess(final String name, final Process process)
+    {
+        this.name = name;
+        this.process = process;
+        this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+        this.reader = Thread.ofPlatform().daemon().name("child-output-" + name).start(this::readOutput);
+    }
+
+    /**
+     * Start {@code mainClass} in a child JVM on this JVM's class path.
+     */
+    static ChildProcess start(final String name, final Class<?> mainClass, final String... args)
+    {
+        final List<String> watched = new ArrayList<>();
+        watched.add(Integer.toString(WATCHDOG_SECONDS));
+        watched.add(mainClass.getName());
+        watched.addAll(List.of(args));
+        try
+        {
+            return new ChildProcess(name,
+                JavaProcesses.builder(WatchedMain.class, watched).redirectErrorStream(true).start());
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    private void readOutput()
+    {
+        try (BufferedReader out = new BufferedReader(
+            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)))
+        {
+            String line;
+            while ((line = out.readLine()) != null)
+            {
+                synchronized (lines)
+                {
+                    lines.add(line);
+                    lines.notifyAll();
+                }
+            }
+        }
+        catch (final IOException ignore)
+        {
+            // the process is gone
+        }
+    }
+
+    /**
+     * @return the first output line that contains {@code text}, waiting for it (bounded).
+     * @throws AssertionError with the output so far when it does not come or the process ends first.
+     */
+    String awaitLine(final String text, final Duration timeout)
+    {
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (lines)
+        {
+            int seen = 0;
+            while (true)
+            {
+                for (; seen < lines.size(); seen++)
+                {
+                    if (lines.get(seen).contains(text))
+                    {
+                        return lines.get(seen);
+                    }
+                }
+                final long waitMs = (deadline - System.nanoTime()) / 1_000_000L;
+                if (waitMs <= 0 || (!process.isAlive() && !reader.isAlive()))
+                {
+                    throw new AssertionError(name + ": no line containing '" + text + "' within " +
+                        timeout.toMillis() + " ms (alive " + process.isAlive() + "); output:\n" + output());
+                }
+                try
+                {
+                    lines.wait(Math.min(waitMs, 100));
+                }
+                catch (final InterruptedException ex)
+                {
+                    Thread.currentThread().interrupt();
+                    throw new AssertionError("interrupted", ex);
+                }
+            }
+        }
+    }
+
+    void sendLine(final String line)
+    {
+        try
+        {
+            stdin.write(line + "\n");
+            stdin.flush();
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException(name + " does not take input any more", ex);
+        }
+    }
+
+    /**
+     * @return the exit code, once the process ended (bounded wait) and its output was read to the end.
+     */
+    int awaitExit(final Duration timeout)
+    {
+        try
+        {
+            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS))
+            {
+                throw new AssertionError(name + " still running after " + timeout.toMillis() + " ms; output:\n" +
+                    output());
+            }
+            reader.join(timeout.toMillis());
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", ex);
+        }
+        return process.exitValue();
+    }
+
+    String output()
+    {
+        synchronized (lines)
+        {
+            return String.join("\n", lines);
+        }
+    }
+
+    long pid()
+    {
+        return process.pid();
+    }
+
+    boolean isAlive()
+    {
+        return process.isAlive();
+    }
+
+    /**
+     * kill -9, and wait until the process is gone.
+     */
+    void kill()
+    {
+        process.destroyForcibly();
+        awaitExit(Duration.ofSeconds(10));
+    }
+
+    /**
+     * SIGTERM.
+     */
+    void terminate()
+    {
+        process.destroy();
+    }
+
+    /**
+     * Kill the process and everything it started; idempotent.
+     */
+    @Override
+    public void close()
+    {
+        process.descendants().forEach(ProcessHandle::destroyForcibly);
+        process.destroyForcibly();
+        try
+        {
+            process.waitFor(10, TimeUnit.SECONDS);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,179 @@
+package io.xferd.daemon;
+
+import io.xferd.client.ClientContext;
+import io.xferd.client.SharedBuffer;
+import io.xferd.client.TaskStatus;
+import io.xferd.client.TransferRequest;
+import io.xferd.client.XferClient;
+import io.xferd.ipc.Opcode;
+import io.xferd.ipc.TransferStatus;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+/**
+ * A client process of the system tests, in one of three roles:
+ * <ul>
+ *   <li>{@code hold DIR NAME SIZE SEED}: registers SIZE bytes of the seed's data, prints
+ *   {@code READY <segment> <address>}, then answers {@code VERIFY seed seedLength offset length} lines from stdin
+ *   ({@code CHECKED ok} or {@code CHECKED mismatch at N}) until {@code EXIT} or end of input.</li>
+ *   <li>{@code push-pull DIR NAME TARGET TARGET_ADDRESS SIZE SEED TARGET_SEED CHUNK}: WRITEs the first half of its
+ *   own SIZE bytes of the seed's data into the target's first half, READs the target's second half into its own,
+ *   and checks that against the target's seed; exit 0 only when every byte matched.</li>
+ *   <li>{@code flood DIR NAME TARGET TARGET_ADDRESS LENGTH REQUEST}: WRITEs REQUEST-byte pieces of its LENGTH
+ *   bytes into the target in batches of 32, for ever (until killed); prints {@code FLOODING} once the first batch
+ *   is submitted.</li>
+ * </ul>
+ */
+public final class ClientRoleMain
+{
+    private static final long TIMEOUT_MS = 30_000;
+
+    private ClientRoleMain()
+    {
+    }
+
+    public static void main(final String[] args) throws IOException
+    {
+        final Path directory = Path.of(args[1]);
+        final String name = args[2];
+        try (XferClient client = XferClient.connect(new ClientContext().directory(directory).segmentName(name)))
+        {
+            final int exitCode = switch (args[0])
+            {
+                case "hold" -> hold(client, Integer.parseInt(args[3]), Long.parseLong(args[4]));
+                case "push-pull" -> pushPull(client, args[3], Long.parseLong(args[4]), Integer.parseInt(args[5]),
+                    Long.parseLong(args[6]), Long.parseLong(args[7]), Integer.parseInt(args[8]));
+                case "flood" -> flood(client, args[3], Long.parseLong(args[4]), Integer.parseInt(args[5]),
+                    Integer.parseInt(args[6]));
+                default -> throw new IllegalArgumentException("unknown role " + args[0]);
+            };
+            System.out.flush();
+            System.exit(exitCode);
+        }
+    }
+
+    private static int hold(final XferClient client, final int size, final long seed) throws IOException
+    {
+        final SharedBuffer buffer = client.allocateMemory(size);
+        SystemTests.fill(buffer.segment(), seed);
+        client.registerMemory(buffer, "cpu:0");
+        System.out.println("READY " + client.segmentName() + " " + buffer.address());
+        System.out.flush();
+        final BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null && !line.equals("EXIT"))
+        {
+            final String[] words = line.split(" ");
+            if (words[0].equals("VERIFY"))
+            {
+                final byte[] expected = SystemTests.randomBytes(Long.parseLong(words[1]), Integer.parseInt(words[2]));
+                final long offset = Long.parseLong(words[3]);
+                final long mismatch = SystemTests.firstMismatch(buffer.segment(), offset, expected, offset,
+                    Long.parseLong(words[4]));
+                System.out.println(mismatch < 0 ? "CHECKED ok" : "CHECKED mismatch at " + (offset + mismatch));
+                System.out.flush();
+            }
+        }
+        return 0;
+    }
+
+    private static int pushPull(final XferClient client, final String target, final long targetAddress,
+        final int size, final long seed, final long targetSeed, final int chunk)
+    {
+        final SharedBuffer buffer = client.allocateMemory(size);
+        SystemTests.fill(buffer.segment(), seed);
+        final int half = size / 2;
+        buffer.segment().asSlice(half).fill((byte)0);
+        client.registerMemory(buffer, "cpu:0");
+        final long segment = client.openSegment(target);
+
+        final int pushed = transferHalf(client, Opcode.WRITE, segment, buffer.address(), targetAddress, half, chunk);
+        System.out.println("PUSHED " + pushed + " requests");
+        final int pulled = transferHalf(client, Opcode.READ, segment, buffer.address() + half,
+            targetAddress + half, size - half, chunk);
+        System.out.println("PULLED " + pulled + " requests");
+
+        final byte[] expected = SystemTests.randomBytes(targetSeed, size);
+        final long mismatch = SystemTests.firstMismatch(buffer.segment(), half, expected, half, size - half);
+        System.out.println(mismatch < 0 ? "VERIFIED" : "MISMATCH at " + (half + mismatch));
+        return mismatch < 0 && pushed > 0 && pulled > 0 ? 0 : 1;
+    }
+
+    /**
+     * @return requests that completed, or -1 when one failed.
+     */
+    private static int transferHalf(final XferClient client, final int opcode, final long segment,
+        final long localAddress, final long targetAddress, final int length, final int chunk)
+    {
+        final TransferRequest request = new TransferRequest();
+        final int batchSize = 16;
+        int done = 0;
+        for (int offset = 0; offset < length; )
+        {
+            final long batch = client.allocateBatch(batchSize);
+            int tasks = 0;
+            for (; tasks < batchSize && offset < length; tasks++)
+            {
+                final int n = Math.min(chunk, length - offset);
+                client.submitTransfer(batch, request.set(opcode, localAddress + offset, segment,
+                    targetAddress + offset, n));
+                offset += n;
+            }
+            if (!client.awaitBatch(batch, TIMEOUT_MS))
+            {
+                for (int task = 0; task < tasks; task++)
+                {
+                    System.out.println("FAILED task " + task + ": " + client.getTransferStatus(batch, task));
+                }
+                return -1;
+            }
+            client.freeBatch(batch);
+            done += tasks;
+        }
+        return done;
+    }
+
+    private static int flood(final XferClient client, final String target, final long targetAddress,
+        final int length, final int requestLength)
+    {
+        final SharedBuffer buffer = client.allocateMemory(length);
+        buffer.segment().fill((byte)0x5A);
+        client.registerMemory(buffer, "cpu:0");
+        final long segment = client.openSegment(target);
+        final TransferRequest request = new TransferRequest();
+        final int pieces = length / requestLength;
+        final int batchSize = 32;
+        boolean announced = false;
+        for (long round = 0; ; round++)
+        {
+            final long batch = client.allocateBatch(batchSize);
+            for (int task = 0; task < batchSize; task++)
+            {
+                final long offset = (round * batchSize + task) % pieces * requestLength;
+                client.submitTransfer(batch, request.set(Opcode.WRITE, buffer.address() + offset, segment,
+                    targetAddress + offset, requestLength));
+                if (!announced)
+                {
+                    System.out.println("FLOODING");
+                    System.out.flush();
+                    announced = true;
+                }
+            }
+            client.awaitBatch(batch, TIMEOUT_MS);
+            for (int task = 0; task < batchSize; task++)
+            {
+                final TaskStatus status = client.getTransferStatus(batch, task);
+                if (status.status() != TransferStatus.OK)
+                {
+                    System.out.println("FAILED " + status);
+                    return 1;
+                }
+            }
+            client.freeBatch(batch);
+        }
+    }
+}

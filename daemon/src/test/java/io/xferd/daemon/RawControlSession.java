@@ -1,0 +1,165 @@
+package io.xferd.daemon;
+
+import io.xferd.ipc.CncFileDescriptor;
+import io.xferd.ipc.ControlFrame;
+import io.xferd.ipc.ControlMessages;
+import io.xferd.nativebindings.libc.Memfd;
+import io.xferd.nativebindings.libc.Poller;
+import io.xferd.nativebindings.libc.UnixSocket;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * A client that speaks the control protocol by hand, without the client library: it says HELLO like any client
+ * (so it gets a slot and a session token, the credentials of its ring records) and then does what the test
+ * wants with them. The completion ring descriptor of the WELCOME is closed at once: this client reads nothing.
+ */
+final class RawControlSession implements AutoCloseable
+{
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment frameMemory = arena.allocate(ControlFrame.MAX_FRAME_LENGTH, 8);
+    private final UnsafeBuffer frameBuffer = new UnsafeBuffer(frameMemory.address(), ControlFrame.MAX_FRAME_LENGTH);
+    private final Poller poller = new Poller(1);
+    private final UnixSocket socket;
+    private int slot;
+    private long sessionToken;
+    private long segmentHandle;
+
+    private RawControlSession(final UnixSocket socket)
+    {
+        this.socket = socket;
+    }
+
+    /**
+     * Connect and say HELLO as segment {@code name}.
+     *
+     * @throws AssertionError when the daemon does not WELCOME it.
+     */
+    static RawControlSession hello(final Path directory, final String name, final Duration timeout)
+    {
+        final RawControlSession session =
+            new RawControlSession(UnixSocket.connect(directory.resolve(CncFileDescriptor.SOCKET_FILE)));
+        try
+        {
+            session.socket.configureBlocking(false);
+            session.sayHello(name, timeout);
+            return session;
+        }
+        catch (final RuntimeException | AssertionError ex)
+        {
+            session.close();
+            throw ex;
+        }
+    }
+
+    private void sayHello(final String name, final Duration timeout)
+    {
+        final ControlFrame frame = new ControlFrame().wrap(frameBuffer, 0).begin(ControlMessages.HELLO)
+            .putInt(ControlMessages.HELLO_VERSION, ControlMessages.PROTOCOL_VERSION)
+            .putInt(ControlMessages.HELLO_PID, (int)ProcessHandle.current().pid())
+            .putString(ControlMessages.HELLO_NAME, name);
+        final int length = frame.length();
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        for (int sent = 0; sent < length; )
+        {
+            final int n = socket.send(frameMemory, sent, length - sent);
+            sent += Math.max(0, n);
+            checkDeadline(deadline, "sending HELLO");
+        }
+
+        final int[] fd = {-1};
+        int received = 0;
+        while (received < ControlFrame.HEADER_LENGTH || received < ControlFrame.frameLength(frameBuffer, 0))
+        {
+            checkDeadline(deadline, "waiting for WELCOME");
+            awaitReadable(deadline);
+            final int n = socket.receiveWithFd(frameMemory, received, ControlFrame.MAX_FRAME_LENGTH - received, fd);
+            if (n == 0)
+            {
+                throw new AssertionError("daemon closed the connection instead of answering HELLO");
+            }
+            if (fd[0] >= 0)
+            {
+                Memfd.close(fd[0]);
+                fd[0] = -1;
+            }
+            received += Math.max(0, n);
+        }
+        final ControlFrame answer = new ControlFrame().wrap(frameBuffer, 0);
+        if (answer.type() != ControlMessages.WELCOME)
+        {
+            throw new AssertionError("daemon answered HELLO with message type " + answer.type() +
+                (answer.type() == ControlMessages.ERROR ? ": " + answer.getString(ControlMessages.ERROR_MESSAGE) : ""));
+        }
+        slot = answer.getInt(ControlMessages.WELCOME_CLIENT_SLOT);
+        sessionToken = answer.getLong(ControlMessages.WELCOME_SESSION_TOKEN);
+        segmentHandle = answer.getLong(ControlMessages.WELCOME_SEGMENT_HANDLE);
+    }
+
+    private void awaitReadable(final long deadline)
+    {
+        poller.clear();
+        poller.add(socket.fd());
+        poller.poll((int)Math.max(1, Math.min(100, (deadline - System.nanoTime()) / 1_000_000L)));
+    }
+
+    private static void checkDeadline(final long deadline, final String what)
+    {
+        if (System.nanoTime() > deadline)
+        {
+            throw new AssertionError("timed out " + what);
+        }
+    }
+
+    /**
+     * @return true when the daemon closed this connection within the timeout (it only ever speaks when asked,
+     * so end of stream is the only thing to read).
+     */
+    boolean awaitClosedByDaemon(final Duration timeout)
+    {
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline)
+        {
+            awaitReadable(deadline);
+            if (socket.receive(frameMemory, 0, 1) == 0)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * @return true while the daemon keeps this connection open (nothing to read, no end of stream).
+     */
+    boolean isOpenedByDaemon()
+    {
+        return socket.receive(frameMemory, 0, 1) < 0;
+    }
+
+    int slot()
+    {
+        return slot;
+    }
+
+    long sessionToken()
+    {
+        return sessionToken;
+    }
+
+    long segmentHandle()
+    {
+        return segmentHandle;
+    }
+
+    @Override
+    public void close()
+    {
+        socket.close();
+        arena.close();
+    }
+}

@@ -1,0 +1,138 @@
+package io.xferd.daemon;
+
+import io.xferd.client.ClientContext;
+import io.xferd.ipc.SystemCounter;
+import org.agrona.concurrent.SleepingMillisIdleStrategy;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.SplittableRandom;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongPredicate;
+import java.util.stream.Stream;
+
+/**
+ * What the system tests share: short daemon directories (a Unix socket path must stay under 107 bytes), bounded
+ * waits on counters and conditions, and seeded random data that both sides of a transfer can regenerate.
+ */
+final class SystemTests
+{
+    static final Duration WAIT = Duration.ofSeconds(20);
+
+    private SystemTests()
+    {
+    }
+
+    /**
+     * A fresh directory for one daemon, short enough for its socket path.
+     */
+    static Path newDaemonDirectory()
+    {
+        try
+        {
+            return Files.createTempDirectory(Path.of("/dev/shm"), "xt");
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    static void deleteRecursively(final Path directory)
+    {
+        if (directory == null || !Files.exists(directory))
+        {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(directory))
+        {
+            paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    /**
+     * A daemon in this JVM with its defaults (its idle strategy backs off to parking, kind to a 2-core host).
+     */
+    static DaemonContext daemonContext(final Path directory)
+    {
+        return new DaemonContext().directory(directory);
+    }
+
+    static ClientContext clientContext(final Path directory, final String segmentName)
+    {
+        return new ClientContext().directory(directory).segmentName(segmentName).controlTimeoutMs(10_000);
+    }
+
+    static long counter(final XferDaemon daemon, final SystemCounter counter)
+    {
+        return daemon.counters().get(counter).get();
+    }
+
+    /**
+     * Wait (bounded) until a counter's value satisfies the condition.
+     */
+    static long awaitCounter(
+        final XferDaemon daemon, final SystemCounter counter, final LongPredicate condition, final String what)
+    {
+        awaitCondition(() -> condition.test(counter(daemon, counter)), WAIT,
+            () -> what + " (counter '" + counter.label() + "' is " + counter(daemon, counter) + ")");
+        return counter(daemon, counter);
+    }
+
+    static void awaitCondition(final BooleanSupplier condition, final Duration timeout, final Describer describer)
+    {
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        final SleepingMillisIdleStrategy idle = new SleepingMillisIdleStrategy(1);
+        while (!condition.getAsBoolean())
+        {
+            if (System.nanoTime() > deadline)
+            {
+                throw new AssertionError("not within " + timeout.toMillis() + " ms: " + describer.describe());
+            }
+            idle.idle();
+        }
+    }
+
+    @FunctionalInterface
+    interface Describer
+    {
+        String describe();
+    }
+
+    /**
+     * Seeded random bytes: the writer fills memory with them, the reader regenerates them to check.
+     */
+    static byte[] randomBytes(final long seed, final int length)
+    {
+        final byte[] bytes = new byte[length];
+        new SplittableRandom(seed).nextBytes(bytes);
+        return bytes;
+    }
+
+    static void fill(final MemorySegment memory, final long seed)
+    {
+        MemorySegment.copy(MemorySegment.ofArray(randomBytes(seed, Math.toIntExact(memory.byteSize()))), 0,
+            memory, 0, memory.byteSize());
+    }
+
+    /**
+     * @return the first offset in {@code memory[offset, offset + length)} that differs from the same range of
+     * the seed's data, or -1 when all match.
+     */
+    static long firstMismatch(final MemorySegment memory, final long offset, final byte[] expected,
+        final long expectedOffset, final long length)
+    {
+        final long mismatch = MemorySegment.mismatch(memory, offset, offset + length,
+            MemorySegment.ofArray(expected), expectedOffset, expectedOffset + length);
+        return mismatch < 0 ? -1 : mismatch;
+    }
+}
