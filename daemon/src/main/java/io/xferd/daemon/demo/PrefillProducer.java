@@ -51,10 +51,20 @@ public final class PrefillProducer
             int failed = 0;
 
             final long start = System.nanoTime();
+            // keep a few batches in flight, as a connector pushing layer after layer would
+            final int window = 4;
+            final long[] inFlight = new long[window];
+            final int[] inFlightCount = new int[window];
+            int submittedBatches = 0;
             for (int layer = 0; layer < layers; layer++)
             {
                 for (int first = 0; first < layout.blocks(); first += batchSize)
                 {
+                    final int slot = submittedBatches % window;
+                    if (submittedBatches >= window)
+                    {
+                        failed += finish(client, inFlight[slot], inFlightCount[slot], latency);
+                    }
                     final int count = Math.min(batchSize, layout.blocks() - first);
                     final long batch = client.allocateBatch(count);
                     for (int i = 0; i < count; i++)
@@ -68,17 +78,14 @@ public final class PrefillProducer
                         }
                         client.submitTransfer(batch, request);
                     }
-                    client.awaitBatch(batch, 30_000);
-                    for (int i = 0; i < count; i++)
-                    {
-                        if (client.taskState(batch, i) != TaskStatus.COMPLETED)
-                        {
-                            failed++;
-                        }
-                        latency.recordValue(Math.max(0, client.taskLatencyNanos(batch, i)));
-                    }
-                    client.freeBatch(batch);
+                    inFlight[slot] = batch;
+                    inFlightCount[slot] = count;
+                    submittedBatches++;
                 }
+            }
+            for (int i = Math.max(0, submittedBatches - window); i < submittedBatches; i++)
+            {
+                failed += finish(client, inFlight[i % window], inFlightCount[i % window], latency);
             }
             final long elapsed = System.nanoTime() - start;
             final double gbps = layout.totalBytes() / (double)elapsed;
@@ -92,5 +99,21 @@ public final class PrefillProducer
             System.out.flush();
             System.exit(failed == 0 ? 0 : 1);
         }
+    }
+
+    private static int finish(final XferClient client, final long batch, final int count, final Histogram latency)
+    {
+        int failed = 0;
+        client.awaitBatch(batch, 30_000);
+        for (int i = 0; i < count; i++)
+        {
+            if (client.taskState(batch, i) != TaskStatus.COMPLETED)
+            {
+                failed++;
+            }
+            latency.recordValue(Math.max(0, client.taskLatencyNanos(batch, i)));
+        }
+        client.freeBatch(batch);
+        return failed;
     }
 }
