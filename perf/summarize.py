@@ -91,7 +91,7 @@ def main(path):
     if sizes:
         print(f"\nLOCAL BANDWIDTH, batches of {BATCH} WRITE requests (GB/s = 1e9 bytes/s)")
         print(f"{'block':>10s} {'xferd GB/s':>11s} {'memcpy GB/s':>12s} {'ratio':>7s} {'xferd us/batch':>15s} "
-              f"{'memcpy us/batch':>16s}")
+              f"{'memcpy us/batch':>16s} {'xferd +-':>9s} {'memcpy +-':>10s}")
         for size in sizes:
             x = find("LocalBandwidthBenchmark.writeBatch", "thrpt", blockSize=str(size))
             m = find("MemcpyBaselineBenchmark.copyBatch", "thrpt", blockSize=str(size))
@@ -107,8 +107,17 @@ def main(path):
             label = f"{size // 1024} KiB" if size < 1 << 20 else f"{size >> 20} MiB"
             ux = BATCH * size / (gx * 1e3) if gx else None
             um = BATCH * size / (gm * 1e3) if gm else None
+            def err(e):
+                # JMH's 99.9% confidence half-width, as a share of the score
+                if e is None or not e["primaryMetric"]["score"]:
+                    return "-"
+                half = e["primaryMetric"].get("scoreError")
+                if half is None or half != half:
+                    return "-"
+                return f"{100 * half / e['primaryMetric']['score']:.0f}%"
+
             print(f"{label:>10s} {fmt(gx, 2):>11s} {fmt(gm, 2):>12s} {fmt(ratio(gx, gm), 2):>7s} {fmt(ux, 1):>15s} "
-                  f"{fmt(um, 1):>16s}")
+                  f"{fmt(um, 1):>16s} {err(x):>9s} {err(m):>10s}")
 
     gc_rows = [(b, m, dict(p), e["secondaryMetrics"]["gc.alloc.rate.norm"]) for (b, m, p), e in sorted(by.items())
                if "gc.alloc.rate.norm" in e.get("secondaryMetrics", {})]

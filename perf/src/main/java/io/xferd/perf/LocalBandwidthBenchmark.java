@@ -45,6 +45,14 @@ public class LocalBandwidthBenchmark extends ForkedWithXferdFlags
     @Param({"backoff"})
     public String idle;
 
+    /**
+     * How the producer waits for the batch: "spin" on {@code pendingTasks} (default), or "await" with the blocking
+     * {@code awaitBatch} (the client's backoff idle strategy: spin, yield, then park), which leaves the daemon's
+     * copying thread the CPU to itself on a small host.
+     */
+    @Param({"spin"})
+    public String wait;
+
     private InProcessDaemon daemon;
     private XferClient producer;
     private XferClient consumer;
@@ -52,10 +60,16 @@ public class LocalBandwidthBenchmark extends ForkedWithXferdFlags
     private SharedBuffer target;
     private long targetSegment;
     private final TransferRequest request = new TransferRequest();
+    private boolean awaitBatch;
 
     @Setup(Level.Trial)
     public void setUp()
     {
+        if (!"spin".equals(wait) && !"await".equals(wait))
+        {
+            throw new IllegalArgumentException("wait must be spin or await: " + wait);
+        }
+        awaitBatch = "await".equals(wait);
         daemon = new InProcessDaemon(idle);
         producer = daemon.connect("perf-bw-producer");
         consumer = daemon.connect("perf-bw-consumer");
@@ -104,9 +118,16 @@ public class LocalBandwidthBenchmark extends ForkedWithXferdFlags
         {
             client.submitTransfer(batch, request.set(Opcode.WRITE, from + i * block, targetSegment, to + i * block, block));
         }
-        while (client.pendingTasks(batch) > 0)
+        if (awaitBatch)
         {
-            Thread.onSpinWait();
+            client.awaitBatch(batch, 10_000);
+        }
+        else
+        {
+            while (client.pendingTasks(batch) > 0)
+            {
+                Thread.onSpinWait();
+            }
         }
         for (int i = 0; i < BATCH; i++)
         {
