@@ -34,6 +34,14 @@ public final class DaemonContext
     private int countersCapacity = 256;
     private long dutyCycleByteBudget = 8L * 1024 * 1024;
     private String rpcAddress = "127.0.0.1:12001";
+    private String protocol = "tcp";
+    private java.util.List<String> deviceNames = java.util.List.of();
+    private String clusterToken;
+    private int connectionsPerPeer = 2;
+    private int sliceSize = 512 * 1024;
+    private long transferTimeoutMs = 5000;
+    private String metadataServer = "P2PHANDSHAKE";
+    private final Map<String, String> notUsed = new LinkedHashMap<>();
 
     /**
      * Check every value and fill in what follows from others.
@@ -50,6 +58,14 @@ public final class DaemonContext
         require(transferWorkers >= 1 && transferWorkers <= 64, "transfer workers must be 1..64: " + transferWorkers);
         require(livenessTimeoutMs >= 100, "liveness timeout must be at least 100 ms: " + livenessTimeoutMs);
         require(directory != null, "directory must be set");
+        require("tcp".equals(protocol) || "rdma".equals(protocol), "protocol must be tcp or rdma: " + protocol);
+        require(connectionsPerPeer >= 1 && connectionsPerPeer <= 64,
+            "connections per peer must be 1..64: " + connectionsPerPeer);
+        require(sliceSize >= 4096 && sliceSize <= 64 * 1024 * 1024, "slice size must be 4 KiB..64 MiB: " + sliceSize);
+        require(transferTimeoutMs >= 10, "transfer timeout must be at least 10 ms: " + transferTimeoutMs);
+        require(clusterToken == null || !clusterToken.isEmpty(), "cluster token must not be empty when set");
+        rpcHost();
+        rpcPort();
         newIdleStrategy();
         return this;
     }
@@ -95,6 +111,14 @@ public final class DaemonContext
         map.put("liveness_timeout_ms", livenessTimeoutMs);
         map.put("ring_unblock_timeout_ms", ringUnblockTimeoutMs);
         map.put("drain_timeout_ms", drainTimeoutMs);
+        map.put("protocol", protocol);
+        map.put("device_name", String.join(",", deviceNames));
+        map.put("metadata_server", metadataServer);
+        map.put("cluster_token", clusterToken == null ? "(none)" : "(set)");
+        map.put("connections_per_peer", connectionsPerPeer);
+        map.put("slice_size", sliceSize);
+        map.put("transfer_timeout_ms", transferTimeoutMs);
+        notUsed.forEach((key, why) -> map.put(key, "accepted, not used: " + why));
         return map;
     }
 
@@ -256,6 +280,123 @@ public final class DaemonContext
     public String rpcAddress()
     {
         return rpcAddress;
+    }
+
+    public String rpcHost()
+    {
+        final int colon = rpcAddress.lastIndexOf(':');
+        if (colon <= 0)
+        {
+            throw new IllegalArgumentException("rpc address must be host:port: " + rpcAddress);
+        }
+        return rpcAddress.substring(0, colon);
+    }
+
+    public int rpcPort()
+    {
+        try
+        {
+            final int port = Integer.parseInt(rpcAddress.substring(rpcAddress.lastIndexOf(':') + 1));
+            if (port < 0 || port > 65535)
+            {
+                throw new NumberFormatException();
+            }
+            return port;
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw new IllegalArgumentException("rpc address must be host:port with a port 0..65535: " + rpcAddress);
+        }
+    }
+
+    public String protocol()
+    {
+        return protocol;
+    }
+
+    public DaemonContext protocol(final String value)
+    {
+        this.protocol = value;
+        return this;
+    }
+
+    public java.util.List<String> deviceNames()
+    {
+        return deviceNames;
+    }
+
+    public DaemonContext deviceNames(final java.util.List<String> value)
+    {
+        this.deviceNames = java.util.List.copyOf(value);
+        return this;
+    }
+
+    public String clusterToken()
+    {
+        return clusterToken;
+    }
+
+    /**
+     * A shared secret: peers prove they know it in the handshake (HMAC over nonces) or are refused.
+     */
+    public DaemonContext clusterToken(final String value)
+    {
+        this.clusterToken = value;
+        return this;
+    }
+
+    public int connectionsPerPeer()
+    {
+        return connectionsPerPeer;
+    }
+
+    public DaemonContext connectionsPerPeer(final int value)
+    {
+        this.connectionsPerPeer = value;
+        return this;
+    }
+
+    public int sliceSize()
+    {
+        return sliceSize;
+    }
+
+    public DaemonContext sliceSize(final int value)
+    {
+        this.sliceSize = value;
+        return this;
+    }
+
+    public long transferTimeoutMs()
+    {
+        return transferTimeoutMs;
+    }
+
+    public DaemonContext transferTimeoutMs(final long value)
+    {
+        this.transferTimeoutMs = value;
+        return this;
+    }
+
+    public String metadataServer()
+    {
+        return metadataServer;
+    }
+
+    public DaemonContext metadataServer(final String value)
+    {
+        this.metadataServer = value;
+        return this;
+    }
+
+    /**
+     * Record a configuration field that was accepted but has no effect here, with the reason, so that
+     * {@link #describe()} (and {@code xferd status}) shows it.
+     */
+    public DaemonContext notUsed(final String field, final String reason)
+    {
+        notUsed.put(field, reason);
+        return this;
     }
 
     public DaemonContext rpcAddress(final String value)
