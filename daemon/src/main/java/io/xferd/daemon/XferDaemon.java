@@ -8,6 +8,8 @@ import io.xferd.daemon.pipeline.CompletionSender;
 import io.xferd.daemon.pipeline.SubmitAdapter;
 import io.xferd.daemon.pipeline.TransferPipeline;
 import io.xferd.daemon.pipeline.TransferWorker;
+import io.xferd.daemon.peer.PeerServer;
+import io.xferd.daemon.peer.TcpTransport;
 import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.nativebindings.libc.Process;
 import org.agrona.concurrent.Agent;
@@ -41,6 +43,8 @@ public final class XferDaemon implements AutoCloseable
     private final SystemCounters counters;
     private final TransferPipeline pipeline;
     private final ControlConductor conductor;
+    private final PeerServer peerServer;
+    private final TcpTransport transport;
     private final List<AgentRunner> dataPlaneRunners = new ArrayList<>();
     private final Thread conductorThread;
     private final CountDownLatch conductorStopped = new CountDownLatch(1);
@@ -60,6 +64,18 @@ public final class XferDaemon implements AutoCloseable
 
         final ClientRegistry registry = new ClientRegistry(context.maxClients());
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects = new ManyToOneConcurrentArrayQueue<>(1024);
+        try
+        {
+            this.peerServer = new PeerServer(context, registry, counters, disconnects, newEpoch());
+        }
+        catch (final RuntimeException ex)
+        {
+            directory.close();
+            throw ex;
+        }
+        // segment names carry the address peers really reach (the bound port when 0 was asked for)
+        context.rpcAddress(peerServer.advertisedAddress());
+        this.transport = new TcpTransport(context, counters, disconnects);
         this.pipeline = new TransferPipeline(context.pipelineSize(), context.transferWorkers());
         final SystemNanoClock nanoClock = SystemNanoClock.INSTANCE;
 
@@ -67,7 +83,8 @@ public final class XferDaemon implements AutoCloseable
         final List<Agent> workers = new ArrayList<>();
         for (int i = 0; i < context.transferWorkers(); i++)
         {
-            workers.add(new TransferWorker(i, pipeline, registry, new CompletionSender(disconnects, counters), counters,
+            workers.add(new TransferWorker(i, pipeline, registry, new CompletionSender(disconnects, counters), transport,
+                counters,
                 nanoClock, context.maxRequestLength(), context.dutyCycleByteBudget()));
         }
         if (context.threadingMode() == ThreadingMode.SHARED)
@@ -84,7 +101,7 @@ public final class XferDaemon implements AutoCloseable
         }
 
         this.conductor = new ControlConductor(context, directory, registry, toDaemonRing, disconnects, counters,
-            SystemEpochClock.INSTANCE);
+            SystemEpochClock.INSTANCE, transport);
         this.conductorThread = new Thread(this::runConductor, "xferd-conductor");
     }
 
@@ -102,6 +119,7 @@ public final class XferDaemon implements AutoCloseable
             AgentRunner.startOnThread(runner);
         }
         daemon.conductorThread.start();
+        daemon.peerServer.start();
         LOG.info("xferd daemon serving {} (pid {}, {} threading, {} transfer worker(s), idle {})",
             context.directory(), Process.pid(), context.threadingMode(), context.transferWorkers(),
             context.idleStrategy());
@@ -155,6 +173,27 @@ public final class XferDaemon implements AutoCloseable
         }
     }
 
+    /**
+     * A daemon's epoch: different for every start, so peers notice a restart and drop what they cached.
+     */
+    private static long newEpoch()
+    {
+        return System.currentTimeMillis() << 16 | (ProcessHandle.current().pid() & 0xFFFF);
+    }
+
+    /**
+     * @return host:port peers reach this daemon at.
+     */
+    public String rpcAddress()
+    {
+        return peerServer.advertisedAddress();
+    }
+
+    public TcpTransport transport()
+    {
+        return transport;
+    }
+
     public DaemonContext context()
     {
         return context;
@@ -185,6 +224,8 @@ public final class XferDaemon implements AutoCloseable
         {
             Thread.currentThread().interrupt();
         }
+        peerServer.close();
+        transport.close();
         for (final AgentRunner runner : dataPlaneRunners)
         {
             runner.close();

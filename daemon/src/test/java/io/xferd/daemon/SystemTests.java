@@ -64,7 +64,7 @@ final class SystemTests
      */
     static DaemonContext daemonContext(final Path directory)
     {
-        return new DaemonContext().directory(directory);
+        return new DaemonContext().directory(directory).rpcAddress("127.0.0.1:0");
     }
 
     static ClientContext clientContext(final Path directory, final String segmentName)

@@ -20,7 +20,14 @@ public enum SystemCounter
     NOTIFICATIONS_DROPPED("notifications dropped (receiver ring full)"),
     REGISTERED_BYTES("registered bytes"),
     REGIONS_REGISTERED("registered regions"),
-    PIPELINE_BACKPRESSURE("intake stalls on a full pipeline");
+    PIPELINE_BACKPRESSURE("intake stalls on a full pipeline"),
+    PEER_CONNECTIONS_IN("peer connections accepted"),
+    PEER_CONNECTIONS_OUT("peer connections opened"),
+    PEER_CONNECTION_FAILURES("peer connections lost or refused"),
+    REMOTE_ACCESS_REFUSED("remote accesses refused (unknown segment, out of bounds)"),
+    REMOTE_BYTES_SENT("bytes sent to peers"),
+    REMOTE_BYTES_RECEIVED("bytes received from peers"),
+    SLICES_TIMED_OUT("slices timed out");
 
     public static final int TYPE_ID = 1;
 

@@ -51,7 +51,8 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
         if (!Files.exists(directory.resolve(CncFileDescriptor.SOCKET_FILE)))
         {
             System.out.println("demo: no daemon in " + directory + ", starting one in this process");
-            embedded = XferDaemon.launch(new DaemonContext().directory(directory));
+            // a local-only daemon: any free port for the peer listener
+            embedded = XferDaemon.launch(new DaemonContext().directory(directory).rpcAddress("127.0.0.1:0"));
         }
         else
         {

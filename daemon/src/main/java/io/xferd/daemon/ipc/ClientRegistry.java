@@ -1,18 +1,18 @@
 package io.xferd.daemon.ipc;
 
-import java.util.HashMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
- * The connected clients by slot (read by the data plane, lock-free) and by segment name (conductor only).
+ * The connected clients by slot (read by the data plane, lock-free) and by segment name (read by peer threads).
  * Only the conductor thread adds or removes.
  */
 public final class ClientRegistry
 {
     private final AtomicReferenceArray<ClientSession> bySlot;
     private final int[] generations;
-    private final Map<String, ClientSession> byName = new HashMap<>();
+    private final Map<String, ClientSession> byName = new ConcurrentHashMap<>();
 
     public ClientRegistry(final int maxClients)
     {

@@ -54,6 +54,8 @@ public final class ControlConductor implements AutoCloseable
     private final List<PendingUnregister> pendingUnregisters = new ArrayList<>();
     private final List<ControlChannel> greeting = new ArrayList<>();
     private final SecureRandom random = new SecureRandom();
+    private final ManyToOneConcurrentArrayQueue<Runnable> controlTasks = new ManyToOneConcurrentArrayQueue<>(1024);
+    private final io.xferd.daemon.peer.TcpTransport transport;
     private long lastConsumerPosition = -1;
     private long consumerStalledSinceMs;
     private volatile boolean accepting = true;
@@ -70,8 +72,10 @@ public final class ControlConductor implements AutoCloseable
         final ManyToOneRingBuffer toDaemonRing,
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
         final SystemCounters counters,
-        final EpochClock clock)
+        final EpochClock clock,
+        final io.xferd.daemon.peer.TcpTransport transport)
     {
+        this.transport = transport;
         this.context = context;
         this.registry = registry;
         this.toDaemonRing = toDaemonRing;
@@ -358,6 +362,12 @@ public final class ControlConductor implements AutoCloseable
     {
         final String name = frame.getString(ControlMessages.OPEN_SEGMENT_NAME);
         final String localPrefix = context.rpcAddress() + "/";
+        final int slash = name.indexOf('/');
+        if (slash > 0 && !name.startsWith(localPrefix))
+        {
+            openRemoteSegment(session, correlationId, name.substring(0, slash), name.substring(slash + 1));
+            return;
+        }
         final String local = name.startsWith(localPrefix) ? name.substring(localPrefix.length()) : name;
         final ClientSession target = registry.byName(local);
         if (target == null)
@@ -366,6 +376,36 @@ public final class ControlConductor implements AutoCloseable
             return;
         }
         answerOk(session, correlationId, target.segmentHandle());
+    }
+
+    /**
+     * Ask the peer daemon for the descriptor off this thread (a peer may be slow or gone); the answer to the
+     * client is sent from this thread when the result comes back.
+     */
+    private void openRemoteSegment(
+        final ClientSession session, final long correlationId, final String peerAddress, final String segmentName)
+    {
+        if (transport == null)
+        {
+            answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT, "no peer transport in this daemon");
+            return;
+        }
+        transport.openAsync(peerAddress, segmentName, result -> controlTasks.offer(() ->
+        {
+            if (session.isClosed())
+            {
+                return;
+            }
+            if (result instanceof Long handle)
+            {
+                answerOk(session, correlationId, handle);
+            }
+            else
+            {
+                answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT,
+                    "cannot open " + peerAddress + "/" + segmentName + ": " + result);
+            }
+        }));
     }
 
     private void answerOk(final ClientSession session, final long correlationId, final long value)
@@ -427,6 +467,13 @@ public final class ControlConductor implements AutoCloseable
         int work = 0;
         final long now = clock.time();
         toDaemonRing.consumerHeartbeatTime(now);
+
+        Runnable task;
+        while ((task = controlTasks.poll()) != null)
+        {
+            task.run();
+            work++;
+        }
 
         ClientSession bad;
         while ((bad = disconnects.poll()) != null)

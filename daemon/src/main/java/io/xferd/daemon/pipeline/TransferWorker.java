@@ -5,6 +5,9 @@ import io.xferd.daemon.SystemCounters;
 import io.xferd.daemon.ipc.ClientRegistry;
 import io.xferd.daemon.ipc.ClientSession;
 import io.xferd.daemon.memory.Region;
+import io.xferd.daemon.peer.RemoteSegment;
+import io.xferd.daemon.peer.RemoteSegments;
+import io.xferd.daemon.peer.TcpTransport;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
@@ -23,11 +26,15 @@ import java.lang.foreign.MemorySegment;
  */
 public final class TransferWorker implements Agent, EventPoller.Handler<TransferCommand>
 {
+    /** Not a status: the request went to another daemon, whose answer completes it later. */
+    private static final int HANDED_OFF = -1;
+
     private final int index;
     private final int workers;
     private final EventPoller<TransferCommand> poller;
     private final ClientRegistry registry;
     private final CompletionSender sender;
+    private final TcpTransport transport;
     private final NanoClock clock;
     private final long maxRequestLength;
     private final long byteBudget;
@@ -42,6 +49,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         final TransferPipeline pipeline,
         final ClientRegistry registry,
         final CompletionSender sender,
+        final TcpTransport transport,
         final SystemCounters counters,
         final NanoClock clock,
         final long maxRequestLength,
@@ -52,6 +60,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         this.poller = pipeline.workerPoller(index);
         this.registry = registry;
         this.sender = sender;
+        this.transport = transport;
         this.clock = clock;
         this.maxRequestLength = maxRequestLength;
         this.byteBudget = byteBudget;
@@ -87,9 +96,15 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             return true;
         }
         final ClientSession submitter = command.submitter;
+        boolean handedOff = false;
         try
         {
             final int status = execute(command);
+            if (status == HANDED_OFF)
+            {
+                handedOff = true;
+                return true;
+            }
             final long bytes = status == TransferStatus.OK ? command.length : 0;
             if (status == TransferStatus.OK)
             {
@@ -106,7 +121,10 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         finally
         {
             command.clear();
-            submitter.release();
+            if (!handedOff)
+            {
+                submitter.release();
+            }
         }
         return bytesThisCycle < byteBudget;
     }
@@ -121,6 +139,10 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         if (length <= 0 || length > maxRequestLength)
         {
             return TransferStatus.INVALID_LENGTH;
+        }
+        if (RemoteSegments.isRemote(command.segmentHandle))
+        {
+            return executeRemote(command, length);
         }
         final ClientSession target = registry.segment(command.segmentHandle);
         if (target == null || target.isClosed())
@@ -169,6 +191,29 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             deliverNotification(command, target);
         }
         return TransferStatus.OK;
+    }
+
+    private int executeRemote(final TransferCommand command, final long length)
+    {
+        final RemoteSegment target = transport == null ? null : transport.remoteSegments().get(command.segmentHandle);
+        if (target == null)
+        {
+            return TransferStatus.UNKNOWN_SEGMENT;
+        }
+        final Region local = command.submitter.regions().find(command.localAddress, length);
+        if (local == null || !local.tryAcquire())
+        {
+            return TransferStatus.LOCAL_RANGE_NOT_REGISTERED;
+        }
+        final int status = transport.submit(command.submitter, command.requestId, command.traceId, command.opcode,
+            local, command.localAddress, target, command.targetAddress, length, command.intakeNanos, command.notify,
+            command.notifyLength);
+        if (status != TransferStatus.OK)
+        {
+            local.release();
+            return status;
+        }
+        return HANDED_OFF;
     }
 
     private static void copy(final TransferCommand command, final Region local, final Region remote, final long length)

@@ -1,0 +1,346 @@
+package io.xferd.daemon.peer;
+
+import io.xferd.ipc.Opcode;
+import io.xferd.ipc.TransferStatus;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+
+/**
+ * One pooled TCP connection to a peer daemon. A sender thread takes slices from this connection's queue and
+ * writes them (bytes straight from registered memory), keeping up to a window of slices in flight; a receiver
+ * thread reads the answers, which come back in order, and completes the slices (a READ's bytes land straight
+ * in registered memory). When the connection breaks or its oldest slice waits past the transfer timeout, every
+ * slice on it fails with a typed status and the connection is re-established for the next slice.
+ */
+final class PeerConnection implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(PeerConnection.class);
+    private static final int WINDOW = 64;
+    private static final long MIN_RECONNECT_DELAY_NS = 100_000_000L;
+    private static final long MAX_RECONNECT_DELAY_NS = 2_000_000_000L;
+
+    private final PeerLink link;
+    private final int number;
+    private final TcpTransport transport;
+    private final ManyToOneConcurrentArrayQueue<Slice> sendQueue = new ManyToOneConcurrentArrayQueue<>(4096);
+    // many-to-many: the receiver takes answered slices, and whoever notices a break fails the rest
+    private final ManyToManyConcurrentArrayQueue<Slice> inFlight = new ManyToManyConcurrentArrayQueue<>(WINDOW);
+    private final ByteBuffer requestHeader =
+        FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_FIELDS_LENGTH + 8);
+    private final ByteBuffer[] requestWithPayload = new ByteBuffer[2];
+    private final ByteBuffer ackHeader = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
+    private final ByteBuffer scratch = FrameIo.newBuffer(64 * 1024);
+    private final Thread sender;
+    private volatile SocketChannel channel;
+    private volatile long epoch;
+    private volatile long busySinceNanos;
+    private volatile boolean running = true;
+    private long reconnectAfterNanos;
+    private long reconnectDelayNanos = MIN_RECONNECT_DELAY_NS;
+
+    PeerConnection(final PeerLink link, final int number, final TcpTransport transport)
+    {
+        this.link = link;
+        this.number = number;
+        this.transport = transport;
+        this.sender = new Thread(this::sendLoop, "xferd-peer-out-" + link.address() + "-" + number);
+        this.sender.setDaemon(true);
+        this.sender.start();
+    }
+
+    /**
+     * Queue a slice; false when the queue is full (the caller retries).
+     */
+    boolean offer(final Slice slice)
+    {
+        return sendQueue.offer(slice);
+    }
+
+    private void sendLoop()
+    {
+        final IdleStrategy idle = new BackoffIdleStrategy(50, 10, 10_000, 1_000_000);
+        while (running)
+        {
+            final Slice slice = sendQueue.poll();
+            if (slice == null)
+            {
+                idle.idle();
+                continue;
+            }
+            idle.reset();
+            send(slice);
+        }
+        Slice slice;
+        while ((slice = sendQueue.poll()) != null)
+        {
+            transport.finishSlice(slice, TransferStatus.SHUTTING_DOWN);
+        }
+    }
+
+    private void send(final Slice slice)
+    {
+        final SocketChannel current = connectedChannel();
+        if (current == null)
+        {
+            transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR);
+            return;
+        }
+        final RemoteTransfer transfer = slice.transfer;
+        if (epoch != transfer.target.epoch())
+        {
+            // the peer restarted since the segment was opened: its handles mean nothing now
+            transport.finishSlice(slice, TransferStatus.UNKNOWN_SEGMENT);
+            return;
+        }
+        while (inFlight.size() >= WINDOW && running && channel == current)
+        {
+            Thread.onSpinWait();
+        }
+        if (channel != current)
+        {
+            transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR);
+            return;
+        }
+        slice.sentNanos = System.nanoTime();
+        if (inFlight.isEmpty())
+        {
+            busySinceNanos = slice.sentNanos;
+        }
+        inFlight.offer(slice);
+        try
+        {
+            writeRequest(current, slice, transfer);
+        }
+        catch (final IOException ex)
+        {
+            broken(current, "send failed: " + ex);
+        }
+        if (channel != current)
+        {
+            failStranded();
+        }
+    }
+
+    /**
+     * Fail slices left in flight by a connection that broke while they were being queued.
+     */
+    private void failStranded()
+    {
+        Slice slice;
+        while ((slice = inFlight.poll()) != null)
+        {
+            transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR);
+        }
+    }
+
+    private void writeRequest(final SocketChannel current, final Slice slice, final RemoteTransfer transfer)
+        throws IOException
+    {
+        requestHeader.clear();
+        if (slice.kind == Slice.NOTIFY)
+        {
+            final byte[] source = transfer.submitter.segmentNameUtf8();
+            requestHeader.putInt(32 + source.length + transfer.notifyLength).putInt(PeerProtocol.NOTIFY)
+                .putLong(slice.wireId()).putLong(transfer.target.remoteHandle()).putLong(transfer.traceId)
+                .putInt(source.length).putInt(transfer.notifyLength).flip();
+            FrameIo.writeFully(current, requestHeader);
+            FrameIo.writeFully(current, ByteBuffer.wrap(source));
+            FrameIo.writeFully(current, ByteBuffer.wrap(transfer.notify, 0, transfer.notifyLength));
+            return;
+        }
+        final boolean write = transfer.opcode == Opcode.WRITE;
+        requestHeader.putInt(PeerProtocol.REQUEST_FIELDS_LENGTH + (write ? (int)slice.length : 0))
+            .putInt(write ? PeerProtocol.WRITE : PeerProtocol.READ)
+            .putLong(slice.wireId())
+            .putLong(transfer.target.remoteHandle())
+            .putLong(transfer.targetAddress + slice.offset)
+            .putLong(slice.length)
+            .flip();
+        if (write)
+        {
+            requestWithPayload[0] = requestHeader;
+            requestWithPayload[1] = transfer.local.mapping()
+                .asSlice(transfer.local.offsetOf(transfer.localAddress) + slice.offset, slice.length).asByteBuffer();
+            FrameIo.writeFully(current, requestWithPayload);
+            requestWithPayload[1] = null;
+            transport.bytesSent(slice.length);
+        }
+        else
+        {
+            FrameIo.writeFully(current, requestHeader);
+        }
+    }
+
+    private void receiveLoop(final SocketChannel current)
+    {
+        try
+        {
+            while (running && channel == current)
+            {
+                ackHeader.clear();
+                FrameIo.readFully(current, ackHeader);
+                ackHeader.flip();
+                final int bodyLength = ackHeader.getInt();
+                final int type = ackHeader.getInt();
+                final long wireId = ackHeader.getLong();
+                final int status = ackHeader.getInt();
+                ackHeader.getInt();
+                final long length = ackHeader.getLong();
+                final Slice slice = inFlight.poll();
+                if (type != PeerProtocol.ACK || slice == null || slice.wireId() != wireId ||
+                    bodyLength != PeerProtocol.ACK_FIELDS_LENGTH + length)
+                {
+                    if (slice != null)
+                    {
+                        transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR);
+                    }
+                    throw new IOException("answer out of step with the requests (type " + type + ")");
+                }
+                busySinceNanos = inFlight.isEmpty() ? 0 : System.nanoTime();
+                final RemoteTransfer transfer = slice.transfer;
+                if (length > 0)
+                {
+                    if (slice.kind != Slice.DATA || transfer.opcode != Opcode.READ || length != slice.length)
+                    {
+                        transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR);
+                        throw new IOException("unexpected payload of " + length + " bytes");
+                    }
+                    FrameIo.readFully(current, transfer.local.mapping()
+                        .asSlice(transfer.local.offsetOf(transfer.localAddress) + slice.offset, length).asByteBuffer());
+                    transport.bytesReceived(length);
+                }
+                transport.finishSlice(slice, status);
+            }
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            broken(current, ex.toString());
+        }
+    }
+
+    private SocketChannel connectedChannel()
+    {
+        final SocketChannel current = channel;
+        if (current != null)
+        {
+            return current;
+        }
+        final long now = System.nanoTime();
+        if (now < reconnectAfterNanos)
+        {
+            return null;
+        }
+        failStranded();
+        SocketChannel fresh = null;
+        try
+        {
+            fresh = SocketChannel.open();
+            fresh.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            fresh.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+            busySinceNanos = now;
+            channel = fresh;
+            fresh.socket().connect(new InetSocketAddress(link.host(), link.port()), (int)transport.timeoutMs());
+            epoch = PeerHandshake.asClient(fresh, transport.authenticator());
+            busySinceNanos = 0;
+            reconnectDelayNanos = MIN_RECONNECT_DELAY_NS;
+            link.connected(this, epoch);
+            final SocketChannel established = fresh;
+            final Thread receiver = new Thread(() -> receiveLoop(established),
+                "xferd-peer-ack-" + link.address() + "-" + number);
+            receiver.setDaemon(true);
+            receiver.start();
+            return fresh;
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            channel = null;
+            busySinceNanos = 0;
+            closeQuietly(fresh);
+            reconnectAfterNanos = now + reconnectDelayNanos;
+            reconnectDelayNanos = Math.min(MAX_RECONNECT_DELAY_NS, reconnectDelayNanos * 2);
+            link.connectFailed(this, ex);
+            return null;
+        }
+    }
+
+    /**
+     * Close the connection when it has waited on its peer longer than the timeout: the blocked threads wake with
+     * an error and fail their slices. Called by the transport's watchdog.
+     */
+    void checkTimeout(final long nowNanos, final long timeoutNanos)
+    {
+        final long since = busySinceNanos;
+        final SocketChannel current = channel;
+        if (current != null && since != 0 && nowNanos - since > timeoutNanos)
+        {
+            transport.sliceTimedOut();
+            broken(current, "no answer for " + timeoutNanos / 1_000_000 + " ms");
+        }
+    }
+
+    private void broken(final SocketChannel which, final String reason)
+    {
+        synchronized (this)
+        {
+            if (channel != which)
+            {
+                return;
+            }
+            channel = null;
+            busySinceNanos = 0;
+            reconnectAfterNanos = 0;
+        }
+        closeQuietly(which);
+        failStranded();
+        link.lost(this, reason);
+    }
+
+    long epoch()
+    {
+        return epoch;
+    }
+
+    private static void closeQuietly(final SocketChannel channel)
+    {
+        if (channel != null)
+        {
+            try
+            {
+                channel.close();
+            }
+            catch (final IOException ignore)
+            {
+                // closing anyway
+            }
+        }
+    }
+
+    @Override
+    public void close()
+    {
+        running = false;
+        final SocketChannel current = channel;
+        if (current != null)
+        {
+            broken(current, "daemon shutting down");
+        }
+        try
+        {
+            sender.join(2000);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

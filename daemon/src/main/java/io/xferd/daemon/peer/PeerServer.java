@@ -1,0 +1,166 @@
+package io.xferd.daemon.peer;
+
+import io.xferd.daemon.DaemonContext;
+import io.xferd.daemon.SystemCounters;
+import io.xferd.daemon.ipc.ClientRegistry;
+import io.xferd.daemon.pipeline.CompletionSender;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The daemon's RPC listener: accepts peer daemons on the RPC port and serves each connection on its own thread
+ * (handshake, descriptors, then WRITE/READ/NOTIFY straight into and out of registered memory).
+ */
+public final class PeerServer implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(PeerServer.class);
+
+    private final ServerSocketChannel listener;
+    private final Thread acceptor;
+    private final Set<PeerSessionHandler> handlers = ConcurrentHashMap.newKeySet();
+    private final DaemonContext context;
+    private final ClientRegistry registry;
+    private final SystemCounters counters;
+    private final ManyToOneConcurrentArrayQueue<io.xferd.daemon.ipc.ClientSession> disconnects;
+    private final PeerAuthenticator authenticator;
+    private final long epoch;
+    private final String advertisedAddress;
+    private volatile boolean running = true;
+
+    public PeerServer(
+        final DaemonContext context,
+        final ClientRegistry registry,
+        final SystemCounters counters,
+        final ManyToOneConcurrentArrayQueue<io.xferd.daemon.ipc.ClientSession> disconnects,
+        final long epoch)
+    {
+        this.context = context;
+        this.registry = registry;
+        this.counters = counters;
+        this.disconnects = disconnects;
+        this.authenticator = new PeerAuthenticator(context.clusterToken());
+        this.epoch = epoch;
+        try
+        {
+            listener = ServerSocketChannel.open();
+            listener.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            listener.bind(new InetSocketAddress(context.rpcHost(), context.rpcPort()), 128);
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException("cannot listen on rpc address " + context.rpcAddress() + ": " +
+                ex.getMessage() + " (choose another with --rpc-address)", ex);
+        }
+        final int port = ((InetSocketAddress)listenerAddress()).getPort();
+        this.advertisedAddress = context.rpcHost() + ":" + port;
+        this.acceptor = new Thread(this::acceptLoop, "xferd-peer-acceptor");
+        this.acceptor.setDaemon(true);
+    }
+
+    public void start()
+    {
+        acceptor.start();
+        LOG.info("peer listener on {} (epoch {}, cluster token {})", advertisedAddress, epoch,
+            authenticator.hasToken() ? "required" : "not set");
+    }
+
+    /**
+     * @return host:port peers reach this daemon at (the real port when the configured one was 0).
+     */
+    public String advertisedAddress()
+    {
+        return advertisedAddress;
+    }
+
+    private java.net.SocketAddress listenerAddress()
+    {
+        try
+        {
+            return listener.getLocalAddress();
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    private void acceptLoop()
+    {
+        int connectionId = 0;
+        while (running)
+        {
+            try
+            {
+                final SocketChannel channel = listener.accept();
+                channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                channel.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+                final PeerSessionHandler handler = new PeerSessionHandler(channel, this, registry,
+                    new CompletionSender(disconnects, counters), counters);
+                handlers.add(handler);
+                final Thread thread = new Thread(handler, "xferd-peer-in-" + (++connectionId));
+                thread.setDaemon(true);
+                thread.start();
+            }
+            catch (final ClosedChannelException ex)
+            {
+                return;
+            }
+            catch (final IOException ex)
+            {
+                if (running)
+                {
+                    LOG.warn("accepting a peer connection failed: {}", ex.toString());
+                }
+            }
+        }
+    }
+
+    void closed(final PeerSessionHandler handler)
+    {
+        handlers.remove(handler);
+    }
+
+    PeerAuthenticator authenticator()
+    {
+        return authenticator;
+    }
+
+    long epoch()
+    {
+        return epoch;
+    }
+
+    DaemonContext context()
+    {
+        return context;
+    }
+
+    @Override
+    public void close()
+    {
+        running = false;
+        try
+        {
+            listener.close();
+        }
+        catch (final IOException ignore)
+        {
+            // closing anyway
+        }
+        for (final PeerSessionHandler handler : handlers)
+        {
+            handler.close();
+        }
+    }
+}

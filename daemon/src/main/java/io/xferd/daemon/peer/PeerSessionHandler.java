@@ -1,0 +1,327 @@
+package io.xferd.daemon.peer;
+
+import io.xferd.daemon.SystemCounters;
+import io.xferd.daemon.ipc.ClientRegistry;
+import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.memory.Region;
+import io.xferd.daemon.memory.RegionTable;
+import io.xferd.daemon.pipeline.CompletionSender;
+import io.xferd.ipc.ControlFrame;
+import io.xferd.ipc.SubmitRequestFlyweight;
+import io.xferd.ipc.SystemCounter;
+import io.xferd.ipc.TransferStatus;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.AtomicCounter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Serves one connection from a peer daemon: handshake, then each request in order. Every WRITE, READ and
+ * NOTIFY is checked against the target segment's registered regions; bytes go straight between the socket and
+ * the target's mapping (the region is borrowed for the duration, so its owner's death cannot unmap it).
+ */
+final class PeerSessionHandler implements Runnable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(PeerSessionHandler.class);
+
+    private final SocketChannel channel;
+    private final PeerServer server;
+    private final ClientRegistry registry;
+    private final CompletionSender sender;
+    private final ByteBuffer header = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH);
+    private final ByteBuffer fields = FrameIo.newBuffer(64);
+    private final ByteBuffer ack = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
+    private final ByteBuffer scratch = FrameIo.newBuffer(64 * 1024);
+    private final ByteBuffer[] ackWithPayload = new ByteBuffer[2];
+    private final byte[] notifySource = new byte[ControlFrame.MAX_STRING_LENGTH];
+    private final UnsafeBuffer notifyMessage = new UnsafeBuffer(new byte[SubmitRequestFlyweight.MAX_NOTIFY_LENGTH]);
+    private final AtomicCounter refused;
+    private final AtomicCounter bytesReceived;
+    private final AtomicCounter bytesSent;
+
+    PeerSessionHandler(
+        final SocketChannel channel,
+        final PeerServer server,
+        final ClientRegistry registry,
+        final CompletionSender sender,
+        final SystemCounters counters)
+    {
+        this.channel = channel;
+        this.server = server;
+        this.registry = registry;
+        this.sender = sender;
+        this.refused = counters.get(SystemCounter.REMOTE_ACCESS_REFUSED);
+        this.bytesReceived = counters.get(SystemCounter.REMOTE_BYTES_RECEIVED);
+        this.bytesSent = counters.get(SystemCounter.REMOTE_BYTES_SENT);
+        counters.get(SystemCounter.PEER_CONNECTIONS_IN).increment();
+    }
+
+    @Override
+    public void run()
+    {
+        String peer = "?";
+        try
+        {
+            peer = String.valueOf(channel.getRemoteAddress());
+            if (!PeerHandshake.asServer(channel, server.authenticator(), server.epoch()))
+            {
+                LOG.warn("refused peer {} in the handshake", peer);
+                return;
+            }
+            while (true)
+            {
+                header.clear();
+                FrameIo.readFully(channel, header);
+                header.flip();
+                final int length = header.getInt();
+                final int type = header.getInt();
+                switch (type)
+                {
+                    case PeerProtocol.GET_SEGMENT -> onGetSegment(length);
+                    case PeerProtocol.WRITE -> onWrite();
+                    case PeerProtocol.READ -> onRead();
+                    case PeerProtocol.NOTIFY -> onNotify(length);
+                    default -> throw new IOException("unknown peer frame type " + type);
+                }
+            }
+        }
+        catch (final EOFException ex)
+        {
+            LOG.debug("peer {} closed its connection", peer);
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            LOG.info("peer connection from {} ended: {}", peer, ex.toString());
+        }
+        finally
+        {
+            close();
+            server.closed(this);
+        }
+    }
+
+    private void onGetSegment(final int length) throws IOException
+    {
+        if (length < 0 || length > ControlFrame.MAX_STRING_LENGTH)
+        {
+            throw new IOException("segment name of " + length + " bytes");
+        }
+        final ByteBuffer name = FrameIo.newBuffer(length);
+        FrameIo.readFully(channel, name);
+        name.flip();
+        final String segmentName = FrameIo.utf8(name);
+        final ClientSession session = registry.byName(segmentName);
+        final byte[] answer;
+        final int status;
+        if (session == null || session.isClosed())
+        {
+            status = TransferStatus.UNKNOWN_SEGMENT;
+            answer = ("no segment named " + segmentName + " at " + server.advertisedAddress())
+                .getBytes(StandardCharsets.UTF_8);
+            refused.increment();
+        }
+        else
+        {
+            status = TransferStatus.OK;
+            answer = describe(session).toJson().getBytes(StandardCharsets.UTF_8);
+        }
+        final ByteBuffer body = FrameIo.newBuffer(4 + answer.length);
+        body.putInt(status).put(answer).flip();
+        final byte[] bytes = new byte[body.remaining()];
+        body.get(bytes);
+        FrameIo.sendFrame(channel, PeerProtocol.DESCRIPTOR, bytes);
+    }
+
+    private SegmentDescriptor describe(final ClientSession session)
+    {
+        final RegionTable regions = session.regions();
+        final List<SegmentDescriptor.Buffer> buffers = new ArrayList<>();
+        for (int i = 0; i < regions.size(); i++)
+        {
+            final Region region = regions.get(i);
+            buffers.add(new SegmentDescriptor.Buffer(region.ownerAddress(), region.length(), region.location()));
+        }
+        return new SegmentDescriptor(SegmentDescriptor.VERSION, server.advertisedAddress() + "/" + session.segmentName(),
+            server.context().protocol(), server.advertisedAddress(), server.epoch(), session.segmentHandle(),
+            server.context().deviceNames(), buffers, null);
+    }
+
+    private void onWrite() throws IOException
+    {
+        readFields(PeerProtocol.REQUEST_FIELDS_LENGTH);
+        final long sliceId = fields.getLong();
+        final long handle = fields.getLong();
+        final long address = fields.getLong();
+        final long length = fields.getLong();
+        final ClientSession target = registry.segment(handle);
+        final int check = check(target, address, length);
+        int status = check;
+        if (check == TransferStatus.OK)
+        {
+            final Region region = target.regions().find(address, length);
+            if (region != null && region.tryAcquire())
+            {
+                try
+                {
+                    final ByteBuffer view = region.mapping().asSlice(region.offsetOf(address), length).asByteBuffer();
+                    FrameIo.readFully(channel, view);
+                    bytesReceived.getAndAdd(length);
+                }
+                finally
+                {
+                    region.release();
+                }
+                status = target.isClosed() ? TransferStatus.TARGET_GONE : TransferStatus.OK;
+            }
+            else
+            {
+                status = TransferStatus.TARGET_GONE;
+                FrameIo.skip(channel, scratch, length);
+            }
+        }
+        else if (length > 0)
+        {
+            FrameIo.skip(channel, scratch, length);
+        }
+        sendAck(sliceId, status, 0, null);
+    }
+
+    private void onRead() throws IOException
+    {
+        readFields(PeerProtocol.REQUEST_FIELDS_LENGTH);
+        final long sliceId = fields.getLong();
+        final long handle = fields.getLong();
+        final long address = fields.getLong();
+        final long length = fields.getLong();
+        final ClientSession target = registry.segment(handle);
+        final int check = check(target, address, length);
+        if (check != TransferStatus.OK)
+        {
+            sendAck(sliceId, check, 0, null);
+            return;
+        }
+        final Region region = target.regions().find(address, length);
+        if (region == null || !region.tryAcquire())
+        {
+            sendAck(sliceId, TransferStatus.TARGET_GONE, 0, null);
+            return;
+        }
+        try
+        {
+            sendAck(sliceId, TransferStatus.OK, length,
+                region.mapping().asSlice(region.offsetOf(address), length).asByteBuffer());
+            bytesSent.getAndAdd(length);
+        }
+        finally
+        {
+            region.release();
+        }
+    }
+
+    private void onNotify(final int bodyLength) throws IOException
+    {
+        readFields(32);
+        final long sliceId = fields.getLong();
+        final long handle = fields.getLong();
+        final long traceId = fields.getLong();
+        final int sourceLength = fields.getInt();
+        final int messageLength = fields.getInt();
+        if (sourceLength < 0 || sourceLength > notifySource.length || messageLength < 0 ||
+            messageLength > SubmitRequestFlyweight.MAX_NOTIFY_LENGTH || bodyLength != 32 + sourceLength + messageLength)
+        {
+            throw new IOException("malformed NOTIFY");
+        }
+        final ByteBuffer body = FrameIo.newBuffer(sourceLength + messageLength);
+        FrameIo.readFully(channel, body);
+        body.flip();
+        final byte[] source = new byte[sourceLength];
+        body.get(source);
+        final byte[] message = new byte[messageLength];
+        body.get(message);
+        notifyMessage.putBytes(0, message);
+        final ClientSession target = registry.segment(handle);
+        int status = TransferStatus.UNKNOWN_SEGMENT;
+        if (target != null && target.tryAcquire())
+        {
+            try
+            {
+                sender.notify(target, traceId, source, notifyMessage, messageLength);
+                status = TransferStatus.OK;
+            }
+            finally
+            {
+                target.release();
+            }
+        }
+        sendAck(sliceId, status, 0, null);
+    }
+
+    private int check(final ClientSession target, final long address, final long length)
+    {
+        final int status;
+        if (target == null || target.isClosed())
+        {
+            status = TransferStatus.UNKNOWN_SEGMENT;
+        }
+        else if (length <= 0 || length > server.context().maxRequestLength())
+        {
+            status = TransferStatus.INVALID_LENGTH;
+        }
+        else if (target.regions().find(address, length) == null)
+        {
+            status = TransferStatus.TARGET_RANGE_NOT_REGISTERED;
+        }
+        else
+        {
+            return TransferStatus.OK;
+        }
+        refused.increment();
+        return status;
+    }
+
+    private void readFields(final int length) throws IOException
+    {
+        fields.clear().limit(length);
+        FrameIo.readFully(channel, fields);
+        fields.flip();
+    }
+
+    private void sendAck(final long sliceId, final int status, final long length, final ByteBuffer payload)
+        throws IOException
+    {
+        ack.clear();
+        ack.putInt(PeerProtocol.ACK_FIELDS_LENGTH + (int)length).putInt(PeerProtocol.ACK)
+            .putLong(sliceId).putInt(status).putInt(0).putLong(length).flip();
+        if (payload == null)
+        {
+            FrameIo.writeFully(channel, ack);
+        }
+        else
+        {
+            ackWithPayload[0] = ack;
+            ackWithPayload[1] = payload;
+            FrameIo.writeFully(channel, ackWithPayload);
+            ackWithPayload[1] = null;
+        }
+    }
+
+    void close()
+    {
+        try
+        {
+            channel.close();
+        }
+        catch (final IOException ignore)
+        {
+            // already closing
+        }
+    }
+}

@@ -1,0 +1,55 @@
+package io.xferd.daemon.peer;
+
+import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.memory.Region;
+import io.xferd.ipc.SubmitRequestFlyweight;
+import io.xferd.ipc.TransferStatus;
+
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One request to another daemon while its slices are on the wire: pooled and reused, never allocated per
+ * request. Holds the submitter's session and the local region borrowed until the last slice is answered.
+ */
+final class RemoteTransfer
+{
+    final AtomicInteger pendingSlices = new AtomicInteger();
+    final AtomicInteger firstError = new AtomicInteger();
+    final byte[] notify = new byte[SubmitRequestFlyweight.MAX_NOTIFY_LENGTH];
+    ClientSession submitter;
+    Region local;
+    RemoteSegment target;
+    long requestId;
+    long traceId;
+    int opcode;
+    long localAddress;
+    long targetAddress;
+    long length;
+    long intakeNanos;
+    int notifyLength;
+    boolean notifySent;
+
+    void reset()
+    {
+        submitter = null;
+        local = null;
+        target = null;
+        notifyLength = 0;
+        notifySent = false;
+        firstError.set(TransferStatus.OK);
+    }
+
+    /**
+     * Record a slice's outcome, keeping the first failure.
+     *
+     * @return true when it was the last pending slice.
+     */
+    boolean sliceDone(final int status)
+    {
+        if (status != TransferStatus.OK)
+        {
+            firstError.compareAndSet(TransferStatus.OK, status);
+        }
+        return pendingSlices.decrementAndGet() == 0;
+    }
+}

@@ -1,0 +1,73 @@
+package io.xferd.daemon.peer;
+
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a daemon tells others about one of its segments, as versioned JSON with Mooncake's field names where
+ * they fit. The same JSON goes through every metadata backend. {@code handle} is the owning daemon's handle
+ * for the segment, valid while {@code epoch} (the daemon's start) is unchanged.
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+@JsonIgnoreProperties(ignoreUnknown = true)
+public record SegmentDescriptor(
+    @JsonProperty("version") int version,
+    @JsonProperty("name") String name,
+    @JsonProperty("protocol") String protocol,
+    @JsonProperty("rpc_address") String rpcAddress,
+    @JsonProperty("epoch") long epoch,
+    @JsonProperty("handle") long handle,
+    @JsonProperty("devices") List<String> devices,
+    @JsonProperty("buffers") List<Buffer> buffers,
+    @JsonProperty("priority_matrix") Map<String, List<List<String>>> priorityMatrix)
+{
+    public static final int VERSION = 1;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * One registered region: the owner's address, length and memory location.
+     */
+    public record Buffer(
+        @JsonProperty("addr") long address,
+        @JsonProperty("length") long length,
+        @JsonProperty("location") String location)
+    {
+    }
+
+    public String toJson()
+    {
+        try
+        {
+            return JSON.writeValueAsString(this);
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    public static SegmentDescriptor fromJson(final String json)
+    {
+        try
+        {
+            final SegmentDescriptor descriptor = JSON.readValue(json, SegmentDescriptor.class);
+            if (descriptor.version() != VERSION)
+            {
+                throw new IllegalArgumentException("segment descriptor version " + descriptor.version() +
+                    ", this daemon reads " + VERSION);
+            }
+            return descriptor;
+        }
+        catch (final IOException ex)
+        {
+            throw new IllegalArgumentException("malformed segment descriptor: " + ex.getMessage(), ex);
+        }
+    }
+}

@@ -1,0 +1,30 @@
+package io.xferd.daemon.peer;
+
+/**
+ * One piece of a {@link RemoteTransfer} on one connection: an offset and length within the request, or the
+ * request's notification. Pooled; the id on the wire is {@code generation << 32 | index}, so a late answer to
+ * a slice that was already failed and reused is recognised.
+ */
+final class Slice
+{
+    static final int DATA = 0;
+    static final int NOTIFY = 1;
+
+    final int index;
+    int generation;
+    int kind;
+    RemoteTransfer transfer;
+    long offset;
+    long length;
+    long sentNanos;
+
+    Slice(final int index)
+    {
+        this.index = index;
+    }
+
+    long wireId()
+    {
+        return ((long)generation << 32) | index;
+    }
+}

@@ -1,0 +1,361 @@
+package io.xferd.daemon.peer;
+
+import io.xferd.daemon.DaemonContext;
+import io.xferd.daemon.SystemCounters;
+import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.memory.Region;
+import io.xferd.daemon.pipeline.CompletionSender;
+import io.xferd.ipc.Opcode;
+import io.xferd.ipc.SystemCounter;
+import io.xferd.ipc.TransferStatus;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.status.AtomicCounter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * The TCP transport to other daemons: cuts each remote request into slices, spreads them over the peer's
+ * pooled connections, and writes the request's completion when the last slice is answered (a WRITE only once
+ * the target acknowledged that its bytes are in memory; a READ only once every byte arrived). A watchdog fails
+ * connections that wait past the transfer timeout, so nothing hangs. Requests and slices come from pools.
+ */
+public final class TcpTransport implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
+    private static final int TRANSFER_POOL = 16 * 1024;
+    private static final int SLICE_POOL = 16 * 1024;
+
+    private final DaemonContext context;
+    private final SystemCounters counters;
+    private final PeerAuthenticator authenticator;
+    private final RemoteSegments remoteSegments = new RemoteSegments();
+    private final Map<String, PeerLink> links = new ConcurrentHashMap<>();
+    private final ManyToManyConcurrentArrayQueue<RemoteTransfer> transfers =
+        new ManyToManyConcurrentArrayQueue<>(TRANSFER_POOL);
+    private final ManyToManyConcurrentArrayQueue<Slice> slices = new ManyToManyConcurrentArrayQueue<>(SLICE_POOL);
+    private final ThreadLocal<CompletionSender> senders;
+    private final ExecutorService resolver = Executors.newSingleThreadExecutor(runnable ->
+    {
+        final Thread thread = new Thread(runnable, "xferd-peer-resolver");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(runnable ->
+    {
+        final Thread thread = new Thread(runnable, "xferd-peer-watchdog");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private final AtomicCounter completed;
+    private final AtomicCounter failed;
+    private final AtomicCounter bytesRead;
+    private final AtomicCounter bytesWritten;
+    private final long sliceSize;
+    private volatile boolean running = true;
+
+    public TcpTransport(
+        final DaemonContext context,
+        final SystemCounters counters,
+        final ManyToOneConcurrentArrayQueue<ClientSession> disconnects)
+    {
+        this.context = context;
+        this.counters = counters;
+        this.authenticator = new PeerAuthenticator(context.clusterToken());
+        this.senders = ThreadLocal.withInitial(() -> new CompletionSender(disconnects, counters));
+        this.sliceSize = context.sliceSize();
+        this.completed = counters.get(SystemCounter.REQUESTS_COMPLETED);
+        this.failed = counters.get(SystemCounter.REQUESTS_FAILED);
+        this.bytesRead = counters.get(SystemCounter.BYTES_READ);
+        this.bytesWritten = counters.get(SystemCounter.BYTES_WRITTEN);
+        for (int i = 0; i < TRANSFER_POOL; i++)
+        {
+            transfers.offer(new RemoteTransfer());
+        }
+        for (int i = 0; i < SLICE_POOL; i++)
+        {
+            slices.offer(new Slice(i));
+        }
+        final long period = Math.max(10, context.transferTimeoutMs() / 10);
+        watchdog.scheduleAtFixedRate(this::checkTimeouts, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    public RemoteSegments remoteSegments()
+    {
+        return remoteSegments;
+    }
+
+    /**
+     * Start a remote request. On {@link TransferStatus#OK} the transport owns the submitter's borrow and the local
+     * region's borrow until it writes the completion; on any other status nothing was taken.
+     */
+    public int submit(
+        final ClientSession submitter,
+        final long requestId,
+        final long traceId,
+        final int opcode,
+        final Region local,
+        final long localAddress,
+        final RemoteSegment target,
+        final long targetAddress,
+        final long length,
+        final long intakeNanos,
+        final DirectBuffer notify,
+        final int notifyLength)
+    {
+        if (!running)
+        {
+            return TransferStatus.SHUTTING_DOWN;
+        }
+        final RemoteTransfer transfer = transfers.poll();
+        if (transfer == null)
+        {
+            return TransferStatus.TRANSPORT_ERROR;
+        }
+        transfer.reset();
+        transfer.submitter = submitter;
+        transfer.local = local;
+        transfer.target = target;
+        transfer.requestId = requestId;
+        transfer.traceId = traceId;
+        transfer.opcode = opcode;
+        transfer.localAddress = localAddress;
+        transfer.targetAddress = targetAddress;
+        transfer.length = length;
+        transfer.intakeNanos = intakeNanos;
+        if (opcode == Opcode.WRITE && notifyLength > 0)
+        {
+            notify.getBytes(0, transfer.notify, 0, notifyLength);
+            transfer.notifyLength = notifyLength;
+        }
+        final int sliceCount = (int)((length + sliceSize - 1) / sliceSize);
+        transfer.pendingSlices.set(sliceCount);
+        for (int i = 0; i < sliceCount; i++)
+        {
+            final long offset = i * sliceSize;
+            enqueue(transfer, Slice.DATA, offset, Math.min(sliceSize, length - offset));
+        }
+        return TransferStatus.OK;
+    }
+
+    private void enqueue(final RemoteTransfer transfer, final int kind, final long offset, final long length)
+    {
+        Slice slice;
+        while ((slice = slices.poll()) == null)
+        {
+            Thread.onSpinWait();
+        }
+        slice.transfer = transfer;
+        slice.kind = kind;
+        slice.offset = offset;
+        slice.length = length;
+        final PeerConnection connection = transfer.target.link().nextConnection();
+        while (!connection.offer(slice))
+        {
+            Thread.onSpinWait();
+        }
+    }
+
+    /**
+     * A slice was answered (or failed): return it to the pool and, if it was the request's last, finish the
+     * request. Any thread.
+     */
+    void finishSlice(final Slice slice, final int status)
+    {
+        final RemoteTransfer transfer = slice.transfer;
+        slice.transfer = null;
+        slice.generation++;
+        slices.offer(slice);
+        if (transfer.sliceDone(status))
+        {
+            finishTransfer(transfer);
+        }
+    }
+
+    private void finishTransfer(final RemoteTransfer transfer)
+    {
+        final int status = transfer.firstError.get();
+        if (status == TransferStatus.OK && transfer.notifyLength > 0 && !transfer.notifySent)
+        {
+            transfer.notifySent = true;
+            transfer.pendingSlices.set(1);
+            enqueue(transfer, Slice.NOTIFY, 0, 0);
+            return;
+        }
+        final ClientSession submitter = transfer.submitter;
+        final long bytes = status == TransferStatus.OK ? transfer.length : 0;
+        if (status == TransferStatus.OK)
+        {
+            completed.increment();
+            (transfer.opcode == Opcode.READ ? bytesRead : bytesWritten).getAndAdd(bytes);
+        }
+        else
+        {
+            failed.increment();
+        }
+        senders.get().complete(submitter, transfer.requestId, status, bytes, transfer.intakeNanos, System.nanoTime());
+        transfer.local.release();
+        submitter.release();
+        transfer.reset();
+        transfers.offer(transfer);
+    }
+
+    /**
+     * Ask the daemon at {@code host:port} for a segment's descriptor, off the caller's thread; the answer (a
+     * handle, or an error message) goes to {@code onResult} on the resolver thread.
+     */
+    public void openAsync(final String peerAddress, final String segmentName, final Consumer<Object> onResult)
+    {
+        resolver.execute(() ->
+        {
+            try
+            {
+                final SegmentDescriptor descriptor = fetchDescriptor(peerAddress, segmentName);
+                final PeerLink link = links.computeIfAbsent(peerAddress,
+                    address -> new PeerLink(address, context.connectionsPerPeer(), this));
+                onResult.accept(remoteSegments.add(new RemoteSegment(peerAddress + "/" + segmentName, link,
+                    descriptor.handle(), descriptor.epoch(), descriptor)));
+            }
+            catch (final IOException | RuntimeException ex)
+            {
+                onResult.accept(ex.getMessage() == null ? ex.toString() : ex.getMessage());
+            }
+        });
+    }
+
+    private SegmentDescriptor fetchDescriptor(final String peerAddress, final String segmentName) throws IOException
+    {
+        final int colon = peerAddress.lastIndexOf(':');
+        final InetSocketAddress address;
+        try
+        {
+            address = new InetSocketAddress(peerAddress.substring(0, colon),
+                Integer.parseInt(peerAddress.substring(colon + 1)));
+        }
+        catch (final RuntimeException ex)
+        {
+            throw new IOException("not a host:port: " + peerAddress);
+        }
+        try (SocketChannel channel = SocketChannel.open())
+        {
+            channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            final var timeout = watchdog.schedule(() -> closeQuietly(channel), context.transferTimeoutMs(),
+                TimeUnit.MILLISECONDS);
+            try
+            {
+                channel.socket().connect(address, (int)context.transferTimeoutMs());
+                PeerHandshake.asClient(channel, authenticator);
+                FrameIo.sendFrame(channel, PeerProtocol.GET_SEGMENT, segmentName.getBytes(StandardCharsets.UTF_8));
+                final ByteBuffer answer = FrameIo.receiveFrame(channel, PeerProtocol.DESCRIPTOR);
+                final int status = answer.getInt();
+                final String text = FrameIo.utf8(answer);
+                if (status != TransferStatus.OK)
+                {
+                    throw new PeerRefusedException(text);
+                }
+                return SegmentDescriptor.fromJson(text);
+            }
+            catch (final IOException ex)
+            {
+                if (!channel.isOpen())
+                {
+                    throw new IOException("peer " + peerAddress + " did not answer within " +
+                        context.transferTimeoutMs() + " ms");
+                }
+                throw new IOException("peer " + peerAddress + ": " + ex.getMessage(), ex);
+            }
+            finally
+            {
+                timeout.cancel(false);
+            }
+        }
+    }
+
+    private void checkTimeouts()
+    {
+        final long now = System.nanoTime();
+        final long timeoutNanos = context.transferTimeoutMs() * 1_000_000L;
+        for (final PeerLink link : links.values())
+        {
+            for (final PeerConnection connection : link.connections())
+            {
+                connection.checkTimeout(now, timeoutNanos);
+            }
+        }
+    }
+
+    void bytesSent(final long bytes)
+    {
+        counters.get(SystemCounter.REMOTE_BYTES_SENT).getAndAdd(bytes);
+    }
+
+    void bytesReceived(final long bytes)
+    {
+        counters.get(SystemCounter.REMOTE_BYTES_RECEIVED).getAndAdd(bytes);
+    }
+
+    void sliceTimedOut()
+    {
+        counters.get(SystemCounter.SLICES_TIMED_OUT).increment();
+    }
+
+    PeerAuthenticator authenticator()
+    {
+        return authenticator;
+    }
+
+    SystemCounters counters()
+    {
+        return counters;
+    }
+
+    long timeoutMs()
+    {
+        return context.transferTimeoutMs();
+    }
+
+    public Map<String, PeerLink> links()
+    {
+        return links;
+    }
+
+    private static void closeQuietly(final SocketChannel channel)
+    {
+        try
+        {
+            channel.close();
+        }
+        catch (final IOException ignore)
+        {
+            // closing anyway
+        }
+    }
+
+    @Override
+    public void close()
+    {
+        running = false;
+        for (final PeerLink link : links.values())
+        {
+            link.close();
+        }
+        resolver.shutdownNow();
+        watchdog.shutdownNow();
+        LOG.debug("tcp transport closed");
+    }
+}

@@ -1,0 +1,244 @@
+package io.xferd.daemon;
+
+import io.xferd.client.ControlException;
+import io.xferd.client.Notification;
+import io.xferd.client.SharedBuffer;
+import io.xferd.client.TaskStatus;
+import io.xferd.client.TransferRequest;
+import io.xferd.client.XferClient;
+import io.xferd.ipc.Opcode;
+import io.xferd.ipc.SystemCounter;
+import io.xferd.ipc.TransferStatus;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Two daemons on loopback (the network-namespace tests put them on two "hosts"): a client of one reads and
+ * writes the registered memory of a client of the other through the daemons' TCP transport.
+ */
+@Timeout(60)
+class PeerTransferTest
+{
+    private static final int SIZE = 8 * 1024 * 1024;
+
+    private final Path dirA = SystemTests.newDaemonDirectory();
+    private final Path dirB = SystemTests.newDaemonDirectory();
+    private XferDaemon daemonA;
+    private XferDaemon daemonB;
+
+    @AfterEach
+    void tearDown()
+    {
+        if (daemonA != null)
+        {
+            daemonA.close();
+        }
+        if (daemonB != null)
+        {
+            daemonB.close();
+        }
+        SystemTests.deleteRecursively(dirA);
+        SystemTests.deleteRecursively(dirB);
+    }
+
+    private void startDaemons(final String tokenA, final String tokenB)
+    {
+        daemonA = XferDaemon.launch(SystemTests.daemonContext(dirA).clusterToken(tokenA).sliceSize(256 * 1024));
+        daemonB = XferDaemon.launch(SystemTests.daemonContext(dirB).clusterToken(tokenB).sliceSize(256 * 1024));
+    }
+
+    @Test
+    void shouldWriteAndReadAnotherDaemonsClientMemoryEveryByteVerified()
+    {
+        startDaemons(null, null);
+        try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode"));
+            XferClient prefill = XferClient.connect(SystemTests.clientContext(dirA, "prefill")))
+        {
+            final SharedBuffer target = decode.allocateMemory(SIZE);
+            decode.registerMemory(target, "cpu:0");
+            final SharedBuffer source = prefill.allocateMemory(SIZE);
+            SystemTests.fill(source.segment(), 42);
+            prefill.registerMemory(source, "cpu:0");
+            final long segment = prefill.openSegment(daemonB.rpcAddress() + "/decode");
+
+            // push: 8 MiB in 1 MiB requests, each cut into 256 KiB slices over two connections
+            final long batch = prefill.allocateBatch(8);
+            for (int i = 0; i < 8; i++)
+            {
+                prefill.submitTransfer(batch, TransferRequest.write(source.address() + i * (1L << 20), segment,
+                    target.address() + i * (1L << 20), 1 << 20));
+            }
+            assertThat(prefill.awaitBatch(batch, 20_000)).isTrue();
+            prefill.freeBatch(batch);
+            assertThat(SystemTests.firstMismatch(target.segment(), 0, SystemTests.randomBytes(42, SIZE), 0, SIZE))
+                .isEqualTo(-1);
+
+            // pull: read it all back into a second buffer
+            final SharedBuffer readBack = prefill.allocateMemory(SIZE);
+            prefill.registerMemory(readBack, "cpu:0");
+            prefill.transferSyncRead(segment, readBack.address(), target.address(), SIZE);
+            assertThat(SystemTests.firstMismatch(readBack.segment(), 0, SystemTests.randomBytes(42, SIZE), 0, SIZE))
+                .isEqualTo(-1);
+
+            assertThat(SystemTests.counter(daemonA, SystemCounter.REMOTE_BYTES_SENT)).isEqualTo(SIZE);
+            assertThat(SystemTests.counter(daemonA, SystemCounter.REMOTE_BYTES_RECEIVED)).isEqualTo(SIZE);
+            assertThat(SystemTests.counter(daemonB, SystemCounter.REMOTE_BYTES_RECEIVED)).isEqualTo(SIZE);
+        }
+    }
+
+    @Test
+    void shouldDeliverANotificationAfterTheRemoteWriteLanded()
+    {
+        startDaemons(null, null);
+        try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode"));
+            XferClient prefill = XferClient.connect(SystemTests.clientContext(dirA, "prefill")))
+        {
+            final SharedBuffer target = decode.allocateMemory(1 << 20);
+            decode.registerMemory(target, "cpu:0");
+            final SharedBuffer source = prefill.allocateMemory(1 << 20);
+            SystemTests.fill(source.segment(), 7);
+            prefill.registerMemory(source, "cpu:0");
+            final long segment = prefill.openSegment(daemonB.rpcAddress() + "/decode");
+
+            final long batch = prefill.allocateBatch(1);
+            prefill.submitTransfer(batch, TransferRequest.write(source.address(), segment, target.address(), 1 << 20)
+                .notify("layer 0".getBytes(StandardCharsets.UTF_8)).traceId(99));
+            assertThat(prefill.awaitBatch(batch, 20_000)).isTrue();
+
+            // the notification is sent only after every slice was acknowledged
+            List<Notification> notes = decode.getNotifies();
+            for (int i = 0; i < 2000 && notes.isEmpty(); i++)
+            {
+                Thread.onSpinWait();
+                notes = decode.getNotifies();
+            }
+            assertThat(notes).hasSize(1);
+            assertThat(notes.get(0).messageAsString()).isEqualTo("layer 0");
+            assertThat(notes.get(0).source()).isEqualTo(daemonA.rpcAddress() + "/prefill");
+            assertThat(notes.get(0).traceId()).isEqualTo(99);
+            assertThat(SystemTests.firstMismatch(target.segment(), 0, SystemTests.randomBytes(7, 1 << 20), 0, 1 << 20))
+                .isEqualTo(-1);
+        }
+    }
+
+    @Test
+    void shouldRefuseRemoteAccessOutsideTheTargetsRegisteredRegions()
+    {
+        startDaemons(null, null);
+        try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode"));
+            XferClient prefill = XferClient.connect(SystemTests.clientContext(dirA, "prefill")))
+        {
+            final SharedBuffer target = decode.allocateMemory(1 << 20);
+            decode.registerMemory(target, "cpu:0");
+            final SharedBuffer source = prefill.allocateMemory(2 << 20);
+            prefill.registerMemory(source, "cpu:0");
+            final long segment = prefill.openSegment(daemonB.rpcAddress() + "/decode");
+
+            final long batch = prefill.allocateBatch(3);
+            // one byte past the end, one before the start, and twice the region's size
+            prefill.submitTransfer(batch, TransferRequest.write(source.address(), segment, target.address() + 1, 1 << 20));
+            prefill.submitTransfer(batch, TransferRequest.read(source.address(), segment, target.address() - 1, 4096));
+            prefill.submitTransfer(batch, TransferRequest.write(source.address(), segment, target.address(), 2 << 20));
+            assertThat(prefill.awaitBatch(batch, 20_000)).isFalse();
+            for (int task = 0; task < 3; task++)
+            {
+                final TaskStatus status = prefill.getTransferStatus(batch, task);
+                assertThat(status.state()).isEqualTo(TaskStatus.FAILED);
+                assertThat(status.status()).isEqualTo(TransferStatus.TARGET_RANGE_NOT_REGISTERED);
+                assertThat(status.transferredBytes()).isZero();
+            }
+            assertThat(SystemTests.counter(daemonB, SystemCounter.REMOTE_ACCESS_REFUSED)).isGreaterThanOrEqualTo(3);
+
+            // and the connection is still in step: a good transfer after the refusals succeeds
+            prefill.transferSyncWrite(segment, source.address(), target.address(), 1 << 20);
+        }
+    }
+
+    @Test
+    void shouldRefuseAPeerThatCannotProveTheClusterToken()
+    {
+        startDaemons("sesame", "something-else");
+        try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode"));
+            XferClient prefill = XferClient.connect(SystemTests.clientContext(dirA, "prefill")))
+        {
+            final SharedBuffer target = decode.allocateMemory(4096);
+            decode.registerMemory(target, "cpu:0");
+
+            assertThatThrownBy(() -> prefill.openSegment(daemonB.rpcAddress() + "/decode"))
+                .isInstanceOf(ControlException.class)
+                .hasMessageContaining("token");
+        }
+    }
+
+    @Test
+    void shouldAdmitAPeerWithTheSameClusterToken()
+    {
+        startDaemons("sesame", "sesame");
+        try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode"));
+            XferClient prefill = XferClient.connect(SystemTests.clientContext(dirA, "prefill")))
+        {
+            final SharedBuffer target = decode.allocateMemory(4096);
+            decode.registerMemory(target, "cpu:0");
+            final SharedBuffer source = prefill.allocateMemory(4096);
+            prefill.registerMemory(source, "cpu:0");
+            final long segment = prefill.openSegment(daemonB.rpcAddress() + "/decode");
+            prefill.transferSyncWrite(segment, source.address(), target.address(), 4096);
+        }
+    }
+
+    @Test
+    void shouldFailRequestsWithATypedErrorWhenThePeerDaemonGoesAway()
+    {
+        startDaemons(null, null);
+        try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode"));
+            XferClient prefill = XferClient.connect(SystemTests.clientContext(dirA, "prefill")))
+        {
+            final SharedBuffer target = decode.allocateMemory(SIZE);
+            decode.registerMemory(target, "cpu:0");
+            final SharedBuffer source = prefill.allocateMemory(SIZE);
+            prefill.registerMemory(source, "cpu:0");
+            final long segment = prefill.openSegment(daemonB.rpcAddress() + "/decode");
+            prefill.transferSyncWrite(segment, source.address(), target.address(), SIZE);
+
+            daemonB.close();
+            daemonB = null;
+
+            final long batch = prefill.allocateBatch(4);
+            for (int i = 0; i < 4; i++)
+            {
+                prefill.submitTransfer(batch, new TransferRequest().set(i % 2 == 0 ? Opcode.WRITE : Opcode.READ,
+                    source.address(), segment, target.address(), SIZE));
+            }
+            assertThat(prefill.awaitBatch(batch, 20_000)).isFalse();
+            for (int task = 0; task < 4; task++)
+            {
+                final TaskStatus status = prefill.getTransferStatus(batch, task);
+                assertThat(status.state()).isEqualTo(TaskStatus.FAILED);
+                assertThat(status.status()).isIn(TransferStatus.TRANSPORT_ERROR, TransferStatus.TIMEOUT);
+            }
+        }
+    }
+
+    @Test
+    void shouldNameTheMissingSegmentWhenThePeerHasNone()
+    {
+        startDaemons(null, null);
+        try (XferClient prefill = XferClient.connect(SystemTests.clientContext(dirA, "prefill")))
+        {
+            assertThatThrownBy(() -> prefill.openSegment(daemonB.rpcAddress() + "/nobody"))
+                .isInstanceOf(ControlException.class)
+                .hasMessageContaining("no segment named nobody");
+            assertThatThrownBy(() -> prefill.openSegment("127.0.0.1:1/decode"))
+                .isInstanceOf(ControlException.class)
+                .hasMessageContaining("127.0.0.1:1");
+        }
+    }
+}
