@@ -241,4 +241,57 @@ class PeerTransferTest
                 .hasMessageContaining("127.0.0.1:1");
         }
     }
+
+    @Test
+    void shouldDropAStaleHandleAfterThePeerRestartedAndWorkOnceReopened()
+    {
+        startDaemons(null, null);
+        final String peerAddress = daemonB.rpcAddress();
+        final int port = Integer.parseInt(peerAddress.substring(peerAddress.lastIndexOf(':') + 1));
+        try (XferClient prefill = XferClient.connect(SystemTests.clientContext(dirA, "prefill")))
+        {
+            final SharedBuffer source = prefill.allocateMemory(4096);
+            prefill.registerMemory(source, "cpu:0");
+            long segment;
+            try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode")))
+            {
+                final SharedBuffer target = decode.allocateMemory(4096);
+                decode.registerMemory(target, "cpu:0");
+                segment = prefill.openSegment(peerAddress + "/decode");
+                prefill.transferSyncWrite(segment, source.address(), target.address(), 4096);
+            }
+
+            // the peer restarts on the same address: a new epoch
+            daemonB.close();
+            daemonB = XferDaemon.launch(SystemTests.daemonContext(dirB).rpcAddress("127.0.0.1:" + port));
+            try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode")))
+            {
+                final SharedBuffer target = decode.allocateMemory(4096);
+                decode.registerMemory(target, "cpu:0");
+
+                final long batch = prefill.allocateBatch(1);
+                prefill.submitTransfer(batch, TransferRequest.write(source.address(), segment, target.address(), 4096));
+                assertThat(prefill.awaitBatch(batch, 20_000)).isFalse();
+                assertThat(prefill.getTransferStatus(batch, 0).status())
+                    .isIn(TransferStatus.UNKNOWN_SEGMENT, TransferStatus.TRANSPORT_ERROR);
+                prefill.freeBatch(batch);
+
+                // a second try may be the one that reconnects; a reopened segment works
+                final long reopened = prefill.openSegment(peerAddress + "/decode");
+                assertThat(reopened).isNotEqualTo(segment);
+                SystemTests.awaitCondition(() ->
+                {
+                    try
+                    {
+                        prefill.transferSyncWrite(reopened, source.address(), target.address(), 4096);
+                        return true;
+                    }
+                    catch (final io.xferd.client.TransferFailedException ex)
+                    {
+                        return false;
+                    }
+                }, SystemTests.WAIT, () -> "write through the reopened segment");
+            }
+        }
+    }
 }
