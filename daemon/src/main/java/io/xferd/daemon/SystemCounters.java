@@ -10,9 +10,11 @@ import org.agrona.concurrent.status.CountersManager;
 public final class SystemCounters implements AutoCloseable
 {
     private final AtomicCounter[] counters = new AtomicCounter[SystemCounter.values().length];
+    private final CountersManager countersManager;
 
     public SystemCounters(final CountersManager countersManager)
     {
+        this.countersManager = countersManager;
         for (final SystemCounter counter : SystemCounter.values())
         {
             counters[counter.ordinal()] = countersManager.newCounter(counter.label(), SystemCounter.TYPE_ID);
@@ -26,6 +28,44 @@ public final class SystemCounters implements AutoCloseable
     public AtomicCounter get(final SystemCounter counter)
     {
         return counters[counter.ordinal()];
+    }
+
+    /**
+     * A further counter (per peer path, per NIC), from any control-path thread.
+     */
+    public AtomicCounter newCounter(final String label, final int typeId)
+    {
+        synchronized (countersManager)
+        {
+            return new SynchronizedFree(countersManager, countersManager.allocate(label, typeId));
+        }
+    }
+
+    /**
+     * A counter whose freeing takes the same lock as allocation.
+     */
+    private static final class SynchronizedFree extends AtomicCounter
+    {
+        private final CountersManager manager;
+
+        SynchronizedFree(final CountersManager manager, final int id)
+        {
+            super(manager.valuesBuffer(), id);
+            this.manager = manager;
+        }
+
+        @Override
+        public void close()
+        {
+            if (!isClosed())
+            {
+                super.close();
+                synchronized (manager)
+                {
+                    manager.free(id());
+                }
+            }
+        }
     }
 
     @Override

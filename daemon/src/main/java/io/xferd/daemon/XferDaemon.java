@@ -8,6 +8,7 @@ import io.xferd.daemon.pipeline.CompletionSender;
 import io.xferd.daemon.pipeline.SubmitAdapter;
 import io.xferd.daemon.pipeline.TransferPipeline;
 import io.xferd.daemon.pipeline.TransferWorker;
+import io.xferd.daemon.peer.LocalNics;
 import io.xferd.daemon.peer.PeerServer;
 import io.xferd.daemon.peer.TcpTransport;
 import io.xferd.ipc.CncFileDescriptor;
@@ -64,9 +65,11 @@ public final class XferDaemon implements AutoCloseable
 
         final ClientRegistry registry = new ClientRegistry(context.maxClients());
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects = new ManyToOneConcurrentArrayQueue<>(1024);
+        final LocalNics localNics;
         try
         {
-            this.peerServer = new PeerServer(context, registry, counters, disconnects, newEpoch());
+            localNics = LocalNics.resolve(context.deviceNames());
+            this.peerServer = new PeerServer(context, registry, counters, disconnects, newEpoch(), localNics);
         }
         catch (final RuntimeException ex)
         {
@@ -75,7 +78,7 @@ public final class XferDaemon implements AutoCloseable
         }
         // segment names carry the address peers really reach (the bound port when 0 was asked for)
         context.rpcAddress(peerServer.advertisedAddress());
-        this.transport = new TcpTransport(context, counters, disconnects);
+        this.transport = new TcpTransport(context, counters, disconnects, localNics);
         this.pipeline = new TransferPipeline(context.pipelineSize(), context.transferWorkers());
         final SystemNanoClock nanoClock = SystemNanoClock.INSTANCE;
 

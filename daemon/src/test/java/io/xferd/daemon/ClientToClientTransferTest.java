@@ -77,7 +77,7 @@ class ClientToClientTransferTest
         final ChildProcess decode = track(ChildProcess.start("decode", ClientRoleMain.class,
             "hold", directory.toString(), "decode", Integer.toString(SIZE), Long.toString(targetSeed)));
         final String[] ready = decode.awaitLine("READY ", WAIT).split(" ");
-        assertThat(ready[1]).isEqualTo("127.0.0.1:12001/decode");
+        assertThat(ready[1]).isEqualTo(daemon.rpcAddress() + "/decode");
 
         final ChildProcess prefill = track(ChildProcess.start("prefill", ClientRoleMain.class,
             "push-pull", directory.toString(), "prefill", ready[1], ready[2], Integer.toString(SIZE),
@@ -102,9 +102,9 @@ class ClientToClientTransferTest
         final XferClient prefill = connect("prefill");
         final XferClient decode = connect("decode");
 
-        assertThat(decode.segmentName()).isEqualTo("127.0.0.1:12001/decode");
+        assertThat(decode.segmentName()).isEqualTo(daemon.rpcAddress() + "/decode");
         assertThat(prefill.openSegment("decode")).isEqualTo(decode.ownSegment());
-        assertThat(prefill.openSegment("127.0.0.1:12001/decode")).isEqualTo(decode.ownSegment());
+        assertThat(prefill.openSegment(daemon.rpcAddress() + "/decode")).isEqualTo(decode.ownSegment());
         assertThat(prefill.openSegment("prefill")).isEqualTo(prefill.ownSegment());
         assertThatThrownBy(() -> prefill.openSegment("nobody"))
             .isInstanceOfSatisfying(ControlException.class,

@@ -30,6 +30,7 @@ final class PeerConnection implements AutoCloseable
     private static final long MAX_RECONNECT_DELAY_NS = 2_000_000_000L;
 
     private final PeerLink link;
+    private final PeerPath path;
     private final int number;
     private final TcpTransport transport;
     private final ManyToOneConcurrentArrayQueue<Slice> sendQueue = new ManyToOneConcurrentArrayQueue<>(4096);
@@ -48,12 +49,13 @@ final class PeerConnection implements AutoCloseable
     private long reconnectAfterNanos;
     private long reconnectDelayNanos = MIN_RECONNECT_DELAY_NS;
 
-    PeerConnection(final PeerLink link, final int number, final TcpTransport transport)
+    PeerConnection(final PeerLink link, final PeerPath path, final int number, final TcpTransport transport)
     {
         this.link = link;
+        this.path = path;
         this.number = number;
         this.transport = transport;
-        this.sender = new Thread(this::sendLoop, "xferd-peer-out-" + link.address() + "-" + number);
+        this.sender = new Thread(this::sendLoop, "xferd-peer-out-" + path.remoteHost() + "-" + number);
         this.sender.setDaemon(true);
         this.sender.start();
     }
@@ -83,7 +85,7 @@ final class PeerConnection implements AutoCloseable
         Slice slice;
         while ((slice = sendQueue.poll()) != null)
         {
-            transport.finishSlice(slice, TransferStatus.SHUTTING_DOWN);
+            transport.finishSlice(slice, TransferStatus.SHUTTING_DOWN, path);
         }
     }
 
@@ -92,14 +94,14 @@ final class PeerConnection implements AutoCloseable
         final SocketChannel current = connectedChannel();
         if (current == null)
         {
-            transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR);
+            transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
             return;
         }
         final RemoteTransfer transfer = slice.transfer;
         if (epoch != transfer.target.epoch())
         {
             // the peer restarted since the segment was opened: its handles mean nothing now
-            transport.finishSlice(slice, TransferStatus.UNKNOWN_SEGMENT);
+            transport.finishSlice(slice, TransferStatus.UNKNOWN_SEGMENT, path);
             return;
         }
         while (inFlight.size() >= WINDOW && running && channel == current)
@@ -108,7 +110,7 @@ final class PeerConnection implements AutoCloseable
         }
         if (channel != current)
         {
-            transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR);
+            transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
             return;
         }
         slice.sentNanos = System.nanoTime();
@@ -139,7 +141,7 @@ final class PeerConnection implements AutoCloseable
         Slice slice;
         while ((slice = inFlight.poll()) != null)
         {
-            transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR);
+            transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
         }
     }
 
@@ -202,7 +204,7 @@ final class PeerConnection implements AutoCloseable
                 {
                     if (slice != null)
                     {
-                        transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR);
+                        transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
                     }
                     throw new IOException("answer out of step with the requests (type " + type + ")");
                 }
@@ -212,14 +214,14 @@ final class PeerConnection implements AutoCloseable
                 {
                     if (slice.kind != Slice.DATA || transfer.opcode != Opcode.READ || length != slice.length)
                     {
-                        transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR);
+                        transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
                         throw new IOException("unexpected payload of " + length + " bytes");
                     }
                     FrameIo.readFully(current, transfer.local.mapping()
                         .asSlice(transfer.local.offsetOf(transfer.localAddress) + slice.offset, length).asByteBuffer());
                     transport.bytesReceived(length);
                 }
-                transport.finishSlice(slice, status);
+                transport.finishSlice(slice, status, path);
             }
         }
         catch (final IOException | RuntimeException ex)
@@ -249,14 +251,20 @@ final class PeerConnection implements AutoCloseable
             fresh.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
             busySinceNanos = now;
             channel = fresh;
-            fresh.socket().connect(new InetSocketAddress(link.host(), link.port()), (int)transport.timeoutMs());
+            if (path.bindAddress() != null)
+            {
+                // leave through this path's NIC
+                fresh.bind(new InetSocketAddress(path.bindAddress(), 0));
+            }
+            fresh.socket().connect(new InetSocketAddress(path.remoteHost(), path.remotePort()),
+                (int)transport.timeoutMs());
             epoch = PeerHandshake.asClient(fresh, transport.authenticator());
             busySinceNanos = 0;
             reconnectDelayNanos = MIN_RECONNECT_DELAY_NS;
             link.connected(this, epoch);
             final SocketChannel established = fresh;
             final Thread receiver = new Thread(() -> receiveLoop(established),
-                "xferd-peer-ack-" + link.address() + "-" + number);
+                "xferd-peer-ack-" + path.remoteHost() + "-" + number);
             receiver.setDaemon(true);
             receiver.start();
             return fresh;
@@ -269,6 +277,7 @@ final class PeerConnection implements AutoCloseable
             reconnectAfterNanos = now + reconnectDelayNanos;
             reconnectDelayNanos = Math.min(MAX_RECONNECT_DELAY_NS, reconnectDelayNanos * 2);
             link.connectFailed(this, ex);
+            path.failed("cannot connect: " + ex);
             return null;
         }
     }
@@ -301,6 +310,7 @@ final class PeerConnection implements AutoCloseable
             reconnectAfterNanos = 0;
         }
         closeQuietly(which);
+        path.failed(reason);
         failStranded();
         link.lost(this, reason);
     }

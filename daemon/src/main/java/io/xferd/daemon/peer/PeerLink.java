@@ -4,7 +4,7 @@ import io.xferd.ipc.SystemCounter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.List;
 
 /**
  * Everything this daemon holds towards one peer daemon ({@code host:port}): a fixed pool of connections,
@@ -19,23 +19,86 @@ public final class PeerLink implements AutoCloseable
     private final String host;
     private final int port;
     private final TcpTransport transport;
-    private final PeerConnection[] connections;
-    private final AtomicInteger nextConnection = new AtomicInteger();
+    private final PeerPath[] paths;
     private volatile long lastEpoch;
     private volatile boolean reachable = true;
 
-    PeerLink(final String address, final int connectionCount, final TcpTransport transport)
+    PeerLink(
+        final String address,
+        final int connectionCount,
+        final TcpTransport transport,
+        final LocalNics localNics,
+        final List<SegmentDescriptor.Nic> peerNics)
     {
         this.address = address;
         final int colon = address.lastIndexOf(':');
         this.host = address.substring(0, colon);
         this.port = Integer.parseInt(address.substring(colon + 1));
         this.transport = transport;
-        this.connections = new PeerConnection[connectionCount];
-        for (int i = 0; i < connectionCount; i++)
+        if (localNics.nics().isEmpty())
         {
-            connections[i] = new PeerConnection(this, i, transport);
+            this.paths = new PeerPath[] {new PeerPath(this, null, null, host, port, connectionCount, transport)};
         }
+        else
+        {
+            this.paths = new PeerPath[localNics.nics().size()];
+            int i = 0;
+            for (final LocalNics.Nic nic : localNics.nics())
+            {
+                // the peer's address on this NIC's subnet, else its RPC address and let routing decide
+                String remote = host;
+                for (final SegmentDescriptor.Nic peerNic : peerNics == null ? List.<SegmentDescriptor.Nic>of() : peerNics)
+                {
+                    if (nic.sameSubnet(peerNic.address()))
+                    {
+                        remote = peerNic.address();
+                        break;
+                    }
+                }
+                paths[i++] = new PeerPath(this, nic.name(), nic.address(), remote, port, connectionCount, transport);
+            }
+        }
+        LOG.info("peer {}: {} path(s) {}", address, paths.length,
+            java.util.Arrays.stream(paths).map(PeerPath::description).toList());
+    }
+
+    /**
+     * The path for the next slice: among the usable paths whose local NIC is preferred for the source memory's
+     * location, the one with the fewest bytes waiting; else any usable path; null when none is left.
+     *
+     * @param exclude a path that just failed this slice, or null.
+     */
+    PeerPath choosePath(final List<String> preferredNics, final PeerPath exclude, final long nowNanos)
+    {
+        PeerPath best = pick(preferredNics, exclude, nowNanos);
+        if (best == null)
+        {
+            best = pick(null, exclude, nowNanos);
+        }
+        return best;
+    }
+
+    private PeerPath pick(final List<String> preferredNics, final PeerPath exclude, final long nowNanos)
+    {
+        PeerPath best = null;
+        for (final PeerPath path : paths)
+        {
+            if (path == exclude || !path.isUsable(nowNanos) ||
+                (preferredNics != null && path.localNic() != null && !preferredNics.contains(path.localNic())))
+            {
+                continue;
+            }
+            if (best == null || path.queuedBytes() < best.queuedBytes())
+            {
+                best = path;
+            }
+        }
+        return best;
+    }
+
+    public PeerPath[] paths()
+    {
+        return paths;
     }
 
     public String address()
@@ -51,16 +114,6 @@ public final class PeerLink implements AutoCloseable
     int port()
     {
         return port;
-    }
-
-    PeerConnection nextConnection()
-    {
-        return connections[(nextConnection.getAndIncrement() & Integer.MAX_VALUE) % connections.length];
-    }
-
-    PeerConnection[] connections()
-    {
-        return connections;
     }
 
     void connected(final PeerConnection connection, final long epoch)
@@ -108,9 +161,9 @@ public final class PeerLink implements AutoCloseable
     @Override
     public void close()
     {
-        for (final PeerConnection connection : connections)
+        for (final PeerPath path : paths)
         {
-            connection.close();
+            path.close();
         }
     }
 }

@@ -36,6 +36,7 @@ public final class PeerServer implements AutoCloseable
     private final PeerAuthenticator authenticator;
     private final long epoch;
     private final String advertisedAddress;
+    private final LocalNics localNics;
     private volatile boolean running = true;
 
     public PeerServer(
@@ -43,9 +44,11 @@ public final class PeerServer implements AutoCloseable
         final ClientRegistry registry,
         final SystemCounters counters,
         final ManyToOneConcurrentArrayQueue<io.xferd.daemon.ipc.ClientSession> disconnects,
-        final long epoch)
+        final long epoch,
+        final LocalNics localNics)
     {
         this.context = context;
+        this.localNics = localNics;
         this.registry = registry;
         this.counters = counters;
         this.disconnects = disconnects;
@@ -139,6 +142,11 @@ public final class PeerServer implements AutoCloseable
     long epoch()
     {
         return epoch;
+    }
+
+    LocalNics localNics()
+    {
+        return localNics;
     }
 
     DaemonContext context()

@@ -151,7 +151,9 @@ final class PeerSessionHandler implements Runnable
         }
         return new SegmentDescriptor(SegmentDescriptor.VERSION, server.advertisedAddress() + "/" + session.segmentName(),
             server.context().protocol(), server.advertisedAddress(), server.epoch(), session.segmentHandle(),
-            server.context().deviceNames(), buffers, null);
+            server.context().deviceNames(),
+            server.localNics().nics().stream().map(nic -> new SegmentDescriptor.Nic(nic.name(), nic.address())).toList(),
+            buffers, server.localNics().matrixJson());
     }
 
     private void onWrite() throws IOException

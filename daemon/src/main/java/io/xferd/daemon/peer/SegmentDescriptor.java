@@ -25,6 +25,7 @@ public record SegmentDescriptor(
     @JsonProperty("epoch") long epoch,
     @JsonProperty("handle") long handle,
     @JsonProperty("devices") List<String> devices,
+    @JsonProperty("nics") List<Nic> nics,
     @JsonProperty("buffers") List<Buffer> buffers,
     @JsonProperty("priority_matrix") Map<String, List<List<String>>> priorityMatrix)
 {
@@ -38,6 +39,13 @@ public record SegmentDescriptor(
         @JsonProperty("addr") long address,
         @JsonProperty("length") long length,
         @JsonProperty("location") String location)
+    {
+    }
+
+    /**
+     * A NIC of the owning daemon that peers may connect to.
+     */
+    public record Nic(@JsonProperty("name") String name, @JsonProperty("address") String address)
     {
     }
 

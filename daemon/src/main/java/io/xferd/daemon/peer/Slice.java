@@ -17,6 +17,7 @@ final class Slice
     long offset;
     long length;
     long sentNanos;
+    int attempts;
 
     Slice(final int index)
     {

@@ -67,14 +67,18 @@ public final class TcpTransport implements AutoCloseable
     private final AtomicCounter bytesRead;
     private final AtomicCounter bytesWritten;
     private final long sliceSize;
+    private final LocalNics localNics;
     private volatile boolean running = true;
+    private static final int MAX_ATTEMPTS = 3;
 
     public TcpTransport(
         final DaemonContext context,
         final SystemCounters counters,
-        final ManyToOneConcurrentArrayQueue<ClientSession> disconnects)
+        final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
+        final LocalNics localNics)
     {
         this.context = context;
+        this.localNics = localNics;
         this.counters = counters;
         this.authenticator = new PeerAuthenticator(context.clusterToken());
         this.senders = ThreadLocal.withInitial(() -> new CompletionSender(disconnects, counters));
@@ -164,7 +168,21 @@ public final class TcpTransport implements AutoCloseable
         slice.kind = kind;
         slice.offset = offset;
         slice.length = length;
-        final PeerConnection connection = transfer.target.link().nextConnection();
+        slice.attempts = 1;
+        final PeerPath path = transfer.target.link().choosePath(
+            localNics.preferred(transfer.local.location()), null, System.nanoTime());
+        if (path == null)
+        {
+            finishSlice(slice, TransferStatus.TRANSPORT_ERROR, null);
+            return;
+        }
+        send(slice, path);
+    }
+
+    private static void send(final Slice slice, final PeerPath path)
+    {
+        path.queued(slice.length);
+        final PeerConnection connection = path.nextConnection();
         while (!connection.offer(slice))
         {
             Thread.onSpinWait();
@@ -172,12 +190,28 @@ public final class TcpTransport implements AutoCloseable
     }
 
     /**
-     * A slice was answered (or failed): return it to the pool and, if it was the request's last, finish the
-     * request. Any thread.
+     * A slice was answered (or failed) on a path: a slice the path failed is retried on another usable path
+     * (a bounded number of times); otherwise it returns to the pool and, if it was the request's last, the
+     * request is finished. Any thread.
      */
-    void finishSlice(final Slice slice, final int status)
+    void finishSlice(final Slice slice, final int status, final PeerPath path)
     {
+        if (path != null)
+        {
+            path.answered(slice.length, status == TransferStatus.OK);
+        }
         final RemoteTransfer transfer = slice.transfer;
+        if (status == TransferStatus.TRANSPORT_ERROR && running && slice.attempts < MAX_ATTEMPTS && path != null)
+        {
+            final PeerPath other = transfer.target.link().choosePath(
+                localNics.preferred(transfer.local.location()), path, System.nanoTime());
+            if (other != null && other != path)
+            {
+                slice.attempts++;
+                send(slice, other);
+                return;
+            }
+        }
         slice.transfer = null;
         slice.generation++;
         slices.offer(slice);
@@ -227,7 +261,7 @@ public final class TcpTransport implements AutoCloseable
             {
                 final SegmentDescriptor descriptor = fetchDescriptor(peerAddress, segmentName);
                 final PeerLink link = links.computeIfAbsent(peerAddress,
-                    address -> new PeerLink(address, context.connectionsPerPeer(), this));
+                    address -> new PeerLink(address, context.connectionsPerPeer(), this, localNics, descriptor.nics()));
                 onResult.accept(remoteSegments.add(new RemoteSegment(peerAddress + "/" + segmentName, link,
                     descriptor.handle(), descriptor.epoch(), descriptor)));
             }
@@ -292,9 +326,12 @@ public final class TcpTransport implements AutoCloseable
         final long timeoutNanos = context.transferTimeoutMs() * 1_000_000L;
         for (final PeerLink link : links.values())
         {
-            for (final PeerConnection connection : link.connections())
+            for (final PeerPath path : link.paths())
             {
-                connection.checkTimeout(now, timeoutNanos);
+                for (final PeerConnection connection : path.connections())
+                {
+                    connection.checkTimeout(now, timeoutNanos);
+                }
             }
         }
     }
