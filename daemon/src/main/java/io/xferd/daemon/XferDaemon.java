@@ -13,6 +13,7 @@ import io.xferd.daemon.peer.PeerServer;
 import io.xferd.daemon.peer.TcpTransport;
 import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.nativebindings.libc.Process;
+import io.xferd.nativebindings.verbs.Verbs;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.CompositeAgent;
@@ -112,10 +113,12 @@ public final class XferDaemon implements AutoCloseable
      * Claim the directory and start serving.
      *
      * @throws io.xferd.daemon.ipc.DaemonAlreadyRunningException when a live daemon serves the directory.
+     * @throws io.xferd.daemon.config.ConfigException when the transport or metadata backend cannot be served.
      */
     public static XferDaemon launch(final DaemonContext context)
     {
         context.conclude();
+        TransportSelector.select(context, Verbs::availability);
         final XferDaemon daemon = new XferDaemon(context);
         for (final AgentRunner runner : daemon.dataPlaneRunners)
         {

@@ -1,0 +1,98 @@
+package io.xferd.daemon.cli;
+
+import io.xferd.daemon.DaemonContext;
+import io.xferd.daemon.ThreadingMode;
+import io.xferd.daemon.config.ConfigFile;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.nio.file.Path;
+
+/**
+ * The daemon's settings on the command line, shared by {@code xferd daemon} and {@code xferd config}: the config
+ * file is applied first, then each option the user actually gave overrides it (an option left out keeps what the
+ * file, or the embedded default, says).
+ */
+public final class DaemonOptions
+{
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec command;
+
+    @Option(names = "--config", paramLabel = "FILE",
+        description = "JSON config file: xferd's fields and the seeds' mooncake.json fields (see README).")
+    Path config;
+
+    @Option(names = "--dir", description = "Runtime directory (default: ${DEFAULT-VALUE}).")
+    Path directory = DaemonContext.DEFAULT_DIRECTORY;
+
+    @Option(names = "--threading", description = "SHARED (one data-plane thread, for small hosts) or DEDICATED " +
+        "(default: ${DEFAULT-VALUE}).")
+    ThreadingMode threading = ThreadingMode.SHARED;
+
+    @Option(names = "--workers", description = "Transfer workers (default: ${DEFAULT-VALUE}).")
+    int workers = 1;
+
+    @Option(names = "--idle", description = "Idle strategy: backoff, yielding, busy-spin, sleeping " +
+        "(default: ${DEFAULT-VALUE}).")
+    String idle = "backoff";
+
+    @Option(names = "--rpc-address", description = "This daemon's host:port, the prefix of its segment names " +
+        "(default: ${DEFAULT-VALUE}).")
+    String rpcAddress = "127.0.0.1:12001";
+
+    @Option(names = "--liveness-timeout-ms", description = "Heartbeat age after which the daemon counts as gone " +
+        "(default: ${DEFAULT-VALUE}).")
+    long livenessTimeoutMs = 2000;
+
+    @Option(names = "--protocol", description = "Peer transport: tcp or rdma (default: ${DEFAULT-VALUE}).")
+    String protocol = "tcp";
+
+    /**
+     * @return a fresh context: embedded defaults, then the config file, then the options given; concluded.
+     * @throws IllegalArgumentException (a {@link io.xferd.daemon.config.ConfigException} for the file) saying what
+     *                                  is wrong.
+     */
+    public DaemonContext context()
+    {
+        final DaemonContext context = new DaemonContext();
+        if (config != null)
+        {
+            ConfigFile.apply(config, context);
+        }
+        if (given("--dir"))
+        {
+            context.directory(directory);
+        }
+        if (given("--threading"))
+        {
+            context.threadingMode(threading);
+        }
+        if (given("--workers"))
+        {
+            context.transferWorkers(workers);
+        }
+        if (given("--idle"))
+        {
+            context.idleStrategy(idle);
+        }
+        if (given("--rpc-address"))
+        {
+            context.rpcAddress(rpcAddress);
+        }
+        if (given("--liveness-timeout-ms"))
+        {
+            context.livenessTimeoutMs(livenessTimeoutMs);
+        }
+        if (given("--protocol"))
+        {
+            context.protocol(protocol);
+        }
+        return context.conclude();
+    }
+
+    private boolean given(final String option)
+    {
+        return command.commandLine().getParseResult().hasMatchedOption(option);
+    }
+}

@@ -1,0 +1,207 @@
+package io.xferd.daemon.config;
+
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * One field of a config file with where its value starts, read as the type the field needs; a value of the
+ * wrong type is a {@link ConfigException} naming the file, line, column and field.
+ */
+final class ConfigValue
+{
+    private final Path file;
+    private final String name;
+    private final JsonNode node;
+    private final JsonLocation location;
+
+    ConfigValue(final Path file, final String name, final JsonNode node, final JsonLocation location)
+    {
+        this.file = file;
+        this.name = name;
+        this.node = node;
+        this.location = location;
+    }
+
+    String name()
+    {
+        return name;
+    }
+
+    Path file()
+    {
+        return file;
+    }
+
+    String text()
+    {
+        if (!node.isTextual())
+        {
+            throw wrongType("a string");
+        }
+        return node.textValue();
+    }
+
+    String nonEmptyText()
+    {
+        final String text = text().trim();
+        if (text.isEmpty())
+        {
+            throw error("must not be empty");
+        }
+        return text;
+    }
+
+    String lowerCaseText()
+    {
+        return nonEmptyText().toLowerCase(Locale.ROOT);
+    }
+
+    int intValue()
+    {
+        if (!node.isIntegralNumber() || !node.canConvertToInt())
+        {
+            throw wrongType("an integer");
+        }
+        return node.intValue();
+    }
+
+    long longValue()
+    {
+        if (!node.isIntegralNumber() || !node.canConvertToLong())
+        {
+            throw wrongType("an integer");
+        }
+        return node.longValue();
+    }
+
+    /**
+     * A byte count: an integer, or a string with a binary unit ({@link Sizes}).
+     */
+    long bytes()
+    {
+        if (node.isIntegralNumber() && node.canConvertToLong())
+        {
+            return node.longValue();
+        }
+        if (!node.isTextual())
+        {
+            throw wrongType("a size (bytes, or a string such as \"512KiB\")");
+        }
+        try
+        {
+            return Sizes.parseBytes(node.textValue());
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            throw error(ex.getMessage());
+        }
+    }
+
+    String hostPort()
+    {
+        final String text = nonEmptyText();
+        if (!HostPort.isValid(text))
+        {
+            throw error("must be host:port with a port 0..65535: " + text);
+        }
+        return text;
+    }
+
+    /**
+     * A comma-separated string ({@code "mlx5_0,mlx5_1"}, Mooncake's form) or an array of strings.
+     */
+    List<String> names()
+    {
+        final List<String> names = new ArrayList<>();
+        if (node.isTextual())
+        {
+            for (final String part : node.textValue().split(","))
+            {
+                if (!part.isBlank())
+                {
+                    names.add(part.trim());
+                }
+            }
+            return names;
+        }
+        if (!node.isArray())
+        {
+            throw wrongType("a comma-separated string or an array of strings");
+        }
+        for (final JsonNode element : node)
+        {
+            if (!element.isTextual() || element.textValue().isBlank())
+            {
+                throw wrongType("a comma-separated string or an array of strings");
+            }
+            names.add(element.textValue().trim());
+        }
+        return names;
+    }
+
+    /**
+     * For fields that are accepted and not used: any string or number.
+     */
+    void requireScalar()
+    {
+        if (!node.isTextual() && !node.isNumber())
+        {
+            throw wrongType("a string or a number");
+        }
+    }
+
+    /**
+     * A path; relative paths are taken from the config file's directory.
+     */
+    Path path()
+    {
+        final Path path = Path.of(nonEmptyText());
+        final Path parent = file.toAbsolutePath().getParent();
+        return path.isAbsolute() || parent == null ? path : parent.resolve(path).normalize();
+    }
+
+    ConfigException error(final String message)
+    {
+        return new ConfigException(where() + name + " " + message);
+    }
+
+    /**
+     * A check of the value that failed elsewhere (e.g. in {@code DaemonContext.conclude()}), placed in the file.
+     */
+    ConfigException rejected(final String message)
+    {
+        return new ConfigException(where() + name + ": " + message);
+    }
+
+    private ConfigException wrongType(final String expected)
+    {
+        return error("must be " + expected + ", got " + describe(node));
+    }
+
+    private String where()
+    {
+        return where(file, location);
+    }
+
+    static String where(final Path file, final JsonLocation location)
+    {
+        return location == null ? file + ": " :
+            file + ": line " + location.getLineNr() + ", column " + location.getColumnNr() + ": ";
+    }
+
+    private static String describe(final JsonNode node)
+    {
+        final String type = node.getNodeType().name().toLowerCase(Locale.ROOT);
+        if (node.isContainerNode())
+        {
+            return "an " + (node.isArray() ? "array" : type);
+        }
+        final String text = node.toString();
+        return type + " " + (text.length() > 40 ? text.substring(0, 40) + "..." : text);
+    }
+}

@@ -1,0 +1,76 @@
+package io.xferd.daemon;
+
+import io.xferd.daemon.config.ConfigException;
+import io.xferd.nativebindings.Availability;
+import io.xferd.nativebindings.verbs.Verbs;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.function.Supplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The transport and metadata backend a configuration asks for are served, or refused with what to set instead;
+ * never swapped for another.
+ */
+@Timeout(10)
+class TransportSelectorTest
+{
+    private static final Supplier<Availability> NOT_ASKED = () ->
+    {
+        throw new AssertionError("RDMA availability must not be probed for tcp");
+    };
+
+    @Test
+    void shouldSelectTcpWithoutProbingRdma()
+    {
+        assertThat(TransportSelector.select(new DaemonContext().conclude(), NOT_ASKED))
+            .isEqualTo(TransportSelector.Transport.TCP);
+    }
+
+    @Test
+    void shouldRefuseRdmaWhenItIsNotAvailable()
+    {
+        final DaemonContext context = new DaemonContext().protocol("rdma").conclude();
+
+        assertThatThrownBy(() -> TransportSelector.select(context,
+            () -> Availability.unavailable(Verbs.LIBRARY, "no RDMA devices (libibverbs.so.1 loaded, 0 devices)")))
+            .isInstanceOf(ConfigException.class)
+            .hasMessage("protocol rdma requested but RDMA is not available: no RDMA devices (libibverbs.so.1 " +
+                "loaded, 0 devices) (set protocol to tcp; xferd never falls back silently)");
+    }
+
+    @Test
+    void shouldRefuseRdmaWhenItIsAvailableBecauseTheTransportIsNotBuiltYet()
+    {
+        final DaemonContext context = new DaemonContext().protocol("rdma").conclude();
+
+        assertThatThrownBy(() -> TransportSelector.select(context, () -> Availability.available(Verbs.LIBRARY)))
+            .isInstanceOf(ConfigException.class)
+            .hasMessage("protocol rdma requested: the RDMA transport is not in this build yet " +
+                "(set protocol to tcp; xferd never falls back silently)");
+    }
+
+    @Test
+    void shouldRefuseRdmaOnThisHostWithTheProbesReason()
+    {
+        final Availability here = Verbs.availability();
+        final DaemonContext context = new DaemonContext().protocol("rdma").conclude();
+
+        assertThatThrownBy(() -> TransportSelector.select(context, Verbs::availability))
+            .isInstanceOf(ConfigException.class)
+            .hasMessageContaining(here.isAvailable() ? "not in this build yet" : here.reason());
+    }
+
+    @Test
+    void shouldRefuseAMetadataBackendThatIsNotBuilt()
+    {
+        final DaemonContext context = new DaemonContext().metadataServer("etcd://10.0.0.1:2379").conclude();
+
+        assertThatThrownBy(() -> TransportSelector.select(context, NOT_ASKED))
+            .isInstanceOf(ConfigException.class)
+            .hasMessageStartingWith("metadata backend etcd is not available in this build (issue #5)");
+    }
+}
