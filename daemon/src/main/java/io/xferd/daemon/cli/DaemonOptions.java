@@ -48,6 +48,25 @@ public final class DaemonOptions
     @Option(names = "--protocol", description = "Peer transport: tcp or rdma (default: ${DEFAULT-VALUE}).")
     String protocol = "tcp";
 
+    @Option(names = "--device-name", split = ",", paramLabel = "NIC",
+        description = "NICs to stripe TCP slices over, comma-separated (default: the OS's route, no striping).")
+    java.util.List<String> deviceNames = java.util.List.of();
+
+    @Option(names = "--cluster-token-file", paramLabel = "FILE",
+        description = "File holding the cluster token peers must prove (HMAC) in the handshake.")
+    Path clusterTokenFile;
+
+    @Option(names = "--connections-per-peer", description = "Pooled TCP connections per peer and path " +
+        "(default: ${DEFAULT-VALUE}).")
+    int connectionsPerPeer = 2;
+
+    @Option(names = "--slice-size", description = "Bytes per slice of a remote request (default: ${DEFAULT-VALUE}).")
+    int sliceSize = 512 * 1024;
+
+    @Option(names = "--transfer-timeout-ms", description = "A peer that does not answer within this fails the " +
+        "slices waiting on it (default: ${DEFAULT-VALUE}).")
+    long transferTimeoutMs = 5000;
+
     /**
      * @return a fresh context: embedded defaults, then the config file, then the options given; concluded.
      * @throws IllegalArgumentException (a {@link io.xferd.daemon.config.ConfigException} for the file) saying what
@@ -87,6 +106,33 @@ public final class DaemonOptions
         if (given("--protocol"))
         {
             context.protocol(protocol);
+        }
+        if (given("--device-name"))
+        {
+            context.deviceNames(deviceNames);
+        }
+        if (given("--cluster-token-file"))
+        {
+            try
+            {
+                context.clusterToken(java.nio.file.Files.readString(clusterTokenFile).trim());
+            }
+            catch (final java.io.IOException ex)
+            {
+                throw new IllegalArgumentException("cannot read cluster token file " + clusterTokenFile + ": " + ex);
+            }
+        }
+        if (given("--connections-per-peer"))
+        {
+            context.connectionsPerPeer(connectionsPerPeer);
+        }
+        if (given("--slice-size"))
+        {
+            context.sliceSize(sliceSize);
+        }
+        if (given("--transfer-timeout-ms"))
+        {
+            context.transferTimeoutMs(transferTimeoutMs);
         }
         return context.conclude();
     }
