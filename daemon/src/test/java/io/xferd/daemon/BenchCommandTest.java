@@ -1,0 +1,130 @@
+package io.xferd.daemon;
+
+import io.xferd.daemon.cli.XferdMain;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code xferd bench} as a user runs it, against a daemon in this JVM: throughput in both directions with every
+ * byte verified, the two-role form (a bench-target started apart, its TARGET line passed on), the KV workload,
+ * and the failures a bench must not hide (bytes that differ, a target that does not exist).
+ */
+@Timeout(60)
+class BenchCommandTest
+{
+    private static final Duration EXIT = Duration.ofSeconds(40);
+
+    private Path directory;
+    private XferDaemon daemon;
+    private final List<ChildProcess> children = new ArrayList<>();
+
+    @BeforeEach
+    void startDaemon()
+    {
+        directory = SystemTests.newDaemonDirectory();
+        daemon = XferDaemon.launch(new DaemonContext().directory(directory).rpcAddress("127.0.0.1:0"));
+    }
+
+    @AfterEach
+    void stopEverything()
+    {
+        children.forEach(ChildProcess::close);
+        daemon.close();
+        SystemTests.deleteRecursively(directory);
+    }
+
+    private ChildProcess xferd(final String name, final String... args)
+    {
+        final List<String> all = new ArrayList<>(List.of(args));
+        all.addAll(1, List.of("--dir", directory.toString()));
+        final ChildProcess child = ChildProcess.start(name, XferdMain.class, all.toArray(String[]::new));
+        children.add(child);
+        return child;
+    }
+
+    @Test
+    void shouldWriteWithTwoThreadsThenReadBackAndVerify()
+    {
+        final ChildProcess bench = xferd("bench", "bench", "--operation", "write", "--block-size", "256KiB",
+            "--batch-size", "8", "--threads", "2", "--warmup", "200ms", "--duration", "1s", "--verify");
+
+        assertThat(bench.awaitExit(EXIT)).as(bench.output()).isZero();
+        assertThat(bench.output())
+            .contains("GB/s", "requests/s", "p50", "p90", "p99", "p99.9", "max")
+            .containsPattern("RESULT mode=throughput operation=write block_size=262144 batch_size=8 window=4 " +
+                "threads=2 .* failed=0 gb_per_s=[0-9.]+ requests_per_s=[0-9.]+ p50_us=[0-9.]+")
+            .contains("verify: OK");
+    }
+
+    @Test
+    void shouldReadFromABenchTargetStartedApartAndVerifyItsPattern()
+    {
+        final ChildProcess target = xferd("target", "bench-target", "--name", "kv-target", "--size", "8MiB",
+            "--pattern", "7");
+        final String[] line = target.awaitLine("TARGET ", SystemTests.WAIT).split(" ");
+        assertThat(line[1]).isEqualTo("127.0.0.1:0/kv-target");
+        assertThat(line[3]).isEqualTo(Long.toString(8L << 20));
+
+        final ChildProcess bench = xferd("bench", "bench", "--target", line[1], "--target-address", line[2],
+            "--target-size", line[3], "--operation", "read", "--block-size", "64KiB", "--threads", "2",
+            "--warmup", "0s", "--duration", "1s", "--verify", "--seed", "7");
+
+        assertThat(bench.awaitExit(EXIT)).as(bench.output()).isZero();
+        assertThat(bench.output()).contains("RESULT mode=throughput operation=read", "failed=0",
+            "verify: OK, 8 MiB read");
+        assertThat(target.isAlive()).as("the target stays until it is told to go").isTrue();
+    }
+
+    @Test
+    void shouldFailWhenTheBytesReadAreNotThePattern()
+    {
+        final ChildProcess target = xferd("target", "bench-target", "--name", "zeros", "--size", "1MiB");
+        final String[] line = target.awaitLine("TARGET ", SystemTests.WAIT).split(" ");
+
+        final ChildProcess bench = xferd("bench", "bench", "--target", line[1], "--target-address", line[2],
+            "--target-size", line[3], "--operation", "read", "--block-size", "64KiB", "--warmup", "0s",
+            "--duration", "200ms", "--verify");
+
+        assertThat(bench.awaitExit(EXIT)).as(bench.output()).isEqualTo(1);
+        assertThat(bench.output()).contains("verify: FAILED", "--pattern 42");
+    }
+
+    @Test
+    void shouldSayWhenTheTargetSegmentDoesNotExist()
+    {
+        final ChildProcess bench = xferd("bench", "bench", "--target", "127.0.0.1:0/nobody",
+            "--target-address", "4096", "--target-size", "1MiB", "--duration", "1s");
+
+        assertThat(bench.awaitExit(EXIT)).as(bench.output()).isEqualTo(3);
+        assertThat(bench.output()).contains("cannot open the target segment 127.0.0.1:0/nobody");
+    }
+
+    @Test
+    void shouldReplayTheKvWorkloadAndWriteTheHistogramLog() throws IOException
+    {
+        final Path log = directory.resolve("kv.hlog");
+        final ChildProcess bench = xferd("bench", "bench", "--workload", "kv", "--qps", "20", "--arrival", "fixed",
+            "--prompt-tokens", "64,256", "--requests", "6", "--warmup", "0s", "--histogram-log", log.toString());
+
+        assertThat(bench.awaitExit(EXIT)).as(bench.output()).isZero();
+        assertThat(bench.output())
+            .contains("transfer time (first submit -> last completion), ms: p50")
+            .contains("RESULT mode=kv operation=write tokens=64 bytes=" + 64 * 57_344 + " qps=20.00 arrival=fixed " +
+                "requests=6 completed=6 dropped=0 failed=0")
+            .contains("RESULT mode=kv operation=write tokens=256 bytes=" + 256 * 57_344)
+            .doesNotContain("NOT KEEPING UP");
+        final String histograms = Files.readString(log);
+        assertThat(histograms).contains("Histogram log format version", "Tag=kv-64-qps20.0", "Tag=kv-256-qps20.0");
+    }
+}
