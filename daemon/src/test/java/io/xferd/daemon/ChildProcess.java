@@ -57,6 +57,21 @@ final class ChildProcess implements AutoCloseable
         }
     }
 
+    /**
+     * Start {@code mainClass} in a child JVM inside a network namespace (another "host").
+     */
+    static ChildProcess startIn(
+        final NetworkNamespaces namespaces, final String namespace, final String name, final Class<?> mainClass,
+        final String... args)
+    {
+        final List<String> watched = new ArrayList<>();
+        watched.add(Integer.toString(WATCHDOG_SECONDS));
+        watched.add(mainClass.getName());
+        watched.addAll(List.of(args));
+        return new ChildProcess(name, namespaces.start(namespace,
+            JavaProcesses.builder(WatchedMain.class, watched).redirectErrorStream(true)));
+    }
+
     private void readOutput()
     {
         try (BufferedReader out = new BufferedReader(

@@ -27,7 +27,7 @@ final class PeerConnection implements AutoCloseable
     private static final Logger LOG = LoggerFactory.getLogger(PeerConnection.class);
     private static final int WINDOW = 64;
     private static final long MIN_RECONNECT_DELAY_NS = 100_000_000L;
-    private static final long MAX_RECONNECT_DELAY_NS = 2_000_000_000L;
+    private static final long MAX_RECONNECT_DELAY_NS = 1_000_000_000L;
 
     private final PeerLink link;
     private final PeerPath path;

@@ -75,6 +75,17 @@ public final class PeerLink implements AutoCloseable
         {
             best = pick(null, exclude, nowNanos);
         }
+        if (best == null && exclude == null)
+        {
+            // every path is paused: probe the one whose pause ends first rather than fail without trying
+            for (final PeerPath path : paths)
+            {
+                if (best == null || path.pausedUntilNanos() < best.pausedUntilNanos())
+                {
+                    best = path;
+                }
+            }
+        }
         return best;
     }
 

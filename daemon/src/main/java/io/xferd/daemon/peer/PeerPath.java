@@ -103,6 +103,11 @@ public final class PeerPath implements AutoCloseable
         return nowNanos >= pausedUntilNanos;
     }
 
+    long pausedUntilNanos()
+    {
+        return pausedUntilNanos;
+    }
+
     long queuedBytes()
     {
         return queuedBytes.get();
