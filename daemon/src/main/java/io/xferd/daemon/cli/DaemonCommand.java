@@ -31,7 +31,7 @@ public final class DaemonCommand implements java.util.concurrent.Callable<Intege
         {
             daemon = XferDaemon.launch(options.context());
         }
-        catch (final DaemonAlreadyRunningException | IllegalArgumentException ex)
+        catch (final DaemonAlreadyRunningException | IllegalArgumentException | java.io.UncheckedIOException ex)
         {
             System.err.println("xferd: " + ex.getMessage());
             return 2;

@@ -39,9 +39,8 @@ final class PeerConnection implements AutoCloseable
     private final ByteBuffer requestHeader =
         FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_FIELDS_LENGTH + 8);
     private final ByteBuffer[] requestWithPayload = new ByteBuffer[2];
-    private final ByteBuffer ackHeader = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
-    private final ByteBuffer scratch = FrameIo.newBuffer(64 * 1024);
     private final Thread sender;
+    private final IdleStrategy windowIdle = new BackoffIdleStrategy(20, 10, 1_000, 50_000);
     private volatile SocketChannel channel;
     private volatile long epoch;
     private volatile long busySinceNanos;
@@ -70,7 +69,7 @@ final class PeerConnection implements AutoCloseable
 
     private void sendLoop()
     {
-        final IdleStrategy idle = new BackoffIdleStrategy(50, 10, 10_000, 1_000_000);
+        final IdleStrategy idle = new BackoffIdleStrategy(50, 10, 1_000, 100_000);
         while (running)
         {
             final Slice slice = sendQueue.poll();
@@ -104,9 +103,11 @@ final class PeerConnection implements AutoCloseable
             transport.finishSlice(slice, TransferStatus.UNKNOWN_SEGMENT, path);
             return;
         }
+        // a full window waits for answers without spinning: on a small host the receiver needs the CPU
+        windowIdle.reset();
         while (inFlight.size() >= WINDOW && running && channel == current)
         {
-            Thread.onSpinWait();
+            windowIdle.idle();
         }
         if (channel != current)
         {
@@ -185,13 +186,12 @@ final class PeerConnection implements AutoCloseable
 
     private void receiveLoop(final SocketChannel current)
     {
+        final BufferedChannel answers = new BufferedChannel(current, 64 * 1024, 0);
         try
         {
             while (running && channel == current)
             {
-                ackHeader.clear();
-                FrameIo.readFully(current, ackHeader);
-                ackHeader.flip();
+                final ByteBuffer ackHeader = answers.require(PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
                 final int bodyLength = ackHeader.getInt();
                 final int type = ackHeader.getInt();
                 final long wireId = ackHeader.getLong();
@@ -217,7 +217,7 @@ final class PeerConnection implements AutoCloseable
                         transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
                         throw new IOException("unexpected payload of " + length + " bytes");
                     }
-                    FrameIo.readFully(current, transfer.local.mapping()
+                    answers.readFully(transfer.local.mapping()
                         .asSlice(transfer.local.offsetOf(transfer.localAddress) + slice.offset, length).asByteBuffer());
                     transport.bytesReceived(length);
                 }

@@ -36,11 +36,8 @@ final class PeerSessionHandler implements Runnable
     private final PeerServer server;
     private final ClientRegistry registry;
     private final CompletionSender sender;
-    private final ByteBuffer header = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH);
-    private final ByteBuffer fields = FrameIo.newBuffer(64);
-    private final ByteBuffer ack = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
-    private final ByteBuffer scratch = FrameIo.newBuffer(64 * 1024);
-    private final ByteBuffer[] ackWithPayload = new ByteBuffer[2];
+    private final BufferedChannel buffered;
+    private ByteBuffer fields;
     private final byte[] notifySource = new byte[ControlFrame.MAX_STRING_LENGTH];
     private final UnsafeBuffer notifyMessage = new UnsafeBuffer(new byte[SubmitRequestFlyweight.MAX_NOTIFY_LENGTH]);
     private final AtomicCounter refused;
@@ -55,6 +52,7 @@ final class PeerSessionHandler implements Runnable
         final SystemCounters counters)
     {
         this.channel = channel;
+        this.buffered = new BufferedChannel(channel, 256 * 1024, 64 * 1024);
         this.server = server;
         this.registry = registry;
         this.sender = sender;
@@ -78,9 +76,7 @@ final class PeerSessionHandler implements Runnable
             }
             while (true)
             {
-                header.clear();
-                FrameIo.readFully(channel, header);
-                header.flip();
+                final ByteBuffer header = buffered.require(PeerProtocol.HEADER_LENGTH);
                 final int length = header.getInt();
                 final int type = header.getInt();
                 switch (type)
@@ -115,7 +111,7 @@ final class PeerSessionHandler implements Runnable
             throw new IOException("segment name of " + length + " bytes");
         }
         final ByteBuffer name = FrameIo.newBuffer(length);
-        FrameIo.readFully(channel, name);
+        buffered.readFully(name);
         name.flip();
         final String segmentName = FrameIo.utf8(name);
         final ClientSession session = registry.byName(segmentName);
@@ -137,6 +133,7 @@ final class PeerSessionHandler implements Runnable
         body.putInt(status).put(answer).flip();
         final byte[] bytes = new byte[body.remaining()];
         body.get(bytes);
+        buffered.flush();
         FrameIo.sendFrame(channel, PeerProtocol.DESCRIPTOR, bytes);
     }
 
@@ -174,7 +171,7 @@ final class PeerSessionHandler implements Runnable
                 try
                 {
                     final ByteBuffer view = region.mapping().asSlice(region.offsetOf(address), length).asByteBuffer();
-                    FrameIo.readFully(channel, view);
+                    buffered.readFully(view);
                     bytesReceived.getAndAdd(length);
                 }
                 finally
@@ -186,12 +183,12 @@ final class PeerSessionHandler implements Runnable
             else
             {
                 status = TransferStatus.TARGET_GONE;
-                FrameIo.skip(channel, scratch, length);
+                buffered.skip(length);
             }
         }
         else if (length > 0)
         {
-            FrameIo.skip(channel, scratch, length);
+            buffered.skip(length);
         }
         sendAck(sliceId, status, 0, null);
     }
@@ -242,7 +239,7 @@ final class PeerSessionHandler implements Runnable
             throw new IOException("malformed NOTIFY");
         }
         final ByteBuffer body = FrameIo.newBuffer(sourceLength + messageLength);
-        FrameIo.readFully(channel, body);
+        buffered.readFully(body);
         body.flip();
         final byte[] source = new byte[sourceLength];
         body.get(source);
@@ -291,27 +288,21 @@ final class PeerSessionHandler implements Runnable
 
     private void readFields(final int length) throws IOException
     {
-        fields.clear().limit(length);
-        FrameIo.readFully(channel, fields);
-        fields.flip();
+        fields = buffered.require(length);
     }
 
+    /**
+     * Queue an answer; it leaves with the next ones once no request is waiting (a READ's bytes go at once).
+     */
     private void sendAck(final long sliceId, final int status, final long length, final ByteBuffer payload)
         throws IOException
     {
-        ack.clear();
-        ack.putInt(PeerProtocol.ACK_FIELDS_LENGTH + (int)length).putInt(PeerProtocol.ACK)
-            .putLong(sliceId).putInt(status).putInt(0).putLong(length).flip();
-        if (payload == null)
+        final int frameLength = PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH;
+        buffered.output(frameLength).putInt(PeerProtocol.ACK_FIELDS_LENGTH + (int)length).putInt(PeerProtocol.ACK)
+            .putLong(sliceId).putInt(status).putInt(0).putLong(length);
+        if (payload != null)
         {
-            FrameIo.writeFully(channel, ack);
-        }
-        else
-        {
-            ackWithPayload[0] = ack;
-            ackWithPayload[1] = payload;
-            FrameIo.writeFully(channel, ackWithPayload);
-            ackWithPayload[1] = null;
+            buffered.writeWithPayload(payload);
         }
     }
 

@@ -162,7 +162,7 @@ public final class TcpTransport implements AutoCloseable
         Slice slice;
         while ((slice = slices.poll()) == null)
         {
-            Thread.onSpinWait();
+            java.util.concurrent.locks.LockSupport.parkNanos(10_000);
         }
         slice.transfer = transfer;
         slice.kind = kind;
@@ -185,7 +185,7 @@ public final class TcpTransport implements AutoCloseable
         final PeerConnection connection = path.nextConnection();
         while (!connection.offer(slice))
         {
-            Thread.onSpinWait();
+            java.util.concurrent.locks.LockSupport.parkNanos(10_000);
         }
     }
 
