@@ -36,9 +36,17 @@ final class PeerConnection implements AutoCloseable
     private final ManyToOneConcurrentArrayQueue<Slice> sendQueue = new ManyToOneConcurrentArrayQueue<>(4096);
     // many-to-many: the receiver takes answered slices, and whoever notices a break fails the rest
     private final ManyToManyConcurrentArrayQueue<Slice> inFlight = new ManyToManyConcurrentArrayQueue<>(WINDOW);
-    private final ByteBuffer requestHeader =
+    private static final int MAX_GATHER = 16;
+    private static final long MAX_GATHER_BYTES = 1 << 20;
+    private final ByteBuffer notifyHeader =
         FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_FIELDS_LENGTH + 8);
-    private final ByteBuffer[] requestWithPayload = new ByteBuffer[2];
+    // requests queued back to back leave in one gathering write: headers from this pool, payloads as views
+    private final ByteBuffer[] headers = new ByteBuffer[MAX_GATHER];
+    private final ByteBuffer[] gather = new ByteBuffer[2 * MAX_GATHER];
+    private int gatherCount;
+    private int gatherSlices;
+    private long gatherBytes;
+    private SocketChannel gatherChannel;
     private final Thread sender;
     private final IdleStrategy windowIdle = new BackoffIdleStrategy(20, 10, 1_000, 50_000);
     private volatile SocketChannel channel;
@@ -69,18 +77,28 @@ final class PeerConnection implements AutoCloseable
 
     private void sendLoop()
     {
+        for (int i = 0; i < MAX_GATHER; i++)
+        {
+            headers[i] = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_FIELDS_LENGTH);
+        }
         final IdleStrategy idle = new BackoffIdleStrategy(50, 10, 1_000, 100_000);
         while (running)
         {
             final Slice slice = sendQueue.poll();
             if (slice == null)
             {
+                flushGather();
                 idle.idle();
                 continue;
             }
             idle.reset();
             send(slice);
+            if (sendQueue.isEmpty())
+            {
+                flushGather();
+            }
         }
+        flushGather();
         Slice slice;
         while ((slice = sendQueue.poll()) != null)
         {
@@ -102,6 +120,10 @@ final class PeerConnection implements AutoCloseable
             // the peer restarted since the segment was opened: its handles mean nothing now
             transport.finishSlice(slice, TransferStatus.UNKNOWN_SEGMENT, path);
             return;
+        }
+        if (inFlight.size() >= WINDOW)
+        {
+            flushGather();
         }
         // a full window waits for answers without spinning: on a small host the receiver needs the CPU
         windowIdle.reset();
@@ -126,12 +148,56 @@ final class PeerConnection implements AutoCloseable
         }
         catch (final IOException ex)
         {
+            resetGather();
             broken(current, "send failed: " + ex);
         }
         if (channel != current)
         {
+            resetGather();
             failStranded();
         }
+    }
+
+    private void flushGather()
+    {
+        final SocketChannel current = gatherChannel;
+        if (gatherCount == 0 || current == null)
+        {
+            return;
+        }
+        try
+        {
+            long remaining = 0;
+            for (int i = 0; i < gatherCount; i++)
+            {
+                remaining += gather[i].remaining();
+            }
+            while (remaining > 0)
+            {
+                remaining -= current.write(gather, 0, gatherCount);
+            }
+            transport.bytesSent(gatherBytes);
+        }
+        catch (final IOException ex)
+        {
+            broken(current, "send failed: " + ex);
+        }
+        finally
+        {
+            resetGather();
+        }
+    }
+
+    private void resetGather()
+    {
+        for (int i = 0; i < gatherCount; i++)
+        {
+            gather[i] = null;
+        }
+        gatherCount = 0;
+        gatherSlices = 0;
+        gatherBytes = 0;
+        gatherChannel = null;
     }
 
     /**
@@ -149,38 +215,44 @@ final class PeerConnection implements AutoCloseable
     private void writeRequest(final SocketChannel current, final Slice slice, final RemoteTransfer transfer)
         throws IOException
     {
-        requestHeader.clear();
         if (slice.kind == Slice.NOTIFY)
         {
+            flushGather();
             final byte[] source = transfer.submitter.segmentNameUtf8();
-            requestHeader.putInt(32 + source.length + transfer.notifyLength).putInt(PeerProtocol.NOTIFY)
+            notifyHeader.clear();
+            notifyHeader.putInt(32 + source.length + transfer.notifyLength).putInt(PeerProtocol.NOTIFY)
                 .putLong(slice.wireId()).putLong(transfer.target.remoteHandle()).putLong(transfer.traceId)
                 .putInt(source.length).putInt(transfer.notifyLength).flip();
-            FrameIo.writeFully(current, requestHeader);
+            FrameIo.writeFully(current, notifyHeader);
             FrameIo.writeFully(current, ByteBuffer.wrap(source));
             FrameIo.writeFully(current, ByteBuffer.wrap(transfer.notify, 0, transfer.notifyLength));
             return;
         }
+        if (gatherChannel != null && gatherChannel != current)
+        {
+            resetGather();
+        }
+        gatherChannel = current;
         final boolean write = transfer.opcode == Opcode.WRITE;
-        requestHeader.putInt(PeerProtocol.REQUEST_FIELDS_LENGTH + (write ? (int)slice.length : 0))
+        final ByteBuffer header = headers[gatherSlices++];
+        header.clear();
+        header.putInt(PeerProtocol.REQUEST_FIELDS_LENGTH + (write ? (int)slice.length : 0))
             .putInt(write ? PeerProtocol.WRITE : PeerProtocol.READ)
             .putLong(slice.wireId())
             .putLong(transfer.target.remoteHandle())
             .putLong(transfer.targetAddress + slice.offset)
             .putLong(slice.length)
             .flip();
+        gather[gatherCount++] = header;
         if (write)
         {
-            requestWithPayload[0] = requestHeader;
-            requestWithPayload[1] = transfer.local.mapping()
+            gather[gatherCount++] = transfer.local.mapping()
                 .asSlice(transfer.local.offsetOf(transfer.localAddress) + slice.offset, slice.length).asByteBuffer();
-            FrameIo.writeFully(current, requestWithPayload);
-            requestWithPayload[1] = null;
-            transport.bytesSent(slice.length);
+            gatherBytes += slice.length;
         }
-        else
+        if (gatherSlices == MAX_GATHER || gatherBytes >= MAX_GATHER_BYTES)
         {
-            FrameIo.writeFully(current, requestHeader);
+            flushGather();
         }
     }
 
