@@ -202,9 +202,9 @@ echo "== xferd bench between two network namespaces, $connections connection(s) 
 [[ $same_daemon == 1 ]] && echo "   (--same-daemon: local copies through one daemon, not the network: ratios to iperf3 mean nothing)"
 echo "   iperf3 -P $connections: A->B $iperf_ab_gbs GB/s, B->A $iperf_ba_gbs GB/s"
 echo
-printf '| %-9s | %-6s | %-7s | %-10s | %-11s | %-14s | %-12s | %-10s | %-9s | %-9s |\n' operation block threads \
+printf '| %-9s | %-6s | %-7s | %-10s | %-11s | %-14s | %-13s | %-10s | %-9s | %-9s |\n' operation block threads \
   "xferd GB/s" "iperf3 GB/s" "xferd/iperf3" "64K/1M" "t2/t1" "p50 us" "p99 us"
-printf '|%s|\n' "-----------|--------|---------|------------|-------------|----------------|--------------|------------|-----------|-----------"
+printf '|%s|\n' "-----------|--------|---------|------------|-------------|----------------|---------------|------------|-----------|-----------"
 for op in write read; do
   base="$iperf_ab_gbs"; [[ $op == read ]] && base="$iperf_ba_gbs"
   for bs in 1MiB 64KiB; do
@@ -215,7 +215,7 @@ for op in write read; do
       one="$(field "$(result "$op-$bs-t1")" gb_per_s)"
       small_ratio="-"; [[ $bs == 64KiB ]] && small_ratio="$(ratio "$gbs" "$big") (>=0.75)"
       thread_ratio="-"; [[ $threads == 2 ]] && thread_ratio="$(ratio "$gbs" "$one") (>=1)"
-      printf '| %-9s | %-6s | %-7s | %-10s | %-11s | %-14s | %-12s | %-10s | %-9s | %-9s |\n' "$op" "$bs" \
+      printf '| %-9s | %-6s | %-7s | %-10s | %-11s | %-14s | %-13s | %-10s | %-9s | %-9s |\n' "$op" "$bs" \
         "$threads" "${gbs:-FAILED}" "$base" "$(ratio "$gbs" "$base") (>=0.9)" "$small_ratio" "$thread_ratio" \
         "$(field "$line" p50_us %.0f)" "$(field "$line" p99_us %.0f)"
     done
