@@ -57,7 +57,7 @@ class BenchCommandTest
     void shouldWriteWithTwoThreadsThenReadBackAndVerify()
     {
         final ChildProcess bench = xferd("bench", "bench", "--operation", "write", "--block-size", "256KiB",
-            "--batch-size", "8", "--threads", "2", "--warmup", "200ms", "--duration", "1s", "--verify");
+            "--batch-size", "8", "--threads", "2", "--warmup", "200ms", "--duration", "500ms", "--verify");
 
         assertThat(bench.awaitExit(EXIT)).as(bench.output()).isZero();
         assertThat(bench.output())
@@ -78,7 +78,7 @@ class BenchCommandTest
 
         final ChildProcess bench = xferd("bench", "bench", "--target", line[1], "--target-address", line[2],
             "--target-size", line[3], "--operation", "read", "--block-size", "64KiB", "--threads", "2",
-            "--warmup", "0s", "--duration", "1s", "--verify", "--seed", "7");
+            "--warmup", "0s", "--duration", "500ms", "--verify", "--seed", "7");
 
         assertThat(bench.awaitExit(EXIT)).as(bench.output()).isZero();
         assertThat(bench.output()).contains("RESULT mode=throughput operation=read", "failed=0",

@@ -167,6 +167,12 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             System.out.println("bench: " + ex.getMessage());
             return 3;
         }
+        catch (final RuntimeException ex)
+        {
+            System.out.println("bench: FAILED: " + ex.getMessage());
+            ex.printStackTrace();
+            return 1;
+        }
         finally
         {
             stopTarget(targetProcess);

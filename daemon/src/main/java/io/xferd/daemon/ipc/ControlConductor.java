@@ -494,7 +494,9 @@ public final class ControlConductor implements AutoCloseable
     private int checkBlockedRing(final long nowMs)
     {
         final long consumerPosition = toDaemonRing.consumerPosition();
-        if (consumerPosition != lastConsumerPosition)
+        // the stall is timed from when records wait, not from the last record: after an idle spell, the first
+        // claim must not be taken for a dead client's
+        if (consumerPosition != lastConsumerPosition || toDaemonRing.producerPosition() == consumerPosition)
         {
             lastConsumerPosition = consumerPosition;
             consumerStalledSinceMs = nowMs;

@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# Cross-host benchmark on one machine: two network namespaces joined by a veth pair play two hosts, each with
+# its own xferd daemon. Measures iperf3 -P N on the same pair (N = the daemons' connections per peer), then
+# xferd bench write and read at 1 MiB and 64 KiB blocks with 1 and 2 client threads, and the KV workload, and
+# prints a summary with the ratios the README quotes (xferd / iperf3, 64 KiB / 1 MiB, 2 threads / 1 thread,
+# KV transfer time / wire time).
+#
+#   perf/bench-netns.sh [--connections N] [--duration S] [--qps "2 4 8"] [--tokens 1024,8192] [--requests N]
+#                       [--same-daemon]
+#
+#   --connections  connections per peer: iperf3 -P N and the daemons' --connections-per-peer (default 2)
+#   --duration     seconds per iperf3 and per throughput run (default 10)
+#   --qps          KV workload rates, one run each (default "2 4 8")
+#   --tokens       KV prompt sizes (default 1024,8192)
+#   --requests     KV arrivals per prompt size and rate (default 16)
+#   --same-daemon  run the bench in namespace B next to its target, through B's daemon only: checks the script
+#                  and the bench tool where the daemon-to-daemon transport is missing (local copies, not the wire)
+#
+# Needs root (ip netns). Installs iperf3 with apt-get when missing; builds the daemon when it is not built.
+# Namespaces, veth pair, daemons and runtime directories are removed on exit; logs stay in a /tmp directory.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+xferd="$root/bin/xferd"
+connections=2
+duration=10
+qps_list="2 4 8"
+tokens="1024,8192"
+requests=16
+same_daemon=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --connections) connections="$2"; shift 2 ;;
+    --duration) duration="$2"; shift 2 ;;
+    --qps) qps_list="$2"; shift 2 ;;
+    --tokens) tokens="$2"; shift 2 ;;
+    --requests) requests="$2"; shift 2 ;;
+    --same-daemon) same_daemon=1; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+say() { echo "bench-netns: $*"; }
+die() { echo "bench-netns: $1" >&2; exit "${2:-1}"; }
+
+[[ "$(id -u)" == 0 ]] || die "needs root (it creates network namespaces)" 2
+command -v ip >/dev/null || die "needs iproute2's ip" 2
+if ! command -v iperf3 >/dev/null; then
+  say "installing iperf3 (apt-get)"
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q iperf3 >/dev/null ||
+    { apt-get -o DPkg::Lock::Timeout=300 update -qq && \
+      DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q iperf3 >/dev/null; } ||
+    die "could not install iperf3" 2
+fi
+if [[ ! -f "$root/daemon/target/daemon-0.1.0-SNAPSHOT.jar" || ! -d "$root/daemon/target/lib" ]]; then
+  say "building the daemon"
+  (cd "$root" && ./mvnw -q -B -DskipTests package -pl daemon -am)
+fi
+
+k=$(( $$ % 250 + 1 ))
+ns_a="xfb-$$-a"; ns_b="xfb-$$-b"
+veth_a="xfb$$a"; veth_b="xfb$$b"
+addr_a="10.213.$k.1"; addr_b="10.213.$k.2"
+dir_a="/dev/shm/xferd-nsA-$$"; dir_b="/dev/shm/xferd-nsB-$$"
+work="$(mktemp -d /tmp/xferd-bench-netns.XXXXXX)"
+pids=()
+
+cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do
+    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -9 "$pid" 2>/dev/null || true
+  done
+  ip netns del "$ns_a" 2>/dev/null || true
+  ip netns del "$ns_b" 2>/dev/null || true
+  rm -rf "$dir_a" "$dir_b"
+  echo "bench-netns: logs in $work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say "namespaces $ns_a ($addr_a) and $ns_b ($addr_b), veth $veth_a <-> $veth_b"
+ip netns add "$ns_a"
+ip netns add "$ns_b"
+ip link add "$veth_a" netns "$ns_a" type veth peer name "$veth_b" netns "$ns_b"
+ip -n "$ns_a" addr add "$addr_a/24" dev "$veth_a"
+ip -n "$ns_b" addr add "$addr_b/24" dev "$veth_b"
+for link in "$ns_a lo" "$ns_b lo" "$ns_a $veth_a" "$ns_b $veth_b"; do
+  read -r ns dev <<< "$link"
+  ip -n "$ns" link set "$dev" up
+done
+
+daemon_options=()
+if "$xferd" daemon --help 2>/dev/null | grep -q -- '--connections-per-peer'; then
+  daemon_options=(--connections-per-peer "$connections")
+else
+  say "this build's daemon has no --connections-per-peer option: it runs with its default"
+fi
+
+start_daemon() { # namespace directory address log
+  ip netns exec "$1" "$xferd" daemon --dir "$2" --rpc-address "$3:12001" "${daemon_options[@]}" > "$4" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 1 120); do
+    [[ -S "$2/xferd.sock" ]] && return 0
+    kill -0 "${pids[-1]}" 2>/dev/null || break
+    sleep 0.5
+  done
+  cat "$4" >&2
+  die "the daemon in $1 did not start (log above)"
+}
+start_daemon "$ns_a" "$dir_a" "$addr_a" "$work/daemon-a.log"
+start_daemon "$ns_b" "$dir_b" "$addr_b" "$work/daemon-b.log"
+say "daemons: $addr_a:12001 ($dir_a), $addr_b:12001 ($dir_b)"
+
+ip netns exec "$ns_b" "$xferd" bench-target --dir "$dir_b" --name bench-target --size 512MiB --pattern 42 \
+  --ignore-stdin > "$work/target.log" 2>&1 &
+target_pid=$!
+pids+=($target_pid)
+for _ in $(seq 1 120); do
+  grep -q '^TARGET ' "$work/target.log" && break
+  kill -0 "${pids[-1]}" 2>/dev/null || break
+  sleep 0.5
+done
+grep -q '^TARGET ' "$work/target.log" || { cat "$work/target.log" >&2; die "bench-target did not start"; }
+read -r _ target_name target_address target_size <<< "$(grep -m1 '^TARGET ' "$work/target.log")"
+say "target $target_name, $target_size bytes at $target_address"
+
+# ---------------------------------------------------------------- iperf3 baseline on the same pair
+ip netns exec "$ns_b" iperf3 -s -B "$addr_b" -p 5201 > "$work/iperf3-server.log" 2>&1 &
+pids+=($!)
+sleep 1
+iperf_mbit() { awk '/receiver/ { for (i = 1; i <= NF; i++) if ($i == "Mbits/sec") v = $(i - 1) } END { print v }' "$1"; }
+say "iperf3 -P $connections -t $duration, $ns_a -> $ns_b"
+ip netns exec "$ns_a" iperf3 -c "$addr_b" -p 5201 -P "$connections" -t "$duration" -f m > "$work/iperf3-ab.log"
+say "iperf3 -P $connections -t $duration -R, $ns_b -> $ns_a"
+ip netns exec "$ns_a" iperf3 -c "$addr_b" -p 5201 -P "$connections" -t "$duration" -f m -R > "$work/iperf3-ba.log"
+iperf_ab_gbs=$(awk -v m="$(iperf_mbit "$work/iperf3-ab.log")" 'BEGIN { printf "%.3f", m / 8000 }')
+iperf_ba_gbs=$(awk -v m="$(iperf_mbit "$work/iperf3-ba.log")" 'BEGIN { printf "%.3f", m / 8000 }')
+say "iperf3: $iperf_ab_gbs GB/s A->B (write direction), $iperf_ba_gbs GB/s B->A (read direction)"
+
+# ---------------------------------------------------------------- xferd bench
+bench_ns="$ns_a"; bench_dir="$dir_a"
+if [[ $same_daemon == 1 ]]; then
+  bench_ns="$ns_b"; bench_dir="$dir_b"
+  say "--same-daemon: the bench runs in $ns_b through $ns_b's daemon: local copies, NOT the network"
+fi
+failures=0
+run_bench() { # label, bench arguments...
+  local label="$1"; shift
+  say "xferd bench $*"
+  set +e
+  ip netns exec "$bench_ns" "$xferd" bench --dir "$bench_dir" --target "$target_name" \
+    --target-address "$target_address" --target-size "$target_size" "$@" > "$work/$label.log" 2>&1
+  local rc=$?
+  set -e
+  grep -vE '^\[' "$work/$label.log" | sed 's/^/    /'
+  if ! kill -0 "$target_pid" 2>/dev/null; then
+    wait "$target_pid" 2>/dev/null && target_rc=0 || target_rc=$?
+    cat "$work/target.log" >&2
+    die "bench-target in $ns_b ended (exit $target_rc, log above): no target left to bench against" 3
+  fi
+  if [[ $rc == 3 ]] && grep -q 'cannot open the target segment' "$work/$label.log"; then
+    die "xferd bench in $bench_ns could not open $target_name on $ns_b's daemon: a segment on another host's \
+daemon needs the daemon-to-daemon TCP transport, which this build lacks. The iperf3 baseline above is valid; \
+'--same-daemon' checks the rest of this script." 3
+  fi
+  if [[ $rc != 0 ]]; then
+    say "FAILED: $label (exit $rc, log $work/$label.log)"
+    failures=$((failures + 1))
+  fi
+}
+field() { # RESULT-line key [printf format]
+  local value
+  value="$(sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<< "$1")"
+  if [[ -n "$value" && $# -gt 2 ]]; then awk -v v="$value" -v f="$3" 'BEGIN { printf f, v }'; else echo "$value"; fi
+}
+result() { # label [tokens]
+  if [[ $# == 1 ]]; then grep -m1 '^RESULT ' "$work/$1.log" 2>/dev/null || true
+  else grep "^RESULT .* tokens=$2 " "$work/$1.log" 2>/dev/null | head -1 || true; fi
+}
+
+for op in write read; do
+  for bs in 1MiB 64KiB; do
+    for threads in 1 2; do
+      run_bench "$op-$bs-t$threads" --operation "$op" --block-size "$bs" --threads "$threads" \
+        --duration "${duration}s" --verify
+    done
+  done
+done
+for q in $qps_list; do
+  run_bench "kv-qps$q" --workload kv --operation write --qps "$q" --prompt-tokens "$tokens" \
+    --requests "$requests"
+done
+
+# ---------------------------------------------------------------- summary
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }'; }
+echo
+echo "== xferd bench between two network namespaces, $connections connection(s) per peer, ${duration} s per run"
+[[ $same_daemon == 1 ]] && echo "   (--same-daemon: local copies through one daemon, not the network: ratios to iperf3 mean nothing)"
+echo "   iperf3 -P $connections: A->B $iperf_ab_gbs GB/s, B->A $iperf_ba_gbs GB/s"
+echo
+printf '| %-9s | %-6s | %-7s | %-10s | %-11s | %-14s | %-13s | %-10s | %-9s | %-9s |\n' operation block threads \
+  "xferd GB/s" "iperf3 GB/s" "xferd/iperf3" "64K/1M" "t2/t1" "p50 us" "p99 us"
+printf '|%s|\n' "-----------|--------|---------|------------|-------------|----------------|---------------|------------|-----------|-----------"
+for op in write read; do
+  base="$iperf_ab_gbs"; [[ $op == read ]] && base="$iperf_ba_gbs"
+  for bs in 1MiB 64KiB; do
+    for threads in 1 2; do
+      line="$(result "$op-$bs-t$threads")"
+      gbs="$(field "$line" gb_per_s %.3f)"
+      big="$(field "$(result "$op-1MiB-t$threads")" gb_per_s)"
+      one="$(field "$(result "$op-$bs-t1")" gb_per_s)"
+      small_ratio="-"; [[ $bs == 64KiB ]] && small_ratio="$(ratio "$gbs" "$big") (>=0.75)"
+      thread_ratio="-"; [[ $threads == 2 ]] && thread_ratio="$(ratio "$gbs" "$one") (>=1)"
+      printf '| %-9s | %-6s | %-7s | %-10s | %-11s | %-14s | %-13s | %-10s | %-9s | %-9s |\n' "$op" "$bs" \
+        "$threads" "${gbs:-FAILED}" "$base" "$(ratio "$gbs" "$base") (>=0.9)" "$small_ratio" "$thread_ratio" \
+        "$(field "$line" p50_us %.0f)" "$(field "$line" p99_us %.0f)"
+    done
+  done
+done
+echo
+echo "KV workload (Qwen2.5-7B, 57,344 bytes per token, 32 KiB block requests, one batch per request), write;"
+echo "wire time = bytes / iperf3 A->B bandwidth"
+printf '| %-6s | %-4s | %-11s | %-8s | %-8s | %-12s | %-8s | %-8s | %-7s |\n' tokens QPS bytes "p50 ms" "p99 ms" \
+  "wire ms" "p50/wire" "p99/wire" dropped
+printf '|%s|\n' "--------|------|-------------|----------|----------|--------------|----------|----------|---------"
+for q in $qps_list; do
+  for t in ${tokens//,/ }; do
+    line="$(result "kv-qps$q" "$t")"
+    bytes="$(field "$line" bytes)"
+    wire="$(awk -v b="$bytes" -v g="$iperf_ab_gbs" 'BEGIN { if (b == "" || g == 0) print "-"; else printf "%.1f", b / g / 1e6 }')"
+    printf '| %-6s | %-4s | %-11s | %-8s | %-8s | %-12s | %-8s | %-8s | %-7s |\n' "$t" "$q" "${bytes:-FAILED}" \
+      "$(field "$line" p50_ms %.1f)" "$(field "$line" p99_ms %.1f)" "$wire" "$(ratio "$(field "$line" p50_ms)" "$wire")" \
+      "$(ratio "$(field "$line" p99_ms)" "$wire")" "$(field "$line" dropped)"
+  done
+done
+echo
+if [[ $failures -gt 0 ]]; then
+  die "$failures bench run(s) failed (logs in $work)"
+fi
+say "done"
