@@ -35,6 +35,9 @@ final class NetworkNamespaces implements AutoCloseable
     private final String addressA;
     private final String addressB;
     private final List<Process> processes = new ArrayList<>();
+    private final long subnet;
+    private String vethA2;
+    private String vethB2;
     private boolean closed;
 
     private NetworkNamespaces()
@@ -46,6 +49,7 @@ final class NetworkNamespaces implements AutoCloseable
         vethA = "xf" + pid + "-" + instance + "a"; // interface names stay under 16 characters
         vethB = "xf" + pid + "-" + instance + "b";
         final long k = (pid * 7 + instance) % 250 + 1;
+        subnet = k;
         addressA = "10.213." + k + ".1";
         addressB = "10.213." + k + ".2";
     }
@@ -81,6 +85,62 @@ final class NetworkNamespaces implements AutoCloseable
         {
             run("ip", "-n", link[0], "link", "set", link[1], "up");
         }
+    }
+
+    /**
+     * A second wire between the two hosts (a second NIC on each), on its own subnet 10.214.k.0/24, link up.
+     */
+    void addSecondLink()
+    {
+        vethA2 = vethA + "2";
+        vethB2 = vethB + "2";
+        run("ip", "link", "add", vethA2, "netns", namespaceA, "type", "veth", "peer", "name", vethB2,
+            "netns", namespaceB);
+        run("ip", "-n", namespaceA, "addr", "add", addressA2() + "/24", "dev", vethA2);
+        run("ip", "-n", namespaceB, "addr", "add", addressB2() + "/24", "dev", vethB2);
+        run("ip", "-n", namespaceA, "link", "set", vethA2, "up");
+        run("ip", "-n", namespaceB, "link", "set", vethB2, "up");
+    }
+
+    String vethA()
+    {
+        return vethA;
+    }
+
+    String vethB()
+    {
+        return vethB;
+    }
+
+    String vethB2()
+    {
+        return vethB2;
+    }
+
+    String vethA2()
+    {
+        return vethA2;
+    }
+
+    String addressA2()
+    {
+        return "10.214." + subnet + ".1";
+    }
+
+    String addressB2()
+    {
+        return "10.214." + subnet + ".2";
+    }
+
+    /** Take one of host A's NICs down (its peer on B loses carrier). */
+    void linkDown(final String nicOfA)
+    {
+        run("ip", "-n", namespaceA, "link", "set", nicOfA, "down");
+    }
+
+    void linkUp(final String nicOfA)
+    {
+        run("ip", "-n", namespaceA, "link", "set", nicOfA, "up");
     }
 
     /**
@@ -204,7 +264,14 @@ final class NetworkNamespaces implements AutoCloseable
      */
     void rateLimit(final int mbit)
     {
-        for (final String[] end : new String[][]{{namespaceA, vethA}, {namespaceB, vethB}})
+        final List<String[]> ends = new ArrayList<>(List.of(new String[]{namespaceA, vethA},
+            new String[]{namespaceB, vethB}));
+        if (vethA2 != null)
+        {
+            ends.add(new String[]{namespaceA, vethA2});
+            ends.add(new String[]{namespaceB, vethB2});
+        }
+        for (final String[] end : ends)
         {
             run("ip", "netns", "exec", end[0], "tc", "qdisc", "replace", "dev", end[1], "root", "tbf",
                 "rate", mbit + "mbit", "burst", "256kb", "latency", "50ms");

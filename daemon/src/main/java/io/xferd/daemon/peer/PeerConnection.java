@@ -88,6 +88,10 @@ final class PeerConnection implements AutoCloseable
             if (slice == null)
             {
                 flushGather();
+                if (channel == null && !inFlight.isEmpty())
+                {
+                    failStranded();
+                }
                 idle.idle();
                 continue;
             }
@@ -198,6 +202,19 @@ final class PeerConnection implements AutoCloseable
         gatherSlices = 0;
         gatherBytes = 0;
         gatherChannel = null;
+    }
+
+    /**
+     * The path cannot be reached now: hand every queued slice back at once (the transport retries each on
+     * another path) instead of letting them wait here for connect attempts one by one.
+     */
+    private void failQueued()
+    {
+        Slice slice;
+        while ((slice = sendQueue.poll()) != null)
+        {
+            transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
+        }
     }
 
     /**
@@ -346,10 +363,12 @@ final class PeerConnection implements AutoCloseable
             channel = null;
             busySinceNanos = 0;
             closeQuietly(fresh);
-            reconnectAfterNanos = now + reconnectDelayNanos;
+            // back off from the moment the attempt failed (a connect can take the whole timeout)
+            reconnectAfterNanos = System.nanoTime() + reconnectDelayNanos;
             reconnectDelayNanos = Math.min(MAX_RECONNECT_DELAY_NS, reconnectDelayNanos * 2);
             link.connectFailed(this, ex);
             path.failed("cannot connect: " + ex);
+            failQueued();
             return null;
         }
     }
@@ -375,6 +394,11 @@ final class PeerConnection implements AutoCloseable
         {
             if (channel != which)
             {
+                if (channel == null)
+                {
+                    // already broken by another thread: slices queued since then must not wait for an answer
+                    failStranded();
+                }
                 return;
             }
             channel = null;

@@ -27,6 +27,8 @@ public final class PeerServer implements AutoCloseable
     private static final Logger LOG = LoggerFactory.getLogger(PeerServer.class);
 
     private final ServerSocketChannel listener;
+    private final java.util.List<ServerSocketChannel> nicListeners = new java.util.ArrayList<>();
+    private final java.util.List<Thread> acceptors = new java.util.ArrayList<>();
     private final Thread acceptor;
     private final Set<PeerSessionHandler> handlers = ConcurrentHashMap.newKeySet();
     private final DaemonContext context;
@@ -67,13 +69,38 @@ public final class PeerServer implements AutoCloseable
         }
         final int port = ((InetSocketAddress)listenerAddress()).getPort();
         this.advertisedAddress = context.rpcHost() + ":" + port;
-        this.acceptor = new Thread(this::acceptLoop, "xferd-peer-acceptor");
+        this.acceptor = new Thread(() -> acceptLoop(listener), "xferd-peer-acceptor");
         this.acceptor.setDaemon(true);
+        // peers reach this daemon on each striping NIC's own address too, on the same port
+        for (final LocalNics.Nic nic : localNics.nics())
+        {
+            if (nic.address().equals(context.rpcHost()))
+            {
+                continue;
+            }
+            try
+            {
+                final ServerSocketChannel nicListener = ServerSocketChannel.open();
+                nicListener.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+                nicListener.bind(new InetSocketAddress(nic.address(), port), 128);
+                nicListeners.add(nicListener);
+                final Thread thread = new Thread(() -> acceptLoop(nicListener), "xferd-peer-acceptor-" + nic.name());
+                thread.setDaemon(true);
+                acceptors.add(thread);
+            }
+            catch (final IOException ex)
+            {
+                close();
+                throw new UncheckedIOException("cannot listen on " + nic.name() + " (" + nic.address() + ":" + port +
+                    "): " + ex.getMessage(), ex);
+            }
+        }
     }
 
     public void start()
     {
         acceptor.start();
+        acceptors.forEach(Thread::start);
         LOG.info("peer listener on {} (epoch {}, cluster token {})", advertisedAddress, epoch,
             authenticator.hasToken() ? "required" : "not set");
     }
@@ -98,7 +125,7 @@ public final class PeerServer implements AutoCloseable
         }
     }
 
-    private void acceptLoop()
+    private void acceptLoop(final ServerSocketChannel listener)
     {
         int connectionId = 0;
         while (running)
@@ -161,6 +188,10 @@ public final class PeerServer implements AutoCloseable
         try
         {
             listener.close();
+            for (final ServerSocketChannel nicListener : nicListeners)
+            {
+                nicListener.close();
+            }
         }
         catch (final IOException ignore)
         {
