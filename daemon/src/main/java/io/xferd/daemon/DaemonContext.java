@@ -34,6 +34,7 @@ public final class DaemonContext
     private int countersCapacity = 256;
     private long dutyCycleByteBudget = 8L * 1024 * 1024;
     private String rpcAddress = "127.0.0.1:12001";
+    private final OperationsContext operations = new OperationsContext();
 
     /**
      * Check every value and fill in what follows from others.
@@ -51,6 +52,7 @@ public final class DaemonContext
         require(livenessTimeoutMs >= 100, "liveness timeout must be at least 100 ms: " + livenessTimeoutMs);
         require(directory != null, "directory must be set");
         newIdleStrategy();
+        operations.conclude(this);
         return this;
     }
 
@@ -95,6 +97,7 @@ public final class DaemonContext
         map.put("liveness_timeout_ms", livenessTimeoutMs);
         map.put("ring_unblock_timeout_ms", ringUnblockTimeoutMs);
         map.put("drain_timeout_ms", drainTimeoutMs);
+        operations.describe(map);
         return map;
     }
 
@@ -251,6 +254,14 @@ public final class DaemonContext
     public long dutyCycleByteBudget()
     {
         return dutyCycleByteBudget;
+    }
+
+    /**
+     * @return journal, metrics and logging settings.
+     */
+    public OperationsContext operations()
+    {
+        return operations;
     }
 
     public String rpcAddress()

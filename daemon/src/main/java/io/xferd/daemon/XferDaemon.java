@@ -2,12 +2,17 @@ package io.xferd.daemon;
 
 import io.xferd.daemon.ipc.ClientRegistry;
 import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.ipc.ConductorListener;
 import io.xferd.daemon.ipc.ControlConductor;
 import io.xferd.daemon.ipc.RuntimeDirectory;
+import io.xferd.daemon.journal.Journal;
+import io.xferd.daemon.metrics.MetricsCollector;
+import io.xferd.daemon.metrics.MetricsEndpoint;
 import io.xferd.daemon.pipeline.CompletionSender;
 import io.xferd.daemon.pipeline.SubmitAdapter;
 import io.xferd.daemon.pipeline.TransferPipeline;
 import io.xferd.daemon.pipeline.TransferWorker;
+import io.xferd.daemon.registry.RegistryWriter;
 import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.nativebindings.libc.Process;
 import org.agrona.concurrent.Agent;
@@ -42,6 +47,11 @@ public final class XferDaemon implements AutoCloseable
     private final TransferPipeline pipeline;
     private final ControlConductor conductor;
     private final List<AgentRunner> dataPlaneRunners = new ArrayList<>();
+    private final List<DutyCycleTracker> dutyCycles = new ArrayList<>();
+    private final Journal journal;
+    private final RegistryWriter registryWriter;
+    private final SystemdNotifier notifier;
+    private final MetricsEndpoint metrics;
     private final Thread conductorThread;
     private final CountDownLatch conductorStopped = new CountDownLatch(1);
     private volatile boolean running = true;
@@ -62,13 +72,15 @@ public final class XferDaemon implements AutoCloseable
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects = new ManyToOneConcurrentArrayQueue<>(1024);
         this.pipeline = new TransferPipeline(context.pipelineSize(), context.transferWorkers());
         final SystemNanoClock nanoClock = SystemNanoClock.INSTANCE;
+        this.journal = Journal.start(context.operations(), counters);
 
-        final Agent intake = new SubmitAdapter(toDaemonRing, pipeline.ring(), registry, disconnects, counters, nanoClock);
+        final Agent intake = new SubmitAdapter(toDaemonRing, pipeline.ring(), registry, disconnects, counters, nanoClock,
+            journal.recorder());
         final List<Agent> workers = new ArrayList<>();
         for (int i = 0; i < context.transferWorkers(); i++)
         {
             workers.add(new TransferWorker(i, pipeline, registry, new CompletionSender(disconnects, counters), counters,
-                nanoClock, context.maxRequestLength(), context.dutyCycleByteBudget()));
+                nanoClock, context.maxRequestLength(), context.dutyCycleByteBudget(), journal.recorder()));
         }
         if (context.threadingMode() == ThreadingMode.SHARED)
         {
@@ -85,6 +97,33 @@ public final class XferDaemon implements AutoCloseable
 
         this.conductor = new ControlConductor(context, directory, registry, toDaemonRing, disconnects, counters,
             SystemEpochClock.INSTANCE);
+        this.registryWriter = RegistryWriter.create(context, Process.pid());
+        this.notifier = new SystemdNotifier(System.getenv(),
+            dutyCycles.stream().<java.util.function.LongSupplier>map(tracker -> tracker::cycles).toList());
+        conductor.operations(new ConductorListener()
+        {
+            public void onClientConnected(final ClientSession session)
+            {
+                registryWriter.onClientConnected(session);
+            }
+
+            public void onRegionsChanged(final ClientSession session)
+            {
+                registryWriter.onRegionsChanged(session);
+            }
+
+            public void onClientDisconnected(final ClientSession session)
+            {
+                registryWriter.onClientDisconnected(session);
+            }
+
+            public void onHousekeeping(final long nowMs)
+            {
+                notifier.onHousekeeping(nowMs);
+            }
+        });
+        this.metrics = MetricsEndpoint.start(context.operations(),
+            new MetricsCollector(counters, toDaemonRing, journal.stats(), journal.names()));
         this.conductorThread = new Thread(this::runConductor, "xferd-conductor");
     }
 
@@ -105,13 +144,16 @@ public final class XferDaemon implements AutoCloseable
         LOG.info("xferd daemon serving {} (pid {}, {} threading, {} transfer worker(s), idle {})",
             context.directory(), Process.pid(), context.threadingMode(), context.transferWorkers(),
             context.idleStrategy());
+        daemon.notifier.ready("serving " + context.directory());
         return daemon;
     }
 
     private AgentRunner runner(final Agent agent)
     {
+        final DutyCycleTracker tracked = new DutyCycleTracker(agent);
+        dutyCycles.add(tracked);
         return new AgentRunner(context.newIdleStrategy(),
-            throwable -> LOG.error("data plane error in {}", agent.roleName(), throwable), null, agent);
+            throwable -> LOG.error("data plane error in {}", agent.roleName(), throwable), null, tracked);
     }
 
     private void runConductor()
@@ -166,6 +208,14 @@ public final class XferDaemon implements AutoCloseable
     }
 
     /**
+     * @return the port the metrics endpoint listens on, or -1 when it does not run.
+     */
+    public int metricsPort()
+    {
+        return metrics != null ? metrics.port() : -1;
+    }
+
+    /**
      * Drain, disconnect everyone, free all memory and remove the directory's files. Idempotent.
      */
     @Override
@@ -176,6 +226,7 @@ public final class XferDaemon implements AutoCloseable
             return;
         }
         closed = true;
+        notifier.stopping();
         running = false;
         try
         {
@@ -189,7 +240,13 @@ public final class XferDaemon implements AutoCloseable
         {
             runner.close();
         }
+        journal.close();
+        if (metrics != null)
+        {
+            metrics.close();
+        }
         conductor.close();
+        registryWriter.close();
         directory.close();
         LOG.info("xferd daemon stopped");
     }

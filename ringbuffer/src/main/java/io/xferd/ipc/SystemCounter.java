@@ -20,7 +20,8 @@ public enum SystemCounter
     NOTIFICATIONS_DROPPED("notifications dropped (receiver ring full)"),
     REGISTERED_BYTES("registered bytes"),
     REGIONS_REGISTERED("registered regions"),
-    PIPELINE_BACKPRESSURE("intake stalls on a full pipeline");
+    PIPELINE_BACKPRESSURE("intake stalls on a full pipeline"),
+    JOURNAL_DROPPED("journal records dropped (journal ring full)");
 
     public static final int TYPE_ID = 1;
 

@@ -5,6 +5,7 @@ import io.xferd.daemon.ThreadingMode;
 import io.xferd.daemon.XferDaemon;
 import io.xferd.daemon.ipc.DaemonAlreadyRunningException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import sun.misc.Signal;
 
@@ -41,6 +42,9 @@ public final class DaemonCommand implements java.util.concurrent.Callable<Intege
         "(default: ${DEFAULT-VALUE}).")
     long livenessTimeoutMs = 2000;
 
+    @Mixin
+    OperationsOptions operations;
+
     @Override
     public Integer call()
     {
@@ -51,6 +55,7 @@ public final class DaemonCommand implements java.util.concurrent.Callable<Intege
             .idleStrategy(idle)
             .rpcAddress(rpcAddress)
             .livenessTimeoutMs(livenessTimeoutMs);
+        operations.applyTo(context.operations());
         final CountDownLatch stop = new CountDownLatch(1);
         Signal.handle(new Signal("TERM"), signal -> stop.countDown());
         Signal.handle(new Signal("INT"), signal -> stop.countDown());

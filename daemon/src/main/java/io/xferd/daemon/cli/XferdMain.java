@@ -8,7 +8,8 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "xferd", mixinStandardHelpOptions = true, version = "xferd 0.1.0",
     description = "Per-host KV-cache transfer daemon.",
-    subcommands = {DaemonCommand.class, DemoCommand.class, StatusCommand.class, TopologyCommand.class})
+    subcommands = {DaemonCommand.class, DemoCommand.class, StatusCommand.class, TopologyCommand.class,
+        ProfileCommand.class})
 public final class XferdMain implements Runnable
 {
     @Override
@@ -19,6 +20,8 @@ public final class XferdMain implements Runnable
 
     public static void main(final String[] args)
     {
+        // belt and braces beside the launcher's -D: Chronicle must never phone home
+        System.setProperty("chronicle.analytics.disable", "true");
         final int exitCode = new CommandLine(new XferdMain()).execute(args);
         System.exit(exitCode);
     }

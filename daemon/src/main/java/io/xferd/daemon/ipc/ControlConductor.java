@@ -58,6 +58,7 @@ public final class ControlConductor implements AutoCloseable
     private long consumerStalledSinceMs;
     private volatile boolean accepting = true;
     private ClientSession promoted;
+    private ConductorListener operations = ConductorListener.NONE;
 
     private record PendingUnregister(ClientSession session, long correlationId, Region region)
     {
@@ -264,6 +265,7 @@ public final class ControlConductor implements AutoCloseable
         promoted = session;
         counters.get(SystemCounter.CLIENTS_CONNECTED).increment();
         LOG.info("client connected: segment {} pid {} uid {} slot {}", name, peer.pid(), peer.uid(), slot);
+        operations.onClientConnected(session);
     }
 
     private int serve(final ClientSession session)
@@ -335,6 +337,7 @@ public final class ControlConductor implements AutoCloseable
         session.regions(session.regions().with(region));
         counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(length);
         counters.get(SystemCounter.REGIONS_REGISTERED).increment();
+        operations.onRegionsChanged(session);
         answerOk(session, correlationId, 0);
     }
 
@@ -350,6 +353,7 @@ public final class ControlConductor implements AutoCloseable
         }
         session.regions(session.regions().without(region));
         region.markClosed();
+        operations.onRegionsChanged(session);
         // answered once no transfer copies through it any more, so the client may reuse the memory at once
         pendingUnregisters.add(new PendingUnregister(session, correlationId, region));
     }
@@ -420,6 +424,7 @@ public final class ControlConductor implements AutoCloseable
         closingSessions.add(session);
         counters.get(SystemCounter.CLIENTS_DISCONNECTED).increment();
         LOG.info("client disconnected: segment {} pid {} ({})", session.segmentName(), session.pid(), reason);
+        operations.onClientDisconnected(session);
     }
 
     private int housekeeping()
@@ -437,6 +442,7 @@ public final class ControlConductor implements AutoCloseable
 
         work += checkBlockedRing(now);
         work += reclaim();
+        operations.onHousekeeping(now);
         return work;
     }
 
@@ -510,6 +516,14 @@ public final class ControlConductor implements AutoCloseable
         RegionMapper.unmap(region);
         counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(-region.length());
         counters.get(SystemCounter.REGIONS_REGISTERED).decrement();
+    }
+
+    /**
+     * Set before the conductor thread starts.
+     */
+    public void operations(final ConductorListener listener)
+    {
+        this.operations = listener;
     }
 
     /**
