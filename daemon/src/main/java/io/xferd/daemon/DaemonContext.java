@@ -42,6 +42,7 @@ public final class DaemonContext
     private long transferTimeoutMs = 5000;
     private String metadataServer = "P2PHANDSHAKE";
     private final Map<String, String> notUsed = new LinkedHashMap<>();
+    private final OperationsContext operations = new OperationsContext();
 
     /**
      * Check every value and fill in what follows from others.
@@ -67,6 +68,7 @@ public final class DaemonContext
         rpcHost();
         rpcPort();
         newIdleStrategy();
+        operations.conclude(this);
         return this;
     }
 
@@ -119,6 +121,7 @@ public final class DaemonContext
         map.put("slice_size", sliceSize);
         map.put("transfer_timeout_ms", transferTimeoutMs);
         notUsed.forEach((key, why) -> map.put(key, "accepted, not used: " + why));
+        operations.describe(map);
         return map;
     }
 
@@ -275,6 +278,14 @@ public final class DaemonContext
     public long dutyCycleByteBudget()
     {
         return dutyCycleByteBudget;
+    }
+
+    /**
+     * @return journal, metrics and logging settings.
+     */
+    public OperationsContext operations()
+    {
+        return operations;
     }
 
     public String rpcAddress()

@@ -2,8 +2,12 @@ package io.xferd.daemon;
 
 import io.xferd.daemon.ipc.ClientRegistry;
 import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.ipc.ConductorListener;
 import io.xferd.daemon.ipc.ControlConductor;
 import io.xferd.daemon.ipc.RuntimeDirectory;
+import io.xferd.daemon.journal.Journal;
+import io.xferd.daemon.metrics.MetricsCollector;
+import io.xferd.daemon.metrics.MetricsEndpoint;
 import io.xferd.daemon.pipeline.CompletionSender;
 import io.xferd.daemon.pipeline.SubmitAdapter;
 import io.xferd.daemon.pipeline.TransferPipeline;
@@ -11,6 +15,7 @@ import io.xferd.daemon.pipeline.TransferWorker;
 import io.xferd.daemon.peer.LocalNics;
 import io.xferd.daemon.peer.PeerServer;
 import io.xferd.daemon.peer.TcpTransport;
+import io.xferd.daemon.registry.RegistryWriter;
 import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.nativebindings.libc.Process;
 import io.xferd.nativebindings.verbs.Verbs;
@@ -48,6 +53,11 @@ public final class XferDaemon implements AutoCloseable
     private final PeerServer peerServer;
     private final TcpTransport transport;
     private final List<AgentRunner> dataPlaneRunners = new ArrayList<>();
+    private final List<DutyCycleTracker> dutyCycles = new ArrayList<>();
+    private final Journal journal;
+    private final RegistryWriter registryWriter;
+    private final SystemdNotifier notifier;
+    private final MetricsEndpoint metrics;
     private final Thread conductorThread;
     private final CountDownLatch conductorStopped = new CountDownLatch(1);
     private volatile boolean running = true;
@@ -82,14 +92,15 @@ public final class XferDaemon implements AutoCloseable
         this.transport = new TcpTransport(context, counters, disconnects, localNics);
         this.pipeline = new TransferPipeline(context.pipelineSize(), context.transferWorkers());
         final SystemNanoClock nanoClock = SystemNanoClock.INSTANCE;
+        this.journal = Journal.start(context.operations(), counters);
 
-        final Agent intake = new SubmitAdapter(toDaemonRing, pipeline.ring(), registry, disconnects, counters, nanoClock);
+        final Agent intake = new SubmitAdapter(toDaemonRing, pipeline.ring(), registry, disconnects, counters, nanoClock,
+            journal.recorder());
         final List<Agent> workers = new ArrayList<>();
         for (int i = 0; i < context.transferWorkers(); i++)
         {
             workers.add(new TransferWorker(i, pipeline, registry, new CompletionSender(disconnects, counters), transport,
-                counters,
-                nanoClock, context.maxRequestLength(), context.dutyCycleByteBudget()));
+                counters, nanoClock, context.maxRequestLength(), context.dutyCycleByteBudget(), journal.recorder()));
         }
         if (context.threadingMode() == ThreadingMode.SHARED)
         {
@@ -106,6 +117,33 @@ public final class XferDaemon implements AutoCloseable
 
         this.conductor = new ControlConductor(context, directory, registry, toDaemonRing, disconnects, counters,
             SystemEpochClock.INSTANCE, transport);
+        this.registryWriter = RegistryWriter.create(context, Process.pid());
+        this.notifier = new SystemdNotifier(System.getenv(),
+            dutyCycles.stream().<java.util.function.LongSupplier>map(tracker -> tracker::cycles).toList());
+        conductor.operations(new ConductorListener()
+        {
+            public void onClientConnected(final ClientSession session)
+            {
+                registryWriter.onClientConnected(session);
+            }
+
+            public void onRegionsChanged(final ClientSession session)
+            {
+                registryWriter.onRegionsChanged(session);
+            }
+
+            public void onClientDisconnected(final ClientSession session)
+            {
+                registryWriter.onClientDisconnected(session);
+            }
+
+            public void onHousekeeping(final long nowMs)
+            {
+                notifier.onHousekeeping(nowMs);
+            }
+        });
+        this.metrics = MetricsEndpoint.start(context.operations(),
+            new MetricsCollector(counters, toDaemonRing, journal.stats(), journal.names()));
         this.conductorThread = new Thread(this::runConductor, "xferd-conductor");
     }
 
@@ -129,13 +167,16 @@ public final class XferDaemon implements AutoCloseable
         LOG.info("xferd daemon serving {} (pid {}, {} threading, {} transfer worker(s), idle {})",
             context.directory(), Process.pid(), context.threadingMode(), context.transferWorkers(),
             context.idleStrategy());
+        daemon.notifier.ready("serving " + context.directory());
         return daemon;
     }
 
     private AgentRunner runner(final Agent agent)
     {
+        final DutyCycleTracker tracked = new DutyCycleTracker(agent);
+        dutyCycles.add(tracked);
         return new AgentRunner(context.newIdleStrategy(),
-            throwable -> LOG.error("data plane error in {}", agent.roleName(), throwable), null, agent);
+            throwable -> LOG.error("data plane error in {}", agent.roleName(), throwable), null, tracked);
     }
 
     private void runConductor()
@@ -211,6 +252,14 @@ public final class XferDaemon implements AutoCloseable
     }
 
     /**
+     * @return the port the metrics endpoint listens on, or -1 when it does not run.
+     */
+    public int metricsPort()
+    {
+        return metrics != null ? metrics.port() : -1;
+    }
+
+    /**
      * Drain, disconnect everyone, free all memory and remove the directory's files. Idempotent.
      */
     @Override
@@ -221,6 +270,7 @@ public final class XferDaemon implements AutoCloseable
             return;
         }
         closed = true;
+        notifier.stopping();
         running = false;
         try
         {
@@ -236,7 +286,13 @@ public final class XferDaemon implements AutoCloseable
         {
             runner.close();
         }
+        journal.close();
+        if (metrics != null)
+        {
+            metrics.close();
+        }
         conductor.close();
+        registryWriter.close();
         directory.close();
         LOG.info("xferd daemon stopped");
     }

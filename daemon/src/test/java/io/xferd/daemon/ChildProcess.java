@@ -42,14 +42,25 @@ final class ChildProcess implements AutoCloseable
      */
     static ChildProcess start(final String name, final Class<?> mainClass, final String... args)
     {
+        return start(name, java.util.Map.of(), mainClass, args);
+    }
+
+    /**
+     * Start {@code mainClass} in a child JVM on this JVM's class path, with extra environment variables.
+     */
+    static ChildProcess start(
+        final String name, final java.util.Map<String, String> environment, final Class<?> mainClass,
+        final String... args)
+    {
         final List<String> watched = new ArrayList<>();
         watched.add(Integer.toString(WATCHDOG_SECONDS));
         watched.add(mainClass.getName());
         watched.addAll(List.of(args));
         try
         {
-            return new ChildProcess(name,
-                JavaProcesses.builder(WatchedMain.class, watched).redirectErrorStream(true).start());
+            final ProcessBuilder builder = JavaProcesses.builder(WatchedMain.class, watched).redirectErrorStream(true);
+            builder.environment().putAll(environment);
+            return new ChildProcess(name, builder.start());
         }
         catch (final IOException ex)
         {

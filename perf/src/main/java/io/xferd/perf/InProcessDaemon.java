@@ -24,6 +24,19 @@ final class InProcessDaemon implements AutoCloseable
 
     InProcessDaemon(final String idleStrategy)
     {
+        this(idleStrategy, "on");
+    }
+
+    /**
+     * @param journal "on" or "off": the daemon's transfer journal (in the daemon's directory, i.e. /dev/shm).
+     *                The metrics endpoint stays off (no port to collide on).
+     */
+    InProcessDaemon(final String idleStrategy, final String journal)
+    {
+        if (!"on".equals(journal) && !"off".equals(journal))
+        {
+            throw new IllegalArgumentException("journal must be on or off: " + journal);
+        }
         try
         {
             directory = Files.createTempDirectory(Path.of("/dev/shm"), "xferd-perf-");
@@ -32,7 +45,9 @@ final class InProcessDaemon implements AutoCloseable
         {
             throw new UncheckedIOException(ex);
         }
-        daemon = XferDaemon.launch(new DaemonContext().directory(directory).idleStrategy(idleStrategy));
+        final DaemonContext context = new DaemonContext().directory(directory).idleStrategy(idleStrategy);
+        context.operations().journalEnabled("on".equals(journal)).metricsAddress("off");
+        daemon = XferDaemon.launch(context);
     }
 
     /**
@@ -55,6 +70,12 @@ final class InProcessDaemon implements AutoCloseable
     {
         try
         {
+            if (daemon.context().operations().journalEnabled())
+            {
+                System.out.printf("%njournal: %,d records dropped (journal ring full) of %,d requests (2 records each)%n",
+                    daemon.counters().get(io.xferd.ipc.SystemCounter.JOURNAL_DROPPED).get(),
+                    daemon.counters().get(io.xferd.ipc.SystemCounter.REQUESTS_SUBMITTED).get());
+            }
             daemon.close();
         }
         finally

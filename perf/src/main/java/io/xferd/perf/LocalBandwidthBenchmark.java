@@ -46,6 +46,12 @@ public class LocalBandwidthBenchmark extends ForkedWithXferdFlags
     public String idle;
 
     /**
+     * The daemon's transfer journal: "on" (the daemon's default) or "off" (--no-journal), to measure its cost.
+     */
+    @Param({"on"})
+    public String journal;
+
+    /**
      * How the producer waits for the batch: "spin" on {@code pendingTasks} (default), or "await" with the blocking
      * {@code awaitBatch} (the client's backoff idle strategy: spin, yield, then park), which leaves the daemon's
      * copying thread the CPU to itself on a small host.
@@ -70,7 +76,7 @@ public class LocalBandwidthBenchmark extends ForkedWithXferdFlags
             throw new IllegalArgumentException("wait must be spin or await: " + wait);
         }
         awaitBatch = "await".equals(wait);
-        daemon = new InProcessDaemon(idle);
+        daemon = new InProcessDaemon(idle, journal);
         producer = daemon.connect("perf-bw-producer");
         consumer = daemon.connect("perf-bw-consumer");
         final long length = (long)BATCH * blockSize;

@@ -49,6 +49,12 @@ public class RoundTripBenchmark extends ForkedWithXferdFlags
     @Param({"backoff"})
     public String idle;
 
+    /**
+     * The daemon's transfer journal: "on" (the daemon's default) or "off" (--no-journal), to measure its cost.
+     */
+    @Param({"on"})
+    public String journal;
+
     private InProcessDaemon daemon;
     private XferClient client;
     private SharedBuffer memory;
@@ -59,7 +65,7 @@ public class RoundTripBenchmark extends ForkedWithXferdFlags
     @Setup(Level.Trial)
     public void setUp()
     {
-        daemon = new InProcessDaemon(idle);
+        daemon = new InProcessDaemon(idle, journal);
         client = daemon.connect("perf-round-trip");
         memory = client.allocateMemory(4096);
         client.registerMemory(memory, "cpu:0");

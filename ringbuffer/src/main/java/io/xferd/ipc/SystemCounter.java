@@ -27,7 +27,8 @@ public enum SystemCounter
     REMOTE_ACCESS_REFUSED("remote accesses refused (unknown segment, out of bounds)"),
     REMOTE_BYTES_SENT("bytes sent to peers"),
     REMOTE_BYTES_RECEIVED("bytes received from peers"),
-    SLICES_TIMED_OUT("slices timed out");
+    SLICES_TIMED_OUT("slices timed out"),
+    JOURNAL_DROPPED("journal records dropped (journal ring full)");
 
     public static final int TYPE_ID = 1;
 

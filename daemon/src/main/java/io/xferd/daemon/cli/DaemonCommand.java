@@ -20,6 +20,9 @@ public final class DaemonCommand implements java.util.concurrent.Callable<Intege
     @Mixin
     DaemonOptions options;
 
+    @Mixin
+    OperationsOptions operations;
+
     @Override
     public Integer call()
     {
@@ -29,7 +32,9 @@ public final class DaemonCommand implements java.util.concurrent.Callable<Intege
         final XferDaemon daemon;
         try
         {
-            daemon = XferDaemon.launch(options.context());
+            final io.xferd.daemon.DaemonContext context = options.context();
+            operations.applyTo(context.operations());
+            daemon = XferDaemon.launch(context);
         }
         catch (final DaemonAlreadyRunningException | IllegalArgumentException | java.io.UncheckedIOException ex)
         {

@@ -19,10 +19,8 @@ public final class JavaProcesses
     {
         final List<String> command = new ArrayList<>();
         command.add(System.getProperty("java.home") + File.separator + "bin" + File.separator + "java");
-        command.add("--enable-native-access=ALL-UNNAMED");
-        command.add("--sun-misc-unsafe-memory-access=allow");
-        // Agrona 2 reaches jdk.internal.misc.Unsafe
-        command.add("--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED");
+        // FFM, Agrona 2 (jdk.internal.misc.Unsafe) and, for a daemon child, Chronicle
+        command.addAll(JvmFlags.ALL);
         command.add("-Xmx256m");
         command.add("-XX:+UseSerialGC");
         command.add("-cp");

@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
 @Command(name = "xferd", mixinStandardHelpOptions = true, version = "xferd 0.1.0",
     description = "Per-host KV-cache transfer daemon.",
     subcommands = {DaemonCommand.class, ConfigCommand.class, DemoCommand.class, StatusCommand.class,
-        TopologyCommand.class, BenchCommand.class, BenchTargetCommand.class})
+        TopologyCommand.class, BenchCommand.class, BenchTargetCommand.class, ProfileCommand.class})
 public final class XferdMain implements Runnable
 {
     @Override
@@ -20,6 +20,8 @@ public final class XferdMain implements Runnable
 
     public static void main(final String[] args)
     {
+        // belt and braces beside the launcher's -D: Chronicle must never phone home
+        System.setProperty("chronicle.analytics.disable", "true");
         final int exitCode = new CommandLine(new XferdMain()).execute(args);
         System.exit(exitCode);
     }

@@ -60,6 +60,7 @@ public final class ControlConductor implements AutoCloseable
     private long consumerStalledSinceMs;
     private volatile boolean accepting = true;
     private ClientSession promoted;
+    private ConductorListener operations = ConductorListener.NONE;
 
     private record PendingUnregister(ClientSession session, long correlationId, Region region)
     {
@@ -268,6 +269,7 @@ public final class ControlConductor implements AutoCloseable
         promoted = session;
         counters.get(SystemCounter.CLIENTS_CONNECTED).increment();
         LOG.info("client connected: segment {} pid {} uid {} slot {}", name, peer.pid(), peer.uid(), slot);
+        operations.onClientConnected(session);
     }
 
     private int serve(final ClientSession session)
@@ -339,6 +341,7 @@ public final class ControlConductor implements AutoCloseable
         session.regions(session.regions().with(region));
         counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(length);
         counters.get(SystemCounter.REGIONS_REGISTERED).increment();
+        operations.onRegionsChanged(session);
         answerOk(session, correlationId, 0);
     }
 
@@ -354,6 +357,7 @@ public final class ControlConductor implements AutoCloseable
         }
         session.regions(session.regions().without(region));
         region.markClosed();
+        operations.onRegionsChanged(session);
         // answered once no transfer copies through it any more, so the client may reuse the memory at once
         pendingUnregisters.add(new PendingUnregister(session, correlationId, region));
     }
@@ -460,6 +464,7 @@ public final class ControlConductor implements AutoCloseable
         closingSessions.add(session);
         counters.get(SystemCounter.CLIENTS_DISCONNECTED).increment();
         LOG.info("client disconnected: segment {} pid {} ({})", session.segmentName(), session.pid(), reason);
+        operations.onClientDisconnected(session);
     }
 
     private int housekeeping()
@@ -484,6 +489,7 @@ public final class ControlConductor implements AutoCloseable
 
         work += checkBlockedRing(now);
         work += reclaim();
+        operations.onHousekeeping(now);
         return work;
     }
 
@@ -559,6 +565,14 @@ public final class ControlConductor implements AutoCloseable
         RegionMapper.unmap(region);
         counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(-region.length());
         counters.get(SystemCounter.REGIONS_REGISTERED).decrement();
+    }
+
+    /**
+     * Set before the conductor thread starts.
+     */
+    public void operations(final ConductorListener listener)
+    {
+        this.operations = listener;
     }
 
     /**

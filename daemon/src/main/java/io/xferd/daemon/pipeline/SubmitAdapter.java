@@ -5,6 +5,7 @@ import com.lmax.disruptor.RingBuffer;
 import io.xferd.daemon.SystemCounters;
 import io.xferd.daemon.ipc.ClientRegistry;
 import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.journal.TransferJournal;
 import io.xferd.ipc.RecordTypes;
 import io.xferd.ipc.SubmitRequestFlyweight;
 import io.xferd.ipc.SystemCounter;
@@ -35,6 +36,7 @@ public final class SubmitAdapter implements Agent, ControlledMessageHandler
     private final AtomicCounter submitted;
     private final AtomicCounter malformed;
     private final AtomicCounter backpressure;
+    private final TransferJournal journal;
 
     public SubmitAdapter(
         final org.agrona.concurrent.ringbuffer.RingBuffer toDaemonRing,
@@ -42,13 +44,15 @@ public final class SubmitAdapter implements Agent, ControlledMessageHandler
         final ClientRegistry registry,
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
         final SystemCounters counters,
-        final NanoClock clock)
+        final NanoClock clock,
+        final TransferJournal journal)
     {
         this.toDaemonRing = toDaemonRing;
         this.pipeline = pipeline;
         this.registry = registry;
         this.disconnects = disconnects;
         this.clock = clock;
+        this.journal = journal;
         this.submitted = counters.get(SystemCounter.REQUESTS_SUBMITTED);
         this.malformed = counters.get(SystemCounter.MALFORMED_RECORDS);
         this.backpressure = counters.get(SystemCounter.PIPELINE_BACKPRESSURE);
@@ -115,6 +119,8 @@ public final class SubmitAdapter implements Agent, ControlledMessageHandler
                 command.notify.putBytes(0, buffer, request.notifyOffset(), command.notifyLength);
             }
             submitted.increment();
+            journal.onSubmitted(session.slot(), command.requestId, command.traceId, command.opcode, command.length,
+                command.submitNanos, command.intakeNanos);
         }
         else
         {

@@ -4,6 +4,7 @@ import com.lmax.disruptor.EventPoller;
 import io.xferd.daemon.SystemCounters;
 import io.xferd.daemon.ipc.ClientRegistry;
 import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.journal.TransferJournal;
 import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.peer.RemoteSegment;
 import io.xferd.daemon.peer.RemoteSegments;
@@ -42,6 +43,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     private final AtomicCounter failed;
     private final AtomicCounter bytesRead;
     private final AtomicCounter bytesWritten;
+    private final TransferJournal journal;
     private long bytesThisCycle;
 
     public TransferWorker(
@@ -53,7 +55,8 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         final SystemCounters counters,
         final NanoClock clock,
         final long maxRequestLength,
-        final long byteBudget)
+        final long byteBudget,
+        final TransferJournal journal)
     {
         this.index = index;
         this.workers = pipeline.workers();
@@ -64,6 +67,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         this.clock = clock;
         this.maxRequestLength = maxRequestLength;
         this.byteBudget = byteBudget;
+        this.journal = journal;
         this.completed = counters.get(SystemCounter.REQUESTS_COMPLETED);
         this.failed = counters.get(SystemCounter.REQUESTS_FAILED);
         this.bytesRead = counters.get(SystemCounter.BYTES_READ);
@@ -116,7 +120,11 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             {
                 failed.increment();
             }
-            sender.complete(submitter, command.requestId, status, bytes, command.intakeNanos, clock.nanoTime());
+            final long completeNanos = clock.nanoTime();
+            sender.complete(submitter, command.requestId, status, bytes, command.intakeNanos, completeNanos);
+            journal.onCompleted(submitter.slot(), command.requestId, command.traceId, command.opcode, status,
+                command.length, bytes, TransferJournal.PEER_LOCAL, TransferJournal.NIC_SHM, command.submitNanos,
+                command.intakeNanos, completeNanos);
         }
         finally
         {

@@ -1,0 +1,102 @@
+package io.xferd.daemon.journal;
+
+import io.xferd.daemon.OperationsContext;
+import io.xferd.daemon.SystemCounters;
+import io.xferd.ipc.SystemCounter;
+import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.SleepingIdleStrategy;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The journal as the daemon runs it: the recorder the data plane calls, and the agent on its own thread that
+ * writes the Chronicle Queue and feeds the metrics' latency histograms. Off ({@code --no-journal}): the data
+ * plane gets {@link TransferJournal#DISABLED}, no thread, no files, no per-(op, peer, NIC) metrics.
+ */
+public final class Journal implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(Journal.class);
+
+    private final JournalRecorder recorder;
+    private final TransferStats stats;
+    private final AgentRunner runner;
+
+    private Journal(final JournalRecorder recorder, final TransferStats stats, final AgentRunner runner)
+    {
+        this.recorder = recorder;
+        this.stats = stats;
+        this.runner = runner;
+    }
+
+    /**
+     * @return a running journal, or one that does nothing when the settings switch it off.
+     */
+    public static Journal start(final OperationsContext context, final SystemCounters counters)
+    {
+        if (!context.journalEnabled())
+        {
+            return new Journal(null, null, null);
+        }
+        try
+        {
+            Files.createDirectories(context.journalDirectory());
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException("cannot create the journal directory " + context.journalDirectory(), ex);
+        }
+        final SingleChronicleQueue queue =
+            JournalQueues.openForAppend(context.journalDirectory(), context.journalRollCycle());
+        final JournalRecorder recorder = new JournalRecorder(context.journalRingCapacity(),
+            counters.get(SystemCounter.JOURNAL_DROPPED), new JournalNames());
+        final TransferStats stats = new TransferStats();
+        final JournalAgent agent = new JournalAgent(recorder, queue, context.journalRetentionCycles(), stats,
+            context.slowRequestMs() < 0 ? -1 : TimeUnit.MILLISECONDS.toNanos(context.slowRequestMs()));
+        final AgentRunner runner = new AgentRunner(new SleepingIdleStrategy(TimeUnit.MILLISECONDS.toNanos(1)),
+            throwable -> LOG.error("journal agent error", throwable), null, agent);
+        AgentRunner.startOnThread(runner);
+        LOG.info("transfer journal in {} ({} cycles, keeping {})", context.journalDirectory(),
+            context.journalRollCycle(), context.journalRetentionCycles() == 0 ? "all" :
+            Integer.toString(context.journalRetentionCycles()));
+        return new Journal(recorder, stats, runner);
+    }
+
+    /**
+     * @return what the data plane calls.
+     */
+    public TransferJournal recorder()
+    {
+        return recorder != null ? recorder : TransferJournal.DISABLED;
+    }
+
+    /**
+     * @return the completion totals and latency histograms, or null when the journal is off.
+     */
+    public TransferStats stats()
+    {
+        return stats;
+    }
+
+    public JournalNames names()
+    {
+        return recorder != null ? recorder.names() : null;
+    }
+
+    /**
+     * Drain what is left into the queue and close it; call after the data plane stopped.
+     */
+    @Override
+    public void close()
+    {
+        if (runner != null)
+        {
+            runner.close();
+        }
+    }
+}

@@ -1,0 +1,252 @@
+package io.xferd.daemon.journal;
+
+import io.xferd.ipc.Opcode;
+import io.xferd.ipc.TransferStatus;
+import net.openhft.chronicle.bytes.Bytes;
+import net.openhft.chronicle.queue.ExcerptAppender;
+import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
+import net.openhft.chronicle.wire.DocumentContext;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.MessageHandler;
+import org.agrona.concurrent.SystemEpochNanoClock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static io.xferd.daemon.journal.JournalRecordDescriptor.*;
+
+/**
+ * The journal's consumer, on its own thread and off the hot path: drains the {@link JournalRecorder}'s ring into
+ * the Chronicle Queue (when one is open), feeds the latency histograms and per-(op, peer, NIC, status) totals of
+ * the metrics ({@link TransferStats}), logs slow requests by trace id (at most one line a second), and deletes
+ * cycle files beyond the retention. Runs with a sleeping idle strategy: it mostly parks.
+ */
+public final class JournalAgent implements Agent, MessageHandler
+{
+    private static final Logger LOG = LoggerFactory.getLogger(JournalAgent.class);
+    private static final int DRAIN_LIMIT = 4096;
+    private static final long OFFSET_REFRESH_NS = TimeUnit.SECONDS.toNanos(1);
+    private static final long RETENTION_CHECK_NS = TimeUnit.SECONDS.toNanos(1);
+    private static final long SLOW_LOG_INTERVAL_NS = TimeUnit.SECONDS.toNanos(1);
+
+    private final JournalRecorder recorder;
+    private final SingleChronicleQueue queue;
+    private final ExcerptAppender appender;
+    private final Path queueDirectory;
+    private final int retentionCycles;
+    private final TransferStats stats;
+    private final long slowNanos;
+    private long epochOffsetNanos;
+    private long offsetRefreshedAt;
+    private long retentionCheckedAt;
+    private int lastCycle = Integer.MIN_VALUE;
+    private int namesWritten;
+    private long lastSlowLogNanos;
+    private long slowSuppressed;
+    private long recordsWritten;
+
+    /**
+     * @param queue            the queue to append to, or null to keep only the metrics (journal files off).
+     * @param retentionCycles  cycle files to keep (the current one included); 0 keeps all.
+     * @param stats            where completions are counted for the metrics, or null.
+     * @param slowNanos        completions at least this slow (submit to complete) are logged; negative = never.
+     */
+    public JournalAgent(
+        final JournalRecorder recorder,
+        final SingleChronicleQueue queue,
+        final int retentionCycles,
+        final TransferStats stats,
+        final long slowNanos)
+    {
+        this.recorder = recorder;
+        this.queue = queue;
+        this.appender = queue != null ? queue.createAppender() : null;
+        this.queueDirectory = queue != null ? queue.file().toPath() : null;
+        this.retentionCycles = retentionCycles;
+        this.stats = stats;
+        this.slowNanos = slowNanos;
+        final long now = System.nanoTime();
+        this.epochOffsetNanos = SystemEpochNanoClock.INSTANCE.nanoTime() - now;
+        this.offsetRefreshedAt = now;
+        this.retentionCheckedAt = now - RETENTION_CHECK_NS;
+        this.lastSlowLogNanos = now - SLOW_LOG_INTERVAL_NS;
+    }
+
+    @Override
+    public int doWork()
+    {
+        final long now = System.nanoTime();
+        if (now - offsetRefreshedAt >= OFFSET_REFRESH_NS)
+        {
+            offsetRefreshedAt = now;
+            epochOffsetNanos = SystemEpochNanoClock.INSTANCE.nanoTime() - System.nanoTime();
+        }
+        int work = recorder.ring().read(this, DRAIN_LIMIT);
+        if (appender != null)
+        {
+            work += writeNamesIfNeeded();
+            if (now - retentionCheckedAt >= RETENTION_CHECK_NS)
+            {
+                retentionCheckedAt = now;
+                work += enforceRetention();
+            }
+        }
+        return work;
+    }
+
+    @Override
+    public void onMessage(final int type, final MutableDirectBuffer buffer, final int index, final int length)
+    {
+        if (appender != null)
+        {
+            try (DocumentContext dc = appender.writingDocument())
+            {
+                final Bytes<?> bytes = dc.wire().bytes();
+                bytes.writeInt(type);
+                bytes.writeLong(epochOffsetNanos);
+                for (int i = 0; i < length; i += 8)
+                {
+                    bytes.writeLong(buffer.getLong(index + i));
+                }
+            }
+            recordsWritten++;
+        }
+        if (type == COMPLETED)
+        {
+            if (stats != null)
+            {
+                stats.onCompleted(buffer, index);
+            }
+            if (slowNanos >= 0)
+            {
+                checkSlow(buffer, index);
+            }
+        }
+    }
+
+    private void checkSlow(final MutableDirectBuffer buffer, final int index)
+    {
+        final long submit = buffer.getLong(index + COMPLETED_SUBMIT_NS);
+        final long intake = buffer.getLong(index + COMPLETED_INTAKE_NS);
+        final long complete = buffer.getLong(index + COMPLETED_COMPLETE_NS);
+        if (complete - submit < slowNanos)
+        {
+            return;
+        }
+        if (complete - lastSlowLogNanos < SLOW_LOG_INTERVAL_NS)
+        {
+            slowSuppressed++;
+            return;
+        }
+        lastSlowLogNanos = complete;
+        LOG.info("slow request: trace {} request {} {} {} B client slot {} peer {} nic {}: {} us (queue {} us, " +
+            "execution {} us), status {}{}",
+            Long.toUnsignedString(buffer.getLong(index + TRACE_ID), 16),
+            buffer.getLong(index + REQUEST_ID),
+            Opcode.name(buffer.getInt(index + COMPLETED_OPCODE)),
+            buffer.getLong(index + COMPLETED_LENGTH_FIELD),
+            buffer.getInt(index + COMPLETED_SLOT),
+            recorder.names().name(buffer.getInt(index + COMPLETED_PEER)),
+            recorder.names().name(buffer.getInt(index + COMPLETED_NIC)),
+            (complete - submit) / 1000, (intake - submit) / 1000, (complete - intake) / 1000,
+            TransferStatus.name(buffer.getInt(index + COMPLETED_STATUS)),
+            slowSuppressed > 0 ? " (" + slowSuppressed + " more slow requests not logged)" : "");
+        slowSuppressed = 0;
+    }
+
+    /**
+     * Names go into the queue when new, and all of them again at the start of each roll cycle.
+     */
+    private int writeNamesIfNeeded()
+    {
+        final List<String> names = recorder.names().all();
+        final int cycle = queue.cycle();
+        final int from = cycle != lastCycle ? 0 : namesWritten;
+        if (from >= names.size())
+        {
+            return 0;
+        }
+        for (int id = from; id < names.size(); id++)
+        {
+            try (DocumentContext dc = appender.writingDocument())
+            {
+                final Bytes<?> bytes = dc.wire().bytes();
+                bytes.writeInt(NAME);
+                bytes.writeLong(epochOffsetNanos);
+                bytes.writeInt(id);
+                bytes.writeUtf8(names.get(id));
+            }
+        }
+        lastCycle = cycle;
+        namesWritten = names.size();
+        return 1;
+    }
+
+    /**
+     * Delete the oldest cycle files beyond the retention (file names of a roll cycle sort by time).
+     */
+    int enforceRetention()
+    {
+        if (retentionCycles <= 0)
+        {
+            return 0;
+        }
+        final List<Path> cycles;
+        try (Stream<Path> files = Files.list(queueDirectory))
+        {
+            cycles = files.filter(path -> path.getFileName().toString().endsWith(".cq4")).sorted().toList();
+        }
+        catch (final IOException ex)
+        {
+            LOG.warn("journal retention: cannot list {}: {}", queueDirectory, ex.toString());
+            return 0;
+        }
+        int deleted = 0;
+        for (int i = 0; i < cycles.size() - retentionCycles; i++)
+        {
+            try
+            {
+                Files.deleteIfExists(cycles.get(i));
+                deleted++;
+            }
+            catch (final IOException ex)
+            {
+                LOG.warn("journal retention: cannot delete {}: {}", cycles.get(i), ex.toString());
+            }
+        }
+        if (deleted > 0)
+        {
+            queue.refreshDirectoryListing();
+            LOG.info("journal retention: deleted {} cycle file(s) older than the last {}", deleted, retentionCycles);
+        }
+        return deleted;
+    }
+
+    @Override
+    public void onClose()
+    {
+        while (recorder.ring().read(this, DRAIN_LIMIT) > 0)
+        {
+            // drain what the data plane wrote before it stopped
+        }
+        if (appender != null)
+        {
+            writeNamesIfNeeded();
+            appender.close();
+            queue.close();
+        }
+    }
+
+    @Override
+    public String roleName()
+    {
+        return "xferd-journal";
+    }
+}

@@ -1,0 +1,189 @@
+package io.xferd.daemon.metrics;
+
+import io.xferd.daemon.SystemCounters;
+import io.xferd.daemon.journal.JournalNames;
+import io.xferd.daemon.journal.TransferStats;
+import io.xferd.ipc.Opcode;
+import io.xferd.ipc.SystemCounter;
+import io.xferd.ipc.TransferStatus;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot.HistogramDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.Labels;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import org.HdrHistogram.Histogram;
+import org.agrona.concurrent.ringbuffer.RingBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Everything the metrics endpoint shows, computed at scrape time: the cnc file's counters (never a second
+ * counter on the hot path), the to-daemon ring's occupancy, and, while the journal runs, the journal agent's
+ * completions by (op, peer, nic, status) and latency histograms by (op, peer, nic).
+ */
+public final class MetricsCollector implements MultiCollector
+{
+    /**
+     * Upper bounds of the latency histogram's buckets, seconds (1 us .. 10 s).
+     */
+    static final double[] LATENCY_BOUNDS = {
+        1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 0.01, 0.025, 0.05, 0.1, 0.25,
+        0.5, 1, 2.5, 5, 10, Double.POSITIVE_INFINITY};
+
+    private final SystemCounters counters;
+    private final RingBuffer toDaemonRing;
+    private final TransferStats stats;
+    private final JournalNames names;
+
+    /**
+     * @param stats null when the journal is off (no per-op/peer/nic breakdown, no latency).
+     */
+    public MetricsCollector(
+        final SystemCounters counters, final RingBuffer toDaemonRing, final TransferStats stats, final JournalNames names)
+    {
+        this.counters = counters;
+        this.toDaemonRing = toDaemonRing;
+        this.stats = stats;
+        this.names = names;
+    }
+
+    @Override
+    public MetricSnapshots collect()
+    {
+        final List<MetricSnapshot> snapshots = new ArrayList<>();
+        snapshots.add(gauge("xferd_clients", "Connected client processes.",
+            value(SystemCounter.CLIENTS_CONNECTED) - value(SystemCounter.CLIENTS_DISCONNECTED)));
+        snapshots.add(gauge("xferd_registered_bytes", "Bytes of client memory registered with the daemon.",
+            value(SystemCounter.REGISTERED_BYTES)));
+        snapshots.add(gauge("xferd_registered_regions", "Registered memory regions.",
+            value(SystemCounter.REGIONS_REGISTERED)));
+        final long inFlight = value(SystemCounter.REQUESTS_SUBMITTED) - value(SystemCounter.REQUESTS_COMPLETED) -
+            value(SystemCounter.REQUESTS_FAILED);
+        snapshots.add(gauge("xferd_requests_in_flight", "Requests accepted and not yet completed.", inFlight));
+        snapshots.add(GaugeSnapshot.builder().name("xferd_ring_occupancy_bytes")
+            .help("Bytes written into a ring and not yet consumed.")
+            .dataPoint(GaugeDataPointSnapshot.builder().labels(Labels.of("ring", "to_daemon"))
+                .value(toDaemonRing.producerPosition() - toDaemonRing.consumerPosition()).build())
+            .build());
+        snapshots.add(GaugeSnapshot.builder().name("xferd_ring_capacity_bytes").help("Capacity of a ring.")
+            .dataPoint(GaugeDataPointSnapshot.builder().labels(Labels.of("ring", "to_daemon"))
+                .value(toDaemonRing.capacity()).build())
+            .build());
+
+        snapshots.add(counter("xferd_requests_submitted", "Requests accepted by intake.",
+            value(SystemCounter.REQUESTS_SUBMITTED)));
+        snapshots.add(counter("xferd_requests_completed", "Requests completed OK.",
+            value(SystemCounter.REQUESTS_COMPLETED)));
+        snapshots.add(counter("xferd_requests_failed", "Requests completed with an error status.",
+            value(SystemCounter.REQUESTS_FAILED)));
+        snapshots.add(CounterSnapshot.builder().name("xferd_bytes").help("Bytes moved, by operation.")
+            .dataPoint(CounterDataPointSnapshot.builder().labels(Labels.of("op", "read"))
+                .value(value(SystemCounter.BYTES_READ)).build())
+            .dataPoint(CounterDataPointSnapshot.builder().labels(Labels.of("op", "write"))
+                .value(value(SystemCounter.BYTES_WRITTEN)).build())
+            .build());
+        snapshots.add(counter("xferd_malformed_records", "Ring records dropped as malformed.",
+            value(SystemCounter.MALFORMED_RECORDS)));
+        snapshots.add(counter("xferd_ring_unblocks", "To-daemon ring unblocked after a client died mid-record.",
+            value(SystemCounter.RING_UNBLOCKS)));
+        snapshots.add(counter("xferd_notifications_delivered", "Notifications delivered to targets.",
+            value(SystemCounter.NOTIFICATIONS_DELIVERED)));
+        snapshots.add(counter("xferd_notifications_dropped", "Notifications dropped: receiver ring full.",
+            value(SystemCounter.NOTIFICATIONS_DROPPED)));
+        snapshots.add(counter("xferd_pipeline_backpressure", "Intake stalls on a full pipeline.",
+            value(SystemCounter.PIPELINE_BACKPRESSURE)));
+        snapshots.add(counter("xferd_journal_dropped_records", "Journal records dropped: journal ring full.",
+            value(SystemCounter.JOURNAL_DROPPED)));
+        if (stats != null)
+        {
+            addTransferFamilies(snapshots);
+        }
+        return new MetricSnapshots(snapshots);
+    }
+
+    private void addTransferFamilies(final List<MetricSnapshot> snapshots)
+    {
+        final CounterSnapshot.Builder transfers = CounterSnapshot.builder().name("xferd_transfers")
+            .help("Completed transfer requests by operation, peer, NIC and status.");
+        final CounterSnapshot.Builder bytes = CounterSnapshot.builder().name("xferd_transfer_bytes")
+            .help("Bytes moved by completed transfer requests, by operation, peer, NIC and status.");
+        final CounterSnapshot.Builder errors = CounterSnapshot.builder().name("xferd_transfer_errors")
+            .help("Transfer requests that failed, by operation, peer, NIC and status.");
+        for (final TransferStats.Total total : stats.totals())
+        {
+            final Labels labels = Labels.of("op", op(total.opcode()), "peer", names.name(total.peerId()),
+                "nic", names.name(total.nicId()), "status", status(total.status()));
+            transfers.dataPoint(CounterDataPointSnapshot.builder().labels(labels).value(total.count()).build());
+            bytes.dataPoint(CounterDataPointSnapshot.builder().labels(labels).value(total.bytes()).build());
+            if (total.status() != TransferStatus.OK)
+            {
+                errors.dataPoint(CounterDataPointSnapshot.builder().labels(labels).value(total.count()).build());
+            }
+        }
+        snapshots.add(transfers.build());
+        snapshots.add(bytes.build());
+        snapshots.add(errors.build());
+
+        final HistogramSnapshot.Builder latency = HistogramSnapshot.builder().name("xferd_transfer_latency_seconds")
+            .help("Submit-to-completion latency of successful transfer requests (client submit to daemon completion).");
+        for (final TransferStats.Latency row : stats.latencies())
+        {
+            latency.dataPoint(histogram(row.histogram(), Labels.of("op", op(row.opcode()),
+                "peer", names.name(row.peerId()), "nic", names.name(row.nicId()))));
+        }
+        snapshots.add(latency.build());
+    }
+
+    static HistogramDataPointSnapshot histogram(final Histogram histogram, final Labels labels)
+    {
+        final long[] counts = new long[LATENCY_BOUNDS.length];
+        long below = 0;
+        for (int i = 0; i < LATENCY_BOUNDS.length; i++)
+        {
+            final long cumulative = Double.isInfinite(LATENCY_BOUNDS[i]) ? histogram.getTotalCount() :
+                histogram.getCountBetweenValues(0, (long)(LATENCY_BOUNDS[i] * 1e9));
+            counts[i] = cumulative - below;
+            below = cumulative;
+        }
+        return HistogramDataPointSnapshot.builder()
+            .classicHistogramBuckets(ClassicHistogramBuckets.of(LATENCY_BOUNDS, counts))
+            .sum(histogram.getMean() * histogram.getTotalCount() / 1e9)
+            .labels(labels)
+            .build();
+    }
+
+    static String op(final int opcode)
+    {
+        return Opcode.name(opcode).toLowerCase(Locale.ROOT);
+    }
+
+    static String status(final int status)
+    {
+        return TransferStatus.name(status).toLowerCase(Locale.ROOT);
+    }
+
+    private long value(final SystemCounter counter)
+    {
+        return counters.get(counter).get();
+    }
+
+    private static GaugeSnapshot gauge(final String name, final String help, final double value)
+    {
+        return GaugeSnapshot.builder().name(name).help(help)
+            .dataPoint(GaugeDataPointSnapshot.builder().value(value).build()).build();
+    }
+
+    private static CounterSnapshot counter(final String name, final String help, final double value)
+    {
+        return CounterSnapshot.builder().name(name).help(help)
+            .dataPoint(CounterDataPointSnapshot.builder().value(value).build()).build();
+    }
+}

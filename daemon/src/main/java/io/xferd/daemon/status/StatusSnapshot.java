@@ -1,0 +1,195 @@
+package io.xferd.daemon.status;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.xferd.daemon.registry.RegistryFile;
+import io.xferd.daemon.registry.RegistryReader;
+import io.xferd.ipc.CncFileDescriptor;
+import io.xferd.ipc.SystemCounter;
+import io.xferd.nativebindings.verbs.Verbs;
+import org.agrona.IoUtil;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.status.CountersReader;
+
+import java.nio.MappedByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What {@code xferd status} shows, read without asking the daemon (as Aeron's AeronStat does): the cnc file's
+ * header, heartbeat, counters and to-daemon ring positions, and the registry file's clients, regions, peers and
+ * NICs. Plain maps and lists, in the order shown, so that text and JSON come from the same data.
+ */
+public final class StatusSnapshot
+{
+    private StatusSnapshot()
+    {
+    }
+
+    /**
+     * @return the snapshot; {@code running} false (with {@code reason}) when no daemon serves the directory.
+     */
+    public static Map<String, Object> read(final Path directory)
+    {
+        final Map<String, Object> status = new LinkedHashMap<>();
+        status.put("directory", directory.toString());
+        final Path cncFile = directory.resolve(CncFileDescriptor.CNC_FILE);
+        if (!Files.exists(cncFile))
+        {
+            status.put("running", false);
+            status.put("reason", "no xferd daemon in " + directory + " (no " + CncFileDescriptor.CNC_FILE +
+                "; start one with: xferd daemon --dir " + directory + ")");
+            return status;
+        }
+        final MappedByteBuffer mapped = IoUtil.mapExistingFile(cncFile.toFile(), "cnc");
+        try
+        {
+            final UnsafeBuffer cnc = new UnsafeBuffer(mapped);
+            try
+            {
+                CncFileDescriptor.checkHeader(cnc);
+            }
+            catch (final IllegalStateException ex)
+            {
+                status.put("running", false);
+                status.put("reason", ex.getMessage());
+                return status;
+            }
+            readCnc(cnc, status);
+        }
+        finally
+        {
+            IoUtil.unmap(mapped);
+        }
+        if ((Boolean)status.get("running"))
+        {
+            readRegistry(directory, status);
+        }
+        status.put("rdma", Verbs.availability().toString());
+        return status;
+    }
+
+    private static void readCnc(final UnsafeBuffer cnc, final Map<String, Object> status)
+    {
+        final long now = System.currentTimeMillis();
+        final long age = now - CncFileDescriptor.heartbeatMs(cnc);
+        final boolean alive = age <= CncFileDescriptor.livenessTimeoutMs(cnc);
+        status.put("running", alive);
+        if (!alive)
+        {
+            status.put("reason", "the daemon's heartbeat is " + age + " ms old: it stopped without cleaning up");
+        }
+        final Map<String, Object> daemon = new LinkedHashMap<>();
+        daemon.put("pid", CncFileDescriptor.daemonPid(cnc));
+        daemon.put("started_at", Instant.ofEpochMilli(CncFileDescriptor.startTimeMs(cnc)).toString());
+        daemon.put("uptime_s", (now - CncFileDescriptor.startTimeMs(cnc)) / 1000);
+        daemon.put("heartbeat_age_ms", age);
+        status.put("daemon", daemon);
+
+        final CountersReader reader = new CountersReader(
+            CncFileDescriptor.countersMetadataBuffer(cnc), CncFileDescriptor.countersValuesBuffer(cnc));
+        final long[] values = new long[SystemCounter.values().length];
+        final Map<String, Object> counters = new LinkedHashMap<>();
+        reader.forEach((value, id, label) ->
+        {
+            if (reader.getCounterTypeId(id) == SystemCounter.TYPE_ID)
+            {
+                counters.put(label, value);
+                if (id < values.length)
+                {
+                    values[id] = value;
+                }
+            }
+        });
+        final long submitted = values[SystemCounter.REQUESTS_SUBMITTED.id()];
+        final long completed = values[SystemCounter.REQUESTS_COMPLETED.id()];
+        final long failed = values[SystemCounter.REQUESTS_FAILED.id()];
+        final Map<String, Object> requests = new LinkedHashMap<>();
+        requests.put("submitted", submitted);
+        requests.put("completed_ok", completed);
+        requests.put("failed", failed);
+        requests.put("in_flight", submitted - completed - failed);
+        status.put("requests", requests);
+
+        final ManyToOneRingBuffer ring = new ManyToOneRingBuffer(CncFileDescriptor.toDaemonBuffer(cnc));
+        final long producer = ring.producerPosition();
+        final long consumer = ring.consumerPosition();
+        final Map<String, Object> toDaemon = new LinkedHashMap<>();
+        toDaemon.put("capacity_bytes", ring.capacity());
+        toDaemon.put("occupancy_bytes", producer - consumer);
+        toDaemon.put("occupancy_percent", Math.round(1000.0 * (producer - consumer) / ring.capacity()) / 10.0);
+        toDaemon.put("producer_position", producer);
+        toDaemon.put("consumer_position", consumer);
+        status.put("rings", Map.of("to_daemon", toDaemon));
+
+        final Map<String, Object> shm = new LinkedHashMap<>();
+        shm.put("name", "shm");
+        shm.put("kind", "local");
+        shm.put("bytes", values[SystemCounter.BYTES_READ.id()] + values[SystemCounter.BYTES_WRITTEN.id()]);
+        shm.put("errors", failed);
+        status.put("nics", new ArrayList<>(List.of(shm)));
+        status.put("counters", counters);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void readRegistry(final Path directory, final Map<String, Object> status)
+    {
+        final Map<String, JsonNode> entries;
+        try
+        {
+            entries = RegistryReader.read(directory);
+        }
+        catch (final RuntimeException ex)
+        {
+            status.put("registry", "unreadable: " + ex.getMessage());
+            return;
+        }
+        if (entries == null)
+        {
+            status.put("registry", "absent (" + RegistryFile.FILE + ")");
+            return;
+        }
+        final JsonNode daemon = entries.get(RegistryFile.DAEMON_KEY);
+        if (daemon != null && daemon.has("config"))
+        {
+            status.put("config", daemon.get("config"));
+        }
+        final Map<Integer, Map<String, Object>> clients = new java.util.TreeMap<>();
+        final List<Object> peers = new ArrayList<>();
+        entries.forEach((key, value) ->
+        {
+            if (key.startsWith(RegistryFile.CLIENT_PREFIX))
+            {
+                final Map<String, Object> client = RegistryFile.asMap(value);
+                client.put("region_list", new ArrayList<>());
+                clients.put(value.path("slot").asInt(), client);
+            }
+            else if (key.startsWith(RegistryFile.PEER_PREFIX))
+            {
+                peers.add(value);
+            }
+        });
+        entries.forEach((key, value) ->
+        {
+            if (key.startsWith(RegistryFile.REGION_PREFIX))
+            {
+                final Map<String, Object> client = clients.get(value.path("slot").asInt());
+                if (client != null)
+                {
+                    final Map<String, Object> region = new LinkedHashMap<>();
+                    region.put("address", "0x" + Long.toHexString(value.path("address").asLong()));
+                    region.put("length", value.path("length").asLong());
+                    region.put("location", value.path("location").asText());
+                    ((List<Object>)client.get("region_list")).add(region);
+                }
+            }
+        });
+        status.put("clients", new ArrayList<>(clients.values()));
+        status.put("peers", peers);
+    }
+}

@@ -1,0 +1,139 @@
+package io.xferd.daemon.journal;
+
+import io.xferd.ipc.Opcode;
+import io.xferd.ipc.TransferStatus;
+import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.AtomicCounter;
+import org.agrona.concurrent.status.CountersManager;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The journal, single-threaded: what the data plane records comes out of the Chronicle Queue field for field, a
+ * full ring drops and counts instead of waiting, and retention deletes the oldest cycle files.
+ */
+@Timeout(60)
+class JournalTest
+{
+    @TempDir
+    Path directory;
+
+    private final CountersManager counters = new CountersManager(
+        new UnsafeBuffer(new byte[64 * 1024]), new UnsafeBuffer(new byte[16 * 1024]));
+    private final AtomicCounter dropped = counters.newCounter("journal dropped");
+
+    @Test
+    void shouldWriteEveryRecordTypeToTheQueueAndReadItBack()
+    {
+        final JournalRecorder recorder = new JournalRecorder(64 * 1024, dropped, new JournalNames());
+        final TransferStats stats = new TransferStats();
+        final JournalAgent agent = new JournalAgent(recorder,
+            JournalQueues.openForAppend(directory, "FAST_HOURLY"), 0, stats, 0);
+        final int peer = recorder.nameId("10.0.0.2:12001");
+        final int nic = recorder.nameId("mlx5_0");
+        assertThat(recorder.nameId("10.0.0.2:12001")).isEqualTo(peer);
+
+        recorder.onSubmitted(3, 77, 0xabcL, Opcode.WRITE, 65536, 1_000, 1_500);
+        recorder.onSliced(3, 77, 0xabcL, 2, 1_600);
+        recorder.onSlice(3, 77, 0xabcL, 1, peer, nic, 32768, 1_700, 2_700, TransferStatus.OK);
+        recorder.onCompleted(3, 77, 0xabcL, Opcode.WRITE, TransferStatus.OK, 65536, 65536, peer, nic, 1_000, 1_500,
+            3_000);
+        while (agent.doWork() > 0)
+        {
+            // drain
+        }
+        agent.onClose();
+
+        final JournalReader reader = new JournalReader();
+        final List<JournalEntry> entries = new ArrayList<>();
+        assertThat(reader.read(directory, entries::add)).isEqualTo(4);
+        assertThat(entries).extracting(JournalEntry::type).containsExactly(JournalRecordDescriptor.SUBMITTED,
+            JournalRecordDescriptor.SLICED, JournalRecordDescriptor.SLICE, JournalRecordDescriptor.COMPLETED);
+        assertThat(entries).allSatisfy(entry ->
+        {
+            assertThat(entry.requestId()).isEqualTo(77);
+            assertThat(entry.traceId()).isEqualTo(0xabcL);
+            assertThat(entry.clientSlot()).isEqualTo(3);
+            // epoch offset: the monotonic timestamps land near now
+            assertThat(Math.abs(entry.epochOffsetNanos() + System.nanoTime() - System.currentTimeMillis() * 1_000_000L))
+                .isLessThan(60_000_000_000L);
+        });
+        assertThat(entries.get(0)).extracting(JournalEntry::opcode, JournalEntry::length, JournalEntry::submitNanos,
+            JournalEntry::intakeNanos).containsExactly(Opcode.WRITE, 65536L, 1_000L, 1_500L);
+        assertThat(entries.get(1).sliceCount()).isEqualTo(2);
+        assertThat(entries.get(2)).extracting(JournalEntry::sliceIndex, JournalEntry::sentNanos, JournalEntry::ackNanos,
+            JournalEntry::length).containsExactly(1, 1_700L, 2_700L, 32768L);
+        final JournalEntry completed = entries.get(3);
+        assertThat(completed).extracting(JournalEntry::status, JournalEntry::bytes, JournalEntry::completeNanos)
+            .containsExactly(TransferStatus.OK, 65536L, 3_000L);
+        assertThat(reader.name(completed.peerId())).isEqualTo("10.0.0.2:12001");
+        assertThat(reader.name(completed.nicId())).isEqualTo("mlx5_0");
+        assertThat(reader.name(TransferJournal.PEER_LOCAL)).isEqualTo("local");
+
+        assertThat(stats.totals()).singleElement().extracting(TransferStats.Total::count, TransferStats.Total::bytes)
+            .containsExactly(1L, 65536L);
+        assertThat(stats.latencies()).singleElement()
+            .satisfies(latency -> assertThat(latency.histogram().getMaxValue()).isBetween(1_990L, 2_010L));
+        assertThat(dropped.get()).isZero();
+    }
+
+    @Test
+    void shouldDropAndCountInsteadOfWaitingWhenTheRingIsFull()
+    {
+        final JournalRecorder recorder = new JournalRecorder(4096, dropped, new JournalNames());
+        final int events = 1000;
+        final long start = System.nanoTime();
+        for (int i = 0; i < events; i++)
+        {
+            recorder.onCompleted(0, i, 0, Opcode.READ, TransferStatus.OK, 64, 64, 0, 1, 0, 1, 2);
+        }
+        assertThat(System.nanoTime() - start).as("never waits for the consumer").isLessThan(2_000_000_000L);
+
+        final JournalAgent agent = new JournalAgent(recorder, null, 0, null, 0);
+        final List<Long> kept = new ArrayList<>();
+        recorder.ring().read((type, buffer, index, length) -> kept.add(buffer.getLong(index)), Integer.MAX_VALUE);
+        assertThat(kept).isNotEmpty().hasSizeLessThan(events);
+        assertThat(dropped.get()).isEqualTo(events - kept.size());
+        // the oldest records stay, the ones that found the ring full are the ones lost
+        assertThat(kept.getFirst()).isZero();
+        agent.onClose();
+    }
+
+    @Test
+    void shouldDeleteTheOldestCycleFilesBeyondTheRetention() throws Exception
+    {
+        final SingleChronicleQueue queue = JournalQueues.openForAppend(directory, "FAST_HOURLY");
+        final JournalRecorder recorder = new JournalRecorder(4096, dropped, new JournalNames());
+        final JournalAgent agent = new JournalAgent(recorder, queue, 1, null, 0);
+        recorder.onSubmitted(0, 1, 0, Opcode.READ, 64, 1, 2);
+        agent.doWork(); // the current cycle's file exists now
+        for (final String old : List.of("20200101-00F.cq4", "20200101-01F.cq4", "20200101-02F.cq4"))
+        {
+            Files.createFile(directory.resolve(old));
+        }
+
+        assertThat(agent.enforceRetention()).isEqualTo(3);
+
+        try (Stream<Path> files = Files.list(directory))
+        {
+            assertThat(files.map(path -> path.getFileName().toString()).filter(name -> name.endsWith(".cq4")))
+                .singleElement().matches(name -> !name.startsWith("2020"));
+        }
+        recorder.onSubmitted(0, 2, 0, Opcode.READ, 64, 1, 2);
+        agent.doWork();
+        agent.onClose();
+        final List<JournalEntry> entries = new ArrayList<>();
+        new JournalReader().read(directory, entries::add);
+        assertThat(entries).extracting(JournalEntry::requestId).containsExactly(1L, 2L);
+    }
+}
