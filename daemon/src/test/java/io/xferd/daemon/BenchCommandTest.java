@@ -73,7 +73,7 @@ class BenchCommandTest
         final ChildProcess target = xferd("target", "bench-target", "--name", "kv-target", "--size", "8MiB",
             "--pattern", "7");
         final String[] line = target.awaitLine("TARGET ", SystemTests.WAIT).split(" ");
-        assertThat(line[1]).isEqualTo("127.0.0.1:0/kv-target");
+        assertThat(line[1]).isEqualTo(daemon.rpcAddress() + "/kv-target");
         assertThat(line[3]).isEqualTo(Long.toString(8L << 20));
 
         final ChildProcess bench = xferd("bench", "bench", "--target", line[1], "--target-address", line[2],
