@@ -4,6 +4,7 @@ import io.xferd.daemon.ipc.ClientRegistry;
 import io.xferd.daemon.ipc.ClientSession;
 import io.xferd.daemon.ipc.ControlConductor;
 import io.xferd.daemon.ipc.RuntimeDirectory;
+import io.xferd.daemon.metadata.ClusterMetadata;
 import io.xferd.daemon.pipeline.CompletionSender;
 import io.xferd.daemon.pipeline.SubmitAdapter;
 import io.xferd.daemon.pipeline.TransferPipeline;
@@ -47,6 +48,7 @@ public final class XferDaemon implements AutoCloseable
     private final ControlConductor conductor;
     private final PeerServer peerServer;
     private final TcpTransport transport;
+    private final ClusterMetadata metadata;
     private final List<AgentRunner> dataPlaneRunners = new ArrayList<>();
     private final Thread conductorThread;
     private final CountDownLatch conductorStopped = new CountDownLatch(1);
@@ -104,8 +106,9 @@ public final class XferDaemon implements AutoCloseable
             workers.forEach(worker -> dataPlaneRunners.add(runner(worker)));
         }
 
+        this.metadata = ClusterMetadata.create(context, peerServer::describe, transport);
         this.conductor = new ControlConductor(context, directory, registry, toDaemonRing, disconnects, counters,
-            SystemEpochClock.INSTANCE, transport);
+            SystemEpochClock.INSTANCE, transport, metadata);
         this.conductorThread = new Thread(this::runConductor, "xferd-conductor");
     }
 
@@ -126,6 +129,10 @@ public final class XferDaemon implements AutoCloseable
         }
         daemon.conductorThread.start();
         daemon.peerServer.start();
+        if (daemon.metadata != null)
+        {
+            daemon.metadata.start();
+        }
         LOG.info("xferd daemon serving {} (pid {}, {} threading, {} transfer worker(s), idle {})",
             context.directory(), Process.pid(), context.threadingMode(), context.transferWorkers(),
             context.idleStrategy());
@@ -211,6 +218,14 @@ public final class XferDaemon implements AutoCloseable
     }
 
     /**
+     * @return the metadata store side of the daemon, or null with P2PHANDSHAKE.
+     */
+    public ClusterMetadata metadata()
+    {
+        return metadata;
+    }
+
+    /**
      * Drain, disconnect everyone, free all memory and remove the directory's files. Idempotent.
      */
     @Override
@@ -237,6 +252,11 @@ public final class XferDaemon implements AutoCloseable
             runner.close();
         }
         conductor.close();
+        if (metadata != null)
+        {
+            // after every client was disconnected: their keys are deleted (or left to the TTL if the store is away)
+            metadata.close();
+        }
         directory.close();
         LOG.info("xferd daemon stopped");
     }
