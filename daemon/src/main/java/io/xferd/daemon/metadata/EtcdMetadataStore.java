@@ -57,10 +57,15 @@ public final class EtcdMetadataStore implements MetadataStore
 
     /**
      * Vert.x (under jetcd) caches class-path files in a {@code .vertx} directory of the working directory unless
-     * told not to.
+     * told not to; jetcd logs a warning for each retry of each call while etcd is away, where the publisher logs
+     * once per change of state.
      */
     private static void quietVertx()
     {
+        if (System.getProperty("org.slf4j.simpleLogger.log.io.etcd.jetcd") == null)
+        {
+            System.setProperty("org.slf4j.simpleLogger.log.io.etcd.jetcd", "error");
+        }
         if (System.getProperty("vertx.disableFileCPResolving") == null)
         {
             System.setProperty("vertx.disableFileCPResolving", "true");

@@ -104,11 +104,11 @@ public final class SegmentPublisher implements AutoCloseable
             try
             {
                 final Change first = changes.poll(Math.max(0, Math.min(due - now, 1000)), TimeUnit.MILLISECONDS);
-                if (first != null)
+                if (first != null && first.session() != null)
                 {
                     apply(first);
                     Change next;
-                    while ((next = changes.poll()) != null)
+                    while ((next = changes.poll()) != null && next.session() != null)
                     {
                         apply(next);
                     }
@@ -187,6 +187,10 @@ public final class SegmentPublisher implements AutoCloseable
         }
         catch (final MetadataException ex)
         {
+            if (!running)
+            {
+                return;
+            }
             if (reachable || backoffMs == FIRST_BACKOFF_MS)
             {
                 LOG.warn("metadata store {} unreachable{} ({}), retrying with backoff up to {} ms; local clients " +
@@ -227,10 +231,15 @@ public final class SegmentPublisher implements AutoCloseable
     public void close()
     {
         running = false;
-        thread.interrupt();
+        changes.offer(new Change(null, true));
         try
         {
             thread.join(5000);
+            if (thread.isAlive())
+            {
+                thread.interrupt();
+                thread.join(1000);
+            }
         }
         catch (final InterruptedException ex)
         {
@@ -239,7 +248,10 @@ public final class SegmentPublisher implements AutoCloseable
         Change change;
         while ((change = changes.poll()) != null)
         {
-            apply(change);
+            if (change.session() != null)
+            {
+                apply(change);
+            }
         }
         if (reachable)
         {
