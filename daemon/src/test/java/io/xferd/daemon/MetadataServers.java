@@ -31,13 +31,15 @@ final class MetadataServers implements AutoCloseable
     private final String name;
     private final List<String> command;
     private final int port;
+    private final String host;
     private final List<String> lines = new ArrayList<>();
     private Process process;
 
-    private MetadataServers(final String name, final List<String> command, final int port)
+    private MetadataServers(final String name, final List<String> command, final String host, final int port)
     {
         this.name = name;
         this.command = command;
+        this.host = host;
         this.port = port;
     }
 
@@ -75,13 +77,21 @@ final class MetadataServers implements AutoCloseable
      */
     static MetadataServers etcd(final Path dataDir, final int clientPort, final int peerPort)
     {
+        return etcd(dataDir, "127.0.0.1", clientPort, peerPort);
+    }
+
+    /**
+     * A one-member etcd cluster listening on {@code host} (not started: {@link #start()} or {@link #startIn}).
+     */
+    static MetadataServers etcd(final Path dataDir, final String host, final int clientPort, final int peerPort)
+    {
         assumeInstalled("etcd");
-        final String client = "http://127.0.0.1:" + clientPort;
-        final String peer = "http://127.0.0.1:" + peerPort;
+        final String client = "http://" + host + ":" + clientPort;
+        final String peer = "http://" + host + ":" + peerPort;
         return new MetadataServers("etcd", List.of("etcd", "--name", "xt", "--data-dir", dataDir.toString(),
             "--listen-client-urls", client, "--advertise-client-urls", client, "--listen-peer-urls", peer,
             "--initial-advertise-peer-urls", peer, "--initial-cluster", "xt=" + peer,
-            "--logger", "zap", "--log-outputs", "stderr"), clientPort);
+            "--logger", "zap", "--log-outputs", "stderr"), host, clientPort);
     }
 
     /**
@@ -91,7 +101,8 @@ final class MetadataServers implements AutoCloseable
     {
         assumeInstalled("redis-server");
         return new MetadataServers("redis", List.of("redis-server", "--port", Integer.toString(port),
-            "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--notify-keyspace-events", "K$gx"), port);
+            "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--notify-keyspace-events", "K$gx"),
+            "127.0.0.1", port);
     }
 
     /**
@@ -107,6 +118,26 @@ final class MetadataServers implements AutoCloseable
         {
             throw new UncheckedIOException(ex);
         }
+        readOutput();
+        SystemTests.awaitCondition(this::accepts, Duration.ofSeconds(20),
+            () -> name + " did not listen on " + port + " (alive " + process.isAlive() + "):\n" + output());
+        return this;
+    }
+
+    /**
+     * Start etcd inside a network namespace (another "host") and wait until it serves clients.
+     */
+    MetadataServers startIn(final NetworkNamespaces namespaces, final String namespace)
+    {
+        process = namespaces.start(namespace, new ProcessBuilder(command).redirectErrorStream(true));
+        readOutput();
+        SystemTests.awaitCondition(() -> output().contains("serving client traffic"), Duration.ofSeconds(20),
+            () -> name + " not ready in " + namespace + " (alive " + process.isAlive() + "):\n" + output());
+        return this;
+    }
+
+    private void readOutput()
+    {
         final Process started = process;
         Thread.ofPlatform().daemon().name(name + "-output").start(() ->
         {
@@ -127,16 +158,13 @@ final class MetadataServers implements AutoCloseable
                 // gone
             }
         });
-        SystemTests.awaitCondition(this::accepts, Duration.ofSeconds(20),
-            () -> name + " did not listen on " + port + " (alive " + started.isAlive() + "):\n" + output());
-        return this;
     }
 
     private boolean accepts()
     {
         try (Socket socket = new Socket())
         {
-            socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
+            socket.connect(new InetSocketAddress(host, port), 200);
             return true;
         }
         catch (final IOException ex)
@@ -147,7 +175,7 @@ final class MetadataServers implements AutoCloseable
 
     String url()
     {
-        return name + "://127.0.0.1:" + port;
+        return name + "://" + host + ":" + port;
     }
 
     /**
