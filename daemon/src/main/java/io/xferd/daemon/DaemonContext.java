@@ -41,6 +41,8 @@ public final class DaemonContext
     private int sliceSize = 512 * 1024;
     private long transferTimeoutMs = 5000;
     private String metadataServer = "P2PHANDSHAKE";
+    private String clusterId = "default";
+    private long metadataTtlMs = 10_000;
     private final Map<String, String> notUsed = new LinkedHashMap<>();
     private final OperationsContext operations = new OperationsContext();
 
@@ -65,6 +67,9 @@ public final class DaemonContext
         require(sliceSize >= 4096 && sliceSize <= 64 * 1024 * 1024, "slice size must be 4 KiB..64 MiB: " + sliceSize);
         require(transferTimeoutMs >= 10, "transfer timeout must be at least 10 ms: " + transferTimeoutMs);
         require(clusterToken == null || !clusterToken.isEmpty(), "cluster token must not be empty when set");
+        require(clusterId != null && clusterId.matches("[A-Za-z0-9._-]{1,64}"),
+            "cluster id must be 1..64 of A-Z a-z 0-9 . _ -: " + clusterId);
+        require(metadataTtlMs >= 1000, "metadata TTL must be at least 1000 ms: " + metadataTtlMs);
         rpcHost();
         rpcPort();
         newIdleStrategy();
@@ -116,6 +121,8 @@ public final class DaemonContext
         map.put("protocol", protocol);
         map.put("device_name", String.join(",", deviceNames));
         map.put("metadata_server", metadataServer);
+        map.put("cluster_id", clusterId);
+        map.put("metadata_ttl_ms", metadataTtlMs);
         map.put("cluster_token", clusterToken == null ? "(none)" : "(set)");
         map.put("connections_per_peer", connectionsPerPeer);
         map.put("slice_size", sliceSize);
@@ -397,6 +404,34 @@ public final class DaemonContext
     public DaemonContext metadataServer(final String value)
     {
         this.metadataServer = value;
+        return this;
+    }
+
+    public String clusterId()
+    {
+        return clusterId;
+    }
+
+    /**
+     * The namespace of this daemon's keys in the metadata store ({@code xferd/<cluster id>/segments/...}).
+     */
+    public DaemonContext clusterId(final String value)
+    {
+        this.clusterId = value;
+        return this;
+    }
+
+    public long metadataTtlMs()
+    {
+        return metadataTtlMs;
+    }
+
+    /**
+     * How long this daemon's keys outlive it in the metadata store; renewed every third of it.
+     */
+    public DaemonContext metadataTtlMs(final long value)
+    {
+        this.metadataTtlMs = value;
         return this;
     }
 

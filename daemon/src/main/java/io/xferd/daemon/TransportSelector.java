@@ -29,7 +29,8 @@ public final class TransportSelector
      */
     public static Transport select(final DaemonContext context, final Supplier<Availability> rdma)
     {
-        MetadataServer.parse(context.metadataServer()).requireImplemented();
+        // every backend is served; one that is down at start is retried in the background (see ClusterMetadata)
+        MetadataServer.parse(context.metadataServer());
         return switch (context.protocol())
         {
             case "tcp" -> Transport.TCP;

@@ -8,6 +8,7 @@ import io.xferd.daemon.ipc.RuntimeDirectory;
 import io.xferd.daemon.journal.Journal;
 import io.xferd.daemon.metrics.MetricsCollector;
 import io.xferd.daemon.metrics.MetricsEndpoint;
+import io.xferd.daemon.metadata.ClusterMetadata;
 import io.xferd.daemon.pipeline.CompletionSender;
 import io.xferd.daemon.pipeline.SubmitAdapter;
 import io.xferd.daemon.pipeline.TransferPipeline;
@@ -52,6 +53,7 @@ public final class XferDaemon implements AutoCloseable
     private final ControlConductor conductor;
     private final PeerServer peerServer;
     private final TcpTransport transport;
+    private final ClusterMetadata metadata;
     private final List<AgentRunner> dataPlaneRunners = new ArrayList<>();
     private final List<DutyCycleTracker> dutyCycles = new ArrayList<>();
     private final Journal journal;
@@ -115,8 +117,9 @@ public final class XferDaemon implements AutoCloseable
             workers.forEach(worker -> dataPlaneRunners.add(runner(worker)));
         }
 
+        this.metadata = ClusterMetadata.create(context, peerServer::describe, transport);
         this.conductor = new ControlConductor(context, directory, registry, toDaemonRing, disconnects, counters,
-            SystemEpochClock.INSTANCE, transport);
+            SystemEpochClock.INSTANCE, transport, metadata);
         this.registryWriter = RegistryWriter.create(context, Process.pid());
         this.notifier = new SystemdNotifier(System.getenv(),
             dutyCycles.stream().<java.util.function.LongSupplier>map(tracker -> tracker::cycles).toList());
@@ -164,6 +167,10 @@ public final class XferDaemon implements AutoCloseable
         }
         daemon.conductorThread.start();
         daemon.peerServer.start();
+        if (daemon.metadata != null)
+        {
+            daemon.metadata.start();
+        }
         LOG.info("xferd daemon serving {} (pid {}, {} threading, {} transfer worker(s), idle {})",
             context.directory(), Process.pid(), context.threadingMode(), context.transferWorkers(),
             context.idleStrategy());
@@ -260,6 +267,14 @@ public final class XferDaemon implements AutoCloseable
     }
 
     /**
+     * @return the metadata store side of the daemon, or null with P2PHANDSHAKE.
+     */
+    public ClusterMetadata metadata()
+    {
+        return metadata;
+    }
+
+    /**
      * Drain, disconnect everyone, free all memory and remove the directory's files. Idempotent.
      */
     @Override
@@ -292,6 +307,11 @@ public final class XferDaemon implements AutoCloseable
             metrics.close();
         }
         conductor.close();
+        if (metadata != null)
+        {
+            // after every client was disconnected: their keys are deleted (or left to the TTL if the store is away)
+            metadata.close();
+        }
         registryWriter.close();
         directory.close();
         LOG.info("xferd daemon stopped");

@@ -65,12 +65,12 @@ class TransportSelectorTest
     }
 
     @Test
-    void shouldRefuseAMetadataBackendThatIsNotBuilt()
+    void shouldServeEveryMetadataBackendEvenOneThatIsDownAtStart()
     {
-        final DaemonContext context = new DaemonContext().metadataServer("etcd://10.0.0.1:2379").conclude();
-
-        assertThatThrownBy(() -> TransportSelector.select(context, NOT_ASKED))
-            .isInstanceOf(ConfigException.class)
-            .hasMessageStartingWith("metadata backend etcd is not available in this build (issue #5)");
+        for (final String server : new String[] {"etcd://10.0.0.1:2379", "redis://127.0.0.1:1", "http://h:1/m"})
+        {
+            assertThat(TransportSelector.select(new DaemonContext().metadataServer(server).conclude(), NOT_ASKED))
+                .isEqualTo(TransportSelector.Transport.TCP);
+        }
     }
 }

@@ -67,6 +67,18 @@ public final class DaemonOptions
         "slices waiting on it (default: ${DEFAULT-VALUE}).")
     long transferTimeoutMs = 5000;
 
+    @Option(names = "--metadata-server", description = "P2PHANDSHAKE (default), etcd://host:port[,host:port], " +
+        "redis://host:port, http://host:port/path, or host:port (etcd).")
+    String metadataServer;
+
+    @Option(names = "--cluster-id", description = "Namespace of this daemon's keys in the metadata store " +
+        "(default: default).")
+    String clusterId;
+
+    @Option(names = "--metadata-ttl-ms", description = "How long this daemon's keys outlive it in the metadata " +
+        "store (default: 10000).")
+    long metadataTtlMs;
+
     /**
      * @return a fresh context: embedded defaults, then the config file, then the options given; concluded.
      * @throws IllegalArgumentException (a {@link io.xferd.daemon.config.ConfigException} for the file) saying what
@@ -133,6 +145,18 @@ public final class DaemonOptions
         if (given("--transfer-timeout-ms"))
         {
             context.transferTimeoutMs(transferTimeoutMs);
+        }
+        if (given("--metadata-server"))
+        {
+            context.metadataServer(io.xferd.daemon.config.MetadataServer.parse(metadataServer).url());
+        }
+        if (given("--cluster-id"))
+        {
+            context.clusterId(clusterId);
+        }
+        if (given("--metadata-ttl-ms"))
+        {
+            context.metadataTtlMs(metadataTtlMs);
         }
         return context.conclude();
     }

@@ -9,7 +9,8 @@ import picocli.CommandLine.Command;
 @Command(name = "xferd", mixinStandardHelpOptions = true, version = "xferd 0.1.0",
     description = "Per-host KV-cache transfer daemon.",
     subcommands = {DaemonCommand.class, ConfigCommand.class, DemoCommand.class, StatusCommand.class,
-        TopologyCommand.class, BenchCommand.class, BenchTargetCommand.class, ProfileCommand.class})
+        TopologyCommand.class, BenchCommand.class, BenchTargetCommand.class, ProfileCommand.class,
+        MetadataServerCommand.class})
 public final class XferdMain implements Runnable
 {
     @Override

@@ -56,6 +56,8 @@ public final class ConfigFile
         field("transfer_timeout_ms", (value, all) -> longSetting(value, DaemonContext::transferTimeoutMs));
         field("liveness_timeout_ms", (value, all) -> longSetting(value, DaemonContext::livenessTimeoutMs));
         field("max_clients", (value, all) -> intSetting(value, DaemonContext::maxClients));
+        field("cluster_id", (value, all) -> text(value.nonEmptyText(), DaemonContext::clusterId));
+        field("metadata_ttl_ms", (value, all) -> longSetting(value, DaemonContext::metadataTtlMs));
         // Mooncake's mooncake.json (Transfer Engine and vLLM connector)
         field("local_hostname", (value, all) -> localHostname(value, all));
         field("metadata_server", (value, all) -> metadataServer(value, all));

@@ -6,7 +6,7 @@ import java.util.Locale;
 
 /**
  * Where daemons find each other's segment descriptors, parsed from Mooncake's {@code metadata_server} forms:
- * {@code P2PHANDSHAKE} (peers ask each other directly; the default and, for now, the only one implemented),
+ * {@code P2PHANDSHAKE} (peers ask each other directly; the default),
  * {@code etcd://host:port[,host:port...]}, {@code redis://host:port}, {@code http(s)://host:port/path}, or a bare
  * {@code host:port[,...]} whose kind {@code metadata_backend} names (etcd when it does not).
  *
@@ -102,24 +102,6 @@ public record MetadataServer(Kind kind, List<String> endpoints, String url)
             throw invalid(value, "only etcd takes several endpoints");
         }
         return new MetadataServer(kind, endpoints, trimmed);
-    }
-
-    public boolean isImplemented()
-    {
-        return kind == Kind.P2PHANDSHAKE;
-    }
-
-    /**
-     * @throws ConfigException when this build has no client for the backend.
-     */
-    public MetadataServer requireImplemented()
-    {
-        if (!isImplemented())
-        {
-            throw new ConfigException("metadata backend " + kind.label() + " is not available in this build " +
-                "(issue #5); set metadata_server to " + P2P_HANDSHAKE);
-        }
-        return this;
     }
 
     private static String stripPath(final String rest)

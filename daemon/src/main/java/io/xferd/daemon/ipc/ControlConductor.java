@@ -56,6 +56,7 @@ public final class ControlConductor implements AutoCloseable
     private final SecureRandom random = new SecureRandom();
     private final ManyToOneConcurrentArrayQueue<Runnable> controlTasks = new ManyToOneConcurrentArrayQueue<>(1024);
     private final io.xferd.daemon.peer.TcpTransport transport;
+    private final io.xferd.daemon.metadata.ClusterMetadata metadata;
     private long lastConsumerPosition = -1;
     private long consumerStalledSinceMs;
     private volatile boolean accepting = true;
@@ -74,9 +75,11 @@ public final class ControlConductor implements AutoCloseable
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
         final SystemCounters counters,
         final EpochClock clock,
-        final io.xferd.daemon.peer.TcpTransport transport)
+        final io.xferd.daemon.peer.TcpTransport transport,
+        final io.xferd.daemon.metadata.ClusterMetadata metadata)
     {
         this.transport = transport;
+        this.metadata = metadata;
         this.context = context;
         this.registry = registry;
         this.toDaemonRing = toDaemonRing;
@@ -268,6 +271,7 @@ public final class ControlConductor implements AutoCloseable
         sessions.add(session);
         promoted = session;
         counters.get(SystemCounter.CLIENTS_CONNECTED).increment();
+        segmentChanged(session);
         LOG.info("client connected: segment {} pid {} uid {} slot {}", name, peer.pid(), peer.uid(), slot);
         operations.onClientConnected(session);
     }
@@ -343,6 +347,7 @@ public final class ControlConductor implements AutoCloseable
         counters.get(SystemCounter.REGIONS_REGISTERED).increment();
         operations.onRegionsChanged(session);
         answerOk(session, correlationId, 0);
+        segmentChanged(session);
     }
 
     private void onUnregister(final ClientSession session, final ControlFrame frame, final long correlationId)
@@ -374,6 +379,12 @@ public final class ControlConductor implements AutoCloseable
         }
         final String local = name.startsWith(localPrefix) ? name.substring(localPrefix.length()) : name;
         final ClientSession target = registry.byName(local);
+        if (target == null && slash < 0 && metadata != null)
+        {
+            // a plain name not served here: another daemon's, found through the metadata store
+            openRemote(session, correlationId, name, onResult -> metadata.openAsync(name, onResult));
+            return;
+        }
         if (target == null)
         {
             answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT, "no segment named " + name);
@@ -394,7 +405,17 @@ public final class ControlConductor implements AutoCloseable
             answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT, "no peer transport in this daemon");
             return;
         }
-        transport.openAsync(peerAddress, segmentName, result -> controlTasks.offer(() ->
+        openRemote(session, correlationId, peerAddress + "/" + segmentName,
+            onResult -> transport.openAsync(peerAddress, segmentName, onResult));
+    }
+
+    private void openRemote(
+        final ClientSession session,
+        final long correlationId,
+        final String name,
+        final java.util.function.Consumer<java.util.function.Consumer<Object>> opener)
+    {
+        opener.accept(result -> controlTasks.offer(() ->
         {
             if (session.isClosed())
             {
@@ -406,10 +427,17 @@ public final class ControlConductor implements AutoCloseable
             }
             else
             {
-                answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT,
-                    "cannot open " + peerAddress + "/" + segmentName + ": " + result);
+                answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT, "cannot open " + name + ": " + result);
             }
         }));
+    }
+
+    private void segmentChanged(final ClientSession session)
+    {
+        if (metadata != null && !session.isClosed())
+        {
+            metadata.segmentChanged(session);
+        }
     }
 
     private void answerOk(final ClientSession session, final long correlationId, final long value)
@@ -463,6 +491,10 @@ public final class ControlConductor implements AutoCloseable
         session.socket().close();
         closingSessions.add(session);
         counters.get(SystemCounter.CLIENTS_DISCONNECTED).increment();
+        if (metadata != null)
+        {
+            metadata.segmentRemoved(session);
+        }
         LOG.info("client disconnected: segment {} pid {} ({})", session.segmentName(), session.pid(), reason);
         operations.onClientDisconnected(session);
     }
@@ -533,6 +565,7 @@ public final class ControlConductor implements AutoCloseable
                 pendingUnregisters.remove(i);
                 freeRegion(pending.region);
                 answerOk(pending.session, pending.correlationId, 0);
+                segmentChanged(pending.session);
                 work++;
             }
         }

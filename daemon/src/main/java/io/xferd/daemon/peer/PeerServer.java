@@ -156,6 +156,25 @@ public final class PeerServer implements AutoCloseable
         }
     }
 
+    /**
+     * @return the descriptor of a client's segment as peers and the metadata store get it. Any thread: it reads
+     * the session's current (copy-on-write) region table.
+     */
+    public SegmentDescriptor describe(final io.xferd.daemon.ipc.ClientSession session)
+    {
+        final io.xferd.daemon.memory.RegionTable regions = session.regions();
+        final java.util.List<SegmentDescriptor.Buffer> buffers = new java.util.ArrayList<>();
+        for (int i = 0; i < regions.size(); i++)
+        {
+            final io.xferd.daemon.memory.Region region = regions.get(i);
+            buffers.add(new SegmentDescriptor.Buffer(region.ownerAddress(), region.length(), region.location()));
+        }
+        return new SegmentDescriptor(SegmentDescriptor.VERSION, advertisedAddress + "/" + session.segmentName(),
+            context.protocol(), advertisedAddress, epoch, session.segmentHandle(), context.deviceNames(),
+            localNics.nics().stream().map(nic -> new SegmentDescriptor.Nic(nic.name(), nic.address())).toList(),
+            buffers, localNics.matrixJson());
+    }
+
     void closed(final PeerSessionHandler handler)
     {
         handlers.remove(handler);

@@ -4,7 +4,6 @@ import io.xferd.daemon.SystemCounters;
 import io.xferd.daemon.ipc.ClientRegistry;
 import io.xferd.daemon.ipc.ClientSession;
 import io.xferd.daemon.memory.Region;
-import io.xferd.daemon.memory.RegionTable;
 import io.xferd.daemon.pipeline.CompletionSender;
 import io.xferd.ipc.ControlFrame;
 import io.xferd.ipc.SubmitRequestFlyweight;
@@ -20,8 +19,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * Serves one connection from a peer daemon: handshake, then each request in order. Every WRITE, READ and
@@ -139,18 +136,7 @@ final class PeerSessionHandler implements Runnable
 
     private SegmentDescriptor describe(final ClientSession session)
     {
-        final RegionTable regions = session.regions();
-        final List<SegmentDescriptor.Buffer> buffers = new ArrayList<>();
-        for (int i = 0; i < regions.size(); i++)
-        {
-            final Region region = regions.get(i);
-            buffers.add(new SegmentDescriptor.Buffer(region.ownerAddress(), region.length(), region.location()));
-        }
-        return new SegmentDescriptor(SegmentDescriptor.VERSION, server.advertisedAddress() + "/" + session.segmentName(),
-            server.context().protocol(), server.advertisedAddress(), server.epoch(), session.segmentHandle(),
-            server.context().deviceNames(),
-            server.localNics().nics().stream().map(nic -> new SegmentDescriptor.Nic(nic.name(), nic.address())).toList(),
-            buffers, server.localNics().matrixJson());
+        return server.describe(session);
     }
 
     private void onWrite() throws IOException

@@ -77,7 +77,7 @@ class ConfigCommandTest
             .containsPattern("(?m)^device_name: +mlx5_0,mlx5_1$")
             .containsPattern("(?m)^metadata_server: +etcd://192.168.0.139:2379$")
             .containsPattern("(?m)^prefill_url: +accepted, not used: roles live in the client-side connector")
-            .contains("# a daemon would refuse to start: metadata backend etcd is not available in this build");
+            .contains("# a daemon would refuse to start: protocol rdma requested");
     }
 
     @Test

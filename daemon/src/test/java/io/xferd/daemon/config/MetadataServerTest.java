@@ -42,16 +42,4 @@ class MetadataServerTest
             .hasMessageContaining("metadata_backend must be etcd, redis or http");
     }
 
-    @Test
-    void shouldSayWhichBackendsAreNotInThisBuild()
-    {
-        assertThat(MetadataServer.parse("P2PHANDSHAKE").requireImplemented().isImplemented()).isTrue();
-        assertThatThrownBy(() -> MetadataServer.parse("10.0.0.1:2379").requireImplemented())
-            .isInstanceOf(ConfigException.class)
-            .hasMessageStartingWith("metadata backend etcd is not available in this build (issue #5)");
-        assertThatThrownBy(() -> MetadataServer.parse("redis://h:1").requireImplemented())
-            .hasMessageStartingWith("metadata backend redis is not available in this build (issue #5)");
-        assertThatThrownBy(() -> MetadataServer.parse("http://h:1/m").requireImplemented())
-            .hasMessageStartingWith("metadata backend http is not available in this build (issue #5)");
-    }
 }

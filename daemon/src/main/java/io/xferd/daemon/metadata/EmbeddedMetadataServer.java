@@ -1,0 +1,171 @@
+package io.xferd.daemon.metadata;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * A small http metadata server with Mooncake's contract ({@code GET|PUT|DELETE <path>?key=<key>}; 404 for an
+ * absent key) for small deployments and tests: {@code xferd metadata-server}. Keys live in memory; a key PUT
+ * with {@value HttpMetadataStore#TTL_HEADER} (or, without it, under a server-wide default TTL when one is set)
+ * expires when it is not PUT again within that time. State is lost when the server stops.
+ */
+public final class EmbeddedMetadataServer implements AutoCloseable
+{
+    private record Entry(byte[] value, long expiresAtNanos)
+    {
+        boolean expired(final long now)
+        {
+            return expiresAtNanos != 0 && now - expiresAtNanos > 0;
+        }
+    }
+
+    private final Map<String, Entry> entries = new ConcurrentHashMap<>();
+    private final HttpServer server;
+    private final ExecutorService executor;
+    private final long defaultTtlMs;
+    private final String path;
+
+    /**
+     * @param defaultTtlMs TTL of a key PUT without the TTL header; 0: such keys never expire.
+     */
+    public EmbeddedMetadataServer(final InetSocketAddress listen, final String path, final long defaultTtlMs)
+    {
+        this.defaultTtlMs = defaultTtlMs;
+        this.path = path;
+        try
+        {
+            this.server = HttpServer.create(listen, 64);
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException("cannot listen on " + listen + ": " + ex.getMessage(), ex);
+        }
+        this.executor = Executors.newFixedThreadPool(2, runnable ->
+            Thread.ofPlatform().daemon().name("xferd-metadata-http").unstarted(runnable));
+        server.setExecutor(executor);
+        server.createContext(path, this::handle);
+    }
+
+    public EmbeddedMetadataServer start()
+    {
+        server.start();
+        return this;
+    }
+
+    /**
+     * @return {@code http://host:port/path} as daemons are to be configured with it.
+     */
+    public String url()
+    {
+        final InetSocketAddress address = server.getAddress();
+        return "http://" + address.getHostString() + ":" + address.getPort() + path;
+    }
+
+    public int keyCount()
+    {
+        final long now = System.nanoTime();
+        entries.values().removeIf(entry -> entry.expired(now));
+        return entries.size();
+    }
+
+    private void handle(final HttpExchange exchange) throws IOException
+    {
+        try (exchange)
+        {
+            final String key = key(exchange.getRequestURI().getRawQuery());
+            if (key == null || key.isEmpty())
+            {
+                answer(exchange, 400, "missing ?key=");
+                return;
+            }
+            final long now = System.nanoTime();
+            switch (exchange.getRequestMethod())
+            {
+                case "GET" ->
+                {
+                    final Entry entry = entries.get(key);
+                    if (entry == null || entry.expired(now))
+                    {
+                        entries.remove(key, entry);
+                        answer(exchange, 404, "metadata not found");
+                    }
+                    else
+                    {
+                        exchange.sendResponseHeaders(200, entry.value().length);
+                        exchange.getResponseBody().write(entry.value());
+                    }
+                }
+                case "PUT" ->
+                {
+                    final byte[] value = exchange.getRequestBody().readAllBytes();
+                    final long ttlMs = ttl(exchange.getRequestHeaders().getFirst(HttpMetadataStore.TTL_HEADER));
+                    entries.put(key, new Entry(value, ttlMs > 0 ? (now + ttlMs * 1_000_000L) | 1 : 0));
+                    answer(exchange, 200, "metadata updated");
+                }
+                case "DELETE" ->
+                {
+                    final Entry removed = entries.remove(key);
+                    answer(exchange, removed == null || removed.expired(now) ? 404 : 200,
+                        removed == null ? "metadata not found" : "metadata deleted");
+                }
+                default -> answer(exchange, 405, "GET, PUT or DELETE");
+            }
+        }
+    }
+
+    private long ttl(final String header)
+    {
+        if (header == null)
+        {
+            return defaultTtlMs;
+        }
+        try
+        {
+            return Long.parseLong(header.trim());
+        }
+        catch (final NumberFormatException ex)
+        {
+            return defaultTtlMs;
+        }
+    }
+
+    private static String key(final String rawQuery)
+    {
+        if (rawQuery == null)
+        {
+            return null;
+        }
+        for (final String part : rawQuery.split("&"))
+        {
+            if (part.startsWith("key="))
+            {
+                return URLDecoder.decode(part.substring(4), StandardCharsets.UTF_8);
+            }
+        }
+        return null;
+    }
+
+    private static void answer(final HttpExchange exchange, final int status, final String text) throws IOException
+    {
+        final byte[] body = text.getBytes(StandardCharsets.UTF_8);
+        exchange.sendResponseHeaders(status, body.length);
+        exchange.getResponseBody().write(body);
+    }
+
+    @Override
+    public void close()
+    {
+        server.stop(0);
+        executor.shutdownNow();
+    }
+}

@@ -1,0 +1,54 @@
+package io.xferd.daemon.metadata;
+
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * A key-value directory shared by the daemons of a cluster (etcd, redis or an http server), holding segment
+ * descriptors as JSON. Every key a store puts lives under that store's lease (etcd) or TTL (redis, http): it
+ * disappears by itself unless {@link #renew} is called within the TTL, so a dead daemon's keys go away.
+ * <p>
+ * Every method may block on the network for up to the store's operation timeout and throws
+ * {@link MetadataException} when the store cannot be reached or refuses; callers keep them off the threads that
+ * must not block (the conductor, the data plane).
+ */
+public interface MetadataStore extends AutoCloseable
+{
+    /**
+     * @return the store's address as configured, for log lines.
+     */
+    String url();
+
+    /**
+     * Put {@code value} under {@code key}, under this store's lease/TTL.
+     */
+    void put(String key, String value);
+
+    /**
+     * @return the value, or null when the key is absent (or expired).
+     */
+    String get(String key);
+
+    void delete(String key);
+
+    /**
+     * Keep every key this store put alive for another TTL. {@code owned} are those keys with their values: a
+     * store whose lease was lost (expired while the server was away, or a server that restarted empty) puts them
+     * again.
+     */
+    void renew(Map<String, String> owned);
+
+    /**
+     * Report keys under {@code prefix} that change or disappear: {@code changed} gets the key, or null when
+     * anything may have changed (the watch was interrupted). Called on a thread of the store's.
+     *
+     * @return false when this store cannot push changes; the caller then polls what it cached.
+     */
+    boolean watch(String prefix, Consumer<String> changed);
+
+    /**
+     * Release the lease (its keys go at once where the store allows it) and the connections. Idempotent.
+     */
+    @Override
+    void close();
+}

@@ -1,0 +1,30 @@
+package io.xferd.daemon.metadata;
+
+import io.xferd.daemon.config.MetadataServer;
+
+/**
+ * Opens the store a {@code metadata_server} names. Opening connects to nothing yet: a store that is down at start
+ * is found so by the first operation, which the publisher retries.
+ */
+public final class MetadataStores
+{
+    private MetadataStores()
+    {
+    }
+
+    /**
+     * @param ttlMs     how long keys outlive their last renewal.
+     * @param timeoutMs the longest one operation may wait for the store.
+     * @throws IllegalArgumentException for {@code P2PHANDSHAKE}, which has no store.
+     */
+    public static MetadataStore open(final MetadataServer server, final long ttlMs, final long timeoutMs)
+    {
+        return switch (server.kind())
+        {
+            case ETCD -> new EtcdMetadataStore(server.url(), server.endpoints(), ttlMs, timeoutMs);
+            case REDIS -> new RedisMetadataStore(server.url(), server.endpoints().getFirst(), ttlMs, timeoutMs);
+            case HTTP -> new HttpMetadataStore(server.url(), ttlMs, timeoutMs);
+            case P2PHANDSHAKE -> throw new IllegalArgumentException("P2PHANDSHAKE has no metadata store");
+        };
+    }
+}

@@ -1,0 +1,273 @@
+package io.xferd.daemon.metadata;
+
+import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.peer.SegmentDescriptor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * Keeps this daemon's segments in the metadata store, on its own thread: one key per connected client
+ * ({@link MetadataKeys#segment}) holding its descriptor, put when the client connects and whenever it registers or
+ * unregisters memory, deleted when it disconnects, renewed every TTL/3. The conductor only enqueues
+ * ({@link #changed}, {@link #removed}); nothing here blocks it.
+ * <p>
+ * A store that does not answer is retried with backoff (200 ms doubling up to 5 s) while the daemon goes on
+ * serving its local clients; each change of state is logged once ("unreachable, retrying" / "reachable again,
+ * re-published N segment(s)"), and on recovery every segment is put again.
+ */
+public final class SegmentPublisher implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(SegmentPublisher.class);
+    private static final long FIRST_BACKOFF_MS = 200;
+    private static final long MAX_BACKOFF_MS = 5000;
+
+    private record Change(ClientSession session, boolean removed)
+    {
+    }
+
+    private final MetadataStore store;
+    private final MetadataKeys keys;
+    private final Function<ClientSession, SegmentDescriptor> describer;
+    private final long renewIntervalMs;
+    private final long ttlMs;
+    private final LinkedBlockingQueue<Change> changes = new LinkedBlockingQueue<>();
+    private final Map<String, ClientSession> sessions = new LinkedHashMap<>();
+    private final Map<String, String> published = new LinkedHashMap<>();
+    private final Set<String> dirty = new LinkedHashSet<>();
+    private final Set<String> deletes = new LinkedHashSet<>();
+    private final Thread thread;
+    private volatile boolean running = true;
+    private volatile boolean reachable;
+    private boolean everReachable;
+    private long backoffMs = FIRST_BACKOFF_MS;
+    private long nextAttemptMs;
+    private long nextRenewMs;
+
+    public SegmentPublisher(
+        final MetadataStore store,
+        final MetadataKeys keys,
+        final Function<ClientSession, SegmentDescriptor> describer,
+        final long ttlMs)
+    {
+        this.store = store;
+        this.keys = keys;
+        this.describer = describer;
+        this.ttlMs = ttlMs;
+        this.renewIntervalMs = Math.max(50, ttlMs / 3);
+        this.thread = Thread.ofPlatform().daemon().name("xferd-metadata-publisher").unstarted(this::run);
+    }
+
+    public void start()
+    {
+        thread.start();
+    }
+
+    /**
+     * The client connected or its regions changed: (re)publish its descriptor. Any thread; never blocks.
+     */
+    public void changed(final ClientSession session)
+    {
+        changes.offer(new Change(session, false));
+    }
+
+    /**
+     * The client disconnected: delete its key. Any thread; never blocks.
+     */
+    public void removed(final ClientSession session)
+    {
+        changes.offer(new Change(session, true));
+    }
+
+    /**
+     * @return whether the last operation on the store succeeded.
+     */
+    public boolean isReachable()
+    {
+        return reachable;
+    }
+
+    private void run()
+    {
+        while (running)
+        {
+            final long now = System.currentTimeMillis();
+            final long due = reachable ? Math.min(nextRenewMs, dirty.isEmpty() && deletes.isEmpty() ? Long.MAX_VALUE :
+                now) : nextAttemptMs;
+            try
+            {
+                final Change first = changes.poll(Math.max(0, Math.min(due - now, 1000)), TimeUnit.MILLISECONDS);
+                if (first != null && first.session() != null)
+                {
+                    apply(first);
+                    Change next;
+                    while ((next = changes.poll()) != null && next.session() != null)
+                    {
+                        apply(next);
+                    }
+                }
+            }
+            catch (final InterruptedException ex)
+            {
+                if (!running)
+                {
+                    return;
+                }
+            }
+            if (reachable || System.currentTimeMillis() >= nextAttemptMs)
+            {
+                publish();
+            }
+        }
+    }
+
+    private void apply(final Change change)
+    {
+        final String name = change.session().segmentName();
+        final String key = keys.segment(name);
+        if (change.removed())
+        {
+            if (sessions.get(name) == change.session())
+            {
+                sessions.remove(name);
+                dirty.remove(key);
+                published.remove(key);
+                deletes.add(key);
+            }
+        }
+        else if (!change.session().isClosed())
+        {
+            sessions.put(name, change.session());
+            deletes.remove(key);
+            dirty.add(key);
+        }
+    }
+
+    private void publish()
+    {
+        final boolean recovering = !reachable;
+        try
+        {
+            if (recovering)
+            {
+                // whatever the store kept or lost while away, every segment goes in again
+                dirty.addAll(sessions.keySet().stream().map(keys::segment).toList());
+                store.renew(published);
+                nextRenewMs = System.currentTimeMillis() + renewIntervalMs;
+            }
+            flush();
+            if (System.currentTimeMillis() >= nextRenewMs)
+            {
+                store.renew(published);
+                nextRenewMs = System.currentTimeMillis() + renewIntervalMs;
+            }
+            if (recovering)
+            {
+                reachable = true;
+                backoffMs = FIRST_BACKOFF_MS;
+                if (everReachable)
+                {
+                    LOG.info("metadata store {} reachable again, re-published {} segment(s)", store.url(),
+                        published.size());
+                }
+                else
+                {
+                    LOG.info("metadata store {} reachable: publishing {} segment(s) under {} (TTL {} ms)",
+                        store.url(), published.size(), keys.segmentsPrefix(), ttlMs);
+                }
+                everReachable = true;
+            }
+        }
+        catch (final MetadataException ex)
+        {
+            if (!running)
+            {
+                return;
+            }
+            if (reachable || backoffMs == FIRST_BACKOFF_MS)
+            {
+                LOG.warn("metadata store {} unreachable{} ({}), retrying with backoff up to {} ms; local clients " +
+                    "are served meanwhile and established peers keep working", store.url(),
+                    everReachable ? "" : " at start", ex.getMessage(), MAX_BACKOFF_MS);
+            }
+            reachable = false;
+            nextAttemptMs = System.currentTimeMillis() + backoffMs;
+            backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
+        }
+    }
+
+    private void flush()
+    {
+        for (final var iterator = deletes.iterator(); iterator.hasNext(); )
+        {
+            store.delete(iterator.next());
+            iterator.remove();
+        }
+        for (final var iterator = dirty.iterator(); iterator.hasNext(); )
+        {
+            final String key = iterator.next();
+            final ClientSession session = sessions.get(keys.segmentName(key));
+            if (session != null && !session.isClosed())
+            {
+                final String json = describer.apply(session).toJson();
+                store.put(key, json);
+                published.put(key, json);
+            }
+            iterator.remove();
+        }
+    }
+
+    /**
+     * Stop; delete what is still published (best effort, only while the store answers) and close the store.
+     */
+    @Override
+    public void close()
+    {
+        running = false;
+        changes.offer(new Change(null, true));
+        try
+        {
+            thread.join(5000);
+            if (thread.isAlive())
+            {
+                thread.interrupt();
+                thread.join(1000);
+            }
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+        Change change;
+        while ((change = changes.poll()) != null)
+        {
+            if (change.session() != null)
+            {
+                apply(change);
+            }
+        }
+        if (reachable)
+        {
+            try
+            {
+                deletes.addAll(published.keySet());
+                for (final String key : deletes)
+                {
+                    store.delete(key);
+                }
+            }
+            catch (final MetadataException ex)
+            {
+                LOG.info("metadata store {}: segments left to expire with the TTL ({})", store.url(), ex.getMessage());
+            }
+        }
+        store.close();
+    }
+}
