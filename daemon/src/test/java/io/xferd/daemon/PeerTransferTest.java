@@ -294,4 +294,46 @@ class PeerTransferTest
             }
         }
     }
+
+    @Test
+    void shouldReadAndWriteManyLargeRequestsInFlightAtOnce()
+    {
+        daemonA = XferDaemon.launch(SystemTests.daemonContext(dirA));
+        daemonB = XferDaemon.launch(SystemTests.daemonContext(dirB));
+        final int size = 64 << 20;
+        try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode"));
+            XferClient prefill = XferClient.connect(SystemTests.clientContext(dirA, "prefill")))
+        {
+            final SharedBuffer target = decode.allocateMemory(size);
+            SystemTests.fill(target.segment(), 5);
+            decode.registerMemory(target, "cpu:0");
+            final SharedBuffer local = prefill.allocateMemory(size);
+            prefill.registerMemory(local, "cpu:0");
+            final long segment = prefill.openSegment(daemonB.rpcAddress() + "/decode");
+
+            // 4 batches of 16 x 1 MiB READs in flight, two slices each, over both pooled connections
+            for (int round = 0; round < 3; round++)
+            {
+                final long[] batches = new long[4];
+                for (int b = 0; b < 4; b++)
+                {
+                    batches[b] = prefill.allocateBatch(16);
+                    for (int i = 0; i < 16; i++)
+                    {
+                        final long offset = (b * 16L + i) << 20;
+                        prefill.submitTransfer(batches[b], TransferRequest.read(local.address() + offset, segment,
+                            target.address() + offset, 1 << 20));
+                    }
+                }
+                for (final long batch : batches)
+                {
+                    assertThat(prefill.awaitBatch(batch, 20_000)).isTrue();
+                    prefill.freeBatch(batch);
+                }
+                assertThat(SystemTests.firstMismatch(local.segment(), 0, SystemTests.randomBytes(5, size), 0, size))
+                    .isEqualTo(-1);
+                local.segment().fill((byte)0);
+            }
+        }
+    }
 }

@@ -35,7 +35,7 @@ final class PeerConnection implements AutoCloseable
     private final TcpTransport transport;
     private final ManyToOneConcurrentArrayQueue<Slice> sendQueue = new ManyToOneConcurrentArrayQueue<>(4096);
     // many-to-many: the receiver takes answered slices, and whoever notices a break fails the rest
-    private final ManyToManyConcurrentArrayQueue<Slice> inFlight = new ManyToManyConcurrentArrayQueue<>(WINDOW);
+    private final ManyToManyConcurrentArrayQueue<Slice> inFlight = new ManyToManyConcurrentArrayQueue<>(2 * WINDOW);
     private static final int MAX_GATHER = 16;
     private static final long MAX_GATHER_BYTES = 1 << 20;
     private final ByteBuffer notifyHeader =
@@ -145,7 +145,12 @@ final class PeerConnection implements AutoCloseable
         {
             busySinceNanos = slice.sentNanos;
         }
-        inFlight.offer(slice);
+        // never drop: a slot the receiver just freed may not be reusable yet (bounded MPMC queue), so retry;
+        // the queue is twice the window, so this is rare and short
+        while (!inFlight.offer(slice))
+        {
+            Thread.onSpinWait();
+        }
         try
         {
             writeRequest(current, slice, transfer);
@@ -276,6 +281,7 @@ final class PeerConnection implements AutoCloseable
     private void receiveLoop(final SocketChannel current)
     {
         final BufferedChannel answers = new BufferedChannel(current, 64 * 1024, 0);
+        Slice answering = null;
         try
         {
             while (running && channel == current)
@@ -288,14 +294,18 @@ final class PeerConnection implements AutoCloseable
                 ackHeader.getInt();
                 final long length = ackHeader.getLong();
                 final Slice slice = inFlight.poll();
+                answering = slice;
                 if (type != PeerProtocol.ACK || slice == null || slice.wireId() != wireId ||
                     bodyLength != PeerProtocol.ACK_FIELDS_LENGTH + length)
                 {
+                    answering = null;
                     if (slice != null)
                     {
                         transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
                     }
-                    throw new IOException("answer out of step with the requests (type " + type + ")");
+                    throw new IOException("answer out of step with the requests (type " + type + ", slice " +
+                        Long.toHexString(wireId) + " length " + length + " body " + bodyLength + ", expected " +
+                        (slice == null ? "none" : Long.toHexString(slice.wireId()) + " length " + slice.length) + ")");
                 }
                 busySinceNanos = inFlight.isEmpty() ? 0 : System.nanoTime();
                 final RemoteTransfer transfer = slice.transfer;
@@ -303,6 +313,7 @@ final class PeerConnection implements AutoCloseable
                 {
                     if (slice.kind != Slice.DATA || transfer.opcode != Opcode.READ || length != slice.length)
                     {
+                        answering = null;
                         transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
                         throw new IOException("unexpected payload of " + length + " bytes");
                     }
@@ -310,11 +321,17 @@ final class PeerConnection implements AutoCloseable
                         .asSlice(transfer.local.offsetOf(transfer.localAddress) + slice.offset, length).asByteBuffer());
                     transport.bytesReceived(length);
                 }
+                answering = null;
                 transport.finishSlice(slice, status, path);
             }
         }
         catch (final IOException | RuntimeException ex)
         {
+            if (answering != null)
+            {
+                // its answer was being read when the connection failed: it is no longer in flight anywhere
+                transport.finishSlice(answering, TransferStatus.TRANSPORT_ERROR, path);
+            }
             broken(current, ex.toString());
         }
     }
