@@ -101,6 +101,29 @@ class MultiNicStripingTest
         assertThat(bytes).hasSize(2);
         // each NIC carried a real share of the 2 x 64 MiB, not a token slice
         assertThat(bytes.values()).allSatisfy(value -> assertThat(value).isGreaterThan(SIZE / 8));
+
+        // and `xferd status` shows both NICs with their bytes, and the peer
+        try (ChildProcess status = ChildProcess.start("status", XferdMain.class, "status", "--dir", dirA.toString(),
+            "--json"))
+        {
+            assertThat(status.awaitExit(WAIT)).as(status.output()).isZero();
+            final String json = status.output().substring(status.output().indexOf('{'));
+            final com.fasterxml.jackson.databind.JsonNode root;
+            try
+            {
+                root = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json);
+            }
+            catch (final java.io.IOException ex)
+            {
+                throw new AssertionError(json, ex);
+            }
+            final Map<String, Long> nicBytes = new HashMap<>();
+            root.path("nics").forEach(nic -> nicBytes.put(nic.path("name").asText(), nic.path("bytes").asLong()));
+            assertThat(nicBytes.get(hosts.vethA())).isGreaterThan(SIZE / 8);
+            assertThat(nicBytes.get(hosts.vethA2())).isGreaterThan(SIZE / 8);
+            assertThat(root.path("peers").size()).isEqualTo(1);
+            assertThat(root.path("peers").get(0).path("paths").asInt()).isEqualTo(2);
+        }
     }
 
     @Test

@@ -104,8 +104,9 @@ public final class StatusCommand implements java.util.concurrent.Callable<Intege
         out.printf("%nNICs:%n  %-10s %-8s %20s %10s%n", "name", "kind", "bytes", "errors");
         for (final Map<String, Object> nic : (List<Map<String, Object>>)status.get("nics"))
         {
-            out.printf("  %-10s %-8s %,20d %,10d%n", nic.get("name"), nic.get("kind"),
-                ((Number)nic.get("bytes")).longValue(), ((Number)nic.get("errors")).longValue());
+            out.printf("  %-10s %-8s %,20d %,10d%s%n", nic.get("name"), nic.get("kind"),
+                ((Number)nic.get("bytes")).longValue(), ((Number)nic.get("errors")).longValue(),
+                nic.containsKey("path") ? "  " + nic.get("state") + "  " + nic.get("path") : "");
         }
         out.println("  rdma: " + status.get("rdma"));
 

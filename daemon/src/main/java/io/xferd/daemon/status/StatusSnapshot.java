@@ -95,8 +95,15 @@ public final class StatusSnapshot
             CncFileDescriptor.countersMetadataBuffer(cnc), CncFileDescriptor.countersValuesBuffer(cnc));
         final long[] values = new long[SystemCounter.values().length];
         final Map<String, Object> counters = new LinkedHashMap<>();
+        final Map<String, Map<String, Object>> paths = new java.util.TreeMap<>();
         reader.forEach((value, id, label) ->
         {
+            final int type = reader.getCounterTypeId(id);
+            if (type == io.xferd.daemon.peer.PeerPath.BYTES_TYPE_ID || type == io.xferd.daemon.peer.PeerPath.FAILURES_TYPE_ID ||
+                type == io.xferd.daemon.peer.PeerPath.STATE_TYPE_ID)
+            {
+                pathCounter(paths, type, label, value);
+            }
             if (reader.getCounterTypeId(id) == SystemCounter.TYPE_ID)
             {
                 counters.put(label, value);
@@ -132,8 +139,69 @@ public final class StatusSnapshot
         shm.put("kind", "local");
         shm.put("bytes", values[SystemCounter.BYTES_READ.id()] + values[SystemCounter.BYTES_WRITTEN.id()]);
         shm.put("errors", failed);
-        status.put("nics", new ArrayList<>(List.of(shm)));
+        final List<Object> nics = new ArrayList<>(List.of(shm));
+        nics.addAll(paths.values());
+        status.put("nics", nics);
+        final Map<String, Map<String, Object>> peers = new java.util.TreeMap<>();
+        for (final Map<String, Object> path : paths.values())
+        {
+            final Map<String, Object> peer = peers.computeIfAbsent((String)path.get("peer"), address ->
+            {
+                final Map<String, Object> entry = new LinkedHashMap<>();
+                entry.put("address", address);
+                entry.put("paths", 0);
+                entry.put("paths_paused", 0);
+                entry.put("bytes", 0L);
+                entry.put("failures", 0L);
+                return entry;
+            });
+            peer.merge("paths", 1, (a, b) -> (Integer)a + (Integer)b);
+            peer.merge("paths_paused", "paused".equals(path.get("state")) ? 1 : 0, (a, b) -> (Integer)a + (Integer)b);
+            peer.merge("bytes", path.get("bytes"), (a, b) -> (Long)a + (Long)b);
+            peer.merge("failures", path.get("errors"), (a, b) -> (Long)a + (Long)b);
+        }
+        status.put("peers_by_path", new ArrayList<>(peers.values()));
         status.put("counters", counters);
+    }
+
+    /**
+     * A peer path's counters are labelled "path NIC -> host:port (peer host:port) bytes|failures|state ...".
+     */
+    private static void pathCounter(
+        final Map<String, Map<String, Object>> paths, final int type, final String label, final long value)
+    {
+        final int peerAt = label.lastIndexOf(" (peer ");
+        final int peerEnd = label.indexOf(')', peerAt);
+        if (!label.startsWith("path ") || peerAt < 0 || peerEnd < 0)
+        {
+            return;
+        }
+        final String key = label.substring(0, peerEnd + 1);
+        final Map<String, Object> path = paths.computeIfAbsent(key, ignored ->
+        {
+            final String description = label.substring("path ".length(), peerAt);
+            final Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("name", description.substring(0, description.indexOf(" -> ")));
+            entry.put("kind", "tcp");
+            entry.put("path", description);
+            entry.put("peer", label.substring(peerAt + " (peer ".length(), peerEnd));
+            entry.put("bytes", 0L);
+            entry.put("errors", 0L);
+            entry.put("state", "active");
+            return entry;
+        });
+        if (type == io.xferd.daemon.peer.PeerPath.BYTES_TYPE_ID)
+        {
+            path.put("bytes", value);
+        }
+        else if (type == io.xferd.daemon.peer.PeerPath.FAILURES_TYPE_ID)
+        {
+            path.put("errors", value);
+        }
+        else
+        {
+            path.put("state", value == io.xferd.daemon.peer.PeerPath.PAUSED ? "paused" : "active");
+        }
     }
 
     @SuppressWarnings("unchecked")
@@ -190,6 +258,11 @@ public final class StatusSnapshot
             }
         });
         status.put("clients", new ArrayList<>(clients.values()));
+        final Object byPath = status.remove("peers_by_path");
+        if (peers.isEmpty() && byPath != null)
+        {
+            peers.addAll((List<Object>)byPath);
+        }
         status.put("peers", peers);
     }
 }
