@@ -41,6 +41,7 @@ public final class DaemonContext
     private int sliceSize = 512 * 1024;
     private long transferTimeoutMs = 5000;
     private String metadataServer = "P2PHANDSHAKE";
+    private Path topologyMatrixFile;
     private String clusterId = "default";
     private long metadataTtlMs = 10_000;
     private final Map<String, String> notUsed = new LinkedHashMap<>();
@@ -120,6 +121,7 @@ public final class DaemonContext
         map.put("drain_timeout_ms", drainTimeoutMs);
         map.put("protocol", protocol);
         map.put("device_name", String.join(",", deviceNames));
+        map.put("topology_matrix", topologyMatrixFile == null ? "(discovered)" : topologyMatrixFile.toString());
         map.put("metadata_server", metadataServer);
         map.put("cluster_id", clusterId);
         map.put("metadata_ttl_ms", metadataTtlMs);
@@ -393,6 +395,21 @@ public final class DaemonContext
     public DaemonContext transferTimeoutMs(final long value)
     {
         this.transferTimeoutMs = value;
+        return this;
+    }
+
+    public Path topologyMatrixFile()
+    {
+        return topologyMatrixFile;
+    }
+
+    /**
+     * A Mooncake-form topology matrix file that replaces the discovered one (which NICs each memory location
+     * prefers); its NICs are the striping NICs unless {@code device_name} narrows them.
+     */
+    public DaemonContext topologyMatrixFile(final Path value)
+    {
+        this.topologyMatrixFile = value;
         return this;
     }
 

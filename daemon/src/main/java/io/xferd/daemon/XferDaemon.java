@@ -81,7 +81,7 @@ public final class XferDaemon implements AutoCloseable
         final LocalNics localNics;
         try
         {
-            localNics = LocalNics.resolve(context.deviceNames());
+            localNics = LocalNics.resolve(context.deviceNames(), context.topologyMatrixFile());
             this.peerServer = new PeerServer(context, registry, counters, disconnects, newEpoch(), localNics);
         }
         catch (final RuntimeException ex)

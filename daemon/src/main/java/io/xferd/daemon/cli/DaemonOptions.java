@@ -52,6 +52,10 @@ public final class DaemonOptions
         description = "NICs to stripe TCP slices over, comma-separated (default: the OS's route, no striping).")
     java.util.List<String> deviceNames = java.util.List.of();
 
+    @Option(names = "--topology-matrix", paramLabel = "FILE",
+        description = "Mooncake-form topology matrix JSON replacing the discovered one (e.g. from `xferd topology --json`).")
+    Path topologyMatrix;
+
     @Option(names = "--cluster-token-file", paramLabel = "FILE",
         description = "File holding the cluster token peers must prove (HMAC) in the handshake.")
     Path clusterTokenFile;
@@ -122,6 +126,10 @@ public final class DaemonOptions
         if (given("--device-name"))
         {
             context.deviceNames(deviceNames);
+        }
+        if (given("--topology-matrix"))
+        {
+            context.topologyMatrixFile(topologyMatrix);
         }
         if (given("--cluster-token-file"))
         {

@@ -64,6 +64,11 @@ public final class ConfigFile
         field("metadata_backend", (value, all) -> metadataBackend(value, all));
         field("protocol", (value, all) -> text(value.lowerCaseText(), DaemonContext::protocol));
         field("device_name", (value, all) -> deviceNames(value));
+        field("topology_matrix", (value, all) ->
+        {
+            final Path matrix = value.path();
+            return context -> context.topologyMatrixFile(matrix);
+        });
         field("prefill_url", (value, all) -> notUsedAddress(value, ROLES_NOT_USED));
         field("decode_url", (value, all) -> notUsedAddress(value, ROLES_NOT_USED));
         // Mooncake Store's fields: accepted so that one mooncake.json serves both, never used

@@ -60,16 +60,46 @@ public final class LocalNics
      */
     public static LocalNics resolve(final List<String> deviceNames)
     {
-        if (deviceNames.isEmpty())
+        return resolve(deviceNames, null);
+    }
+
+    /**
+     * @param matrixFile a Mooncake-form matrix that replaces discovery, or null; without {@code deviceNames}
+     *                   its NICs are the striping NICs.
+     */
+    public static LocalNics resolve(final List<String> deviceNames, final java.nio.file.Path matrixFile)
+    {
+        TopologyMatrix matrix = null;
+        List<String> names = deviceNames;
+        if (matrixFile != null)
+        {
+            try
+            {
+                matrix = TopologyMatrix.fromFile(matrixFile);
+            }
+            catch (final java.io.IOException | RuntimeException ex)
+            {
+                throw new IllegalArgumentException("topology matrix " + matrixFile + ": " + ex.getMessage(), ex);
+            }
+            if (names.isEmpty())
+            {
+                names = List.copyOf(matrix.nics());
+            }
+            else
+            {
+                matrix = matrix.filter(new LinkedHashSet<>(names));
+            }
+        }
+        if (names.isEmpty())
         {
             return new LocalNics(List.of(), null);
         }
         final List<Nic> nics = new ArrayList<>();
-        for (final String name : new LinkedHashSet<>(deviceNames))
+        for (final String name : new LinkedHashSet<>(names))
         {
             nics.add(lookup(name));
         }
-        return new LocalNics(nics, matrixFor(deviceNames));
+        return new LocalNics(nics, matrix != null ? matrix : matrixFor(names));
     }
 
     private static Nic lookup(final String name)

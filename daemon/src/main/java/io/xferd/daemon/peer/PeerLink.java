@@ -37,7 +37,7 @@ public final class PeerLink implements AutoCloseable
         this.transport = transport;
         if (localNics.nics().isEmpty())
         {
-            this.paths = new PeerPath[] {new PeerPath(this, null, null, host, port, connectionCount, transport)};
+            this.paths = new PeerPath[] {new PeerPath(this, null, null, null, host, port, connectionCount, transport)};
         }
         else
         {
@@ -47,15 +47,18 @@ public final class PeerLink implements AutoCloseable
             {
                 // the peer's address on this NIC's subnet, else its RPC address and let routing decide
                 String remote = host;
+                String remoteNic = null;
                 for (final SegmentDescriptor.Nic peerNic : peerNics == null ? List.<SegmentDescriptor.Nic>of() : peerNics)
                 {
                     if (nic.sameSubnet(peerNic.address()))
                     {
                         remote = peerNic.address();
+                        remoteNic = peerNic.name();
                         break;
                     }
                 }
-                paths[i++] = new PeerPath(this, nic.name(), nic.address(), remote, port, connectionCount, transport);
+                paths[i++] = new PeerPath(this, nic.name(), nic.address(), remoteNic, remote, port, connectionCount,
+                    transport);
             }
         }
         LOG.info("peer {}: {} path(s) {}", address, paths.length,
@@ -63,17 +66,24 @@ public final class PeerLink implements AutoCloseable
     }
 
     /**
-     * The path for the next slice: among the usable paths whose local NIC is preferred for the source memory's
-     * location, the one with the fewest bytes waiting; else any usable path; null when none is left.
+     * The path for the next slice, the one with the fewest bytes waiting among the usable paths whose local NIC
+     * is preferred for the source memory's location and whose remote NIC the peer prefers for the target
+     * memory's location; failing that, local preference alone; then any usable path; null when none is left.
      *
-     * @param exclude a path that just failed this slice, or null.
+     * @param remotePreferred the peer's preferred NICs for the target memory, or null when unknown.
+     * @param exclude         a path that just failed this slice, or null.
      */
-    PeerPath choosePath(final List<String> preferredNics, final PeerPath exclude, final long nowNanos)
+    PeerPath choosePath(
+        final List<String> preferredNics, final List<String> remotePreferred, final PeerPath exclude, final long nowNanos)
     {
-        PeerPath best = pick(preferredNics, exclude, nowNanos);
+        PeerPath best = remotePreferred == null ? null : pick(preferredNics, remotePreferred, exclude, nowNanos);
         if (best == null)
         {
-            best = pick(null, exclude, nowNanos);
+            best = pick(preferredNics, null, exclude, nowNanos);
+        }
+        if (best == null)
+        {
+            best = pick(null, null, exclude, nowNanos);
         }
         if (best == null && exclude == null)
         {
@@ -89,13 +99,16 @@ public final class PeerLink implements AutoCloseable
         return best;
     }
 
-    private PeerPath pick(final List<String> preferredNics, final PeerPath exclude, final long nowNanos)
+    private PeerPath pick(
+        final List<String> preferredNics, final List<String> remotePreferred, final PeerPath exclude,
+        final long nowNanos)
     {
         PeerPath best = null;
         for (final PeerPath path : paths)
         {
             if (path == exclude || !path.isUsable(nowNanos) ||
-                (preferredNics != null && path.localNic() != null && !preferredNics.contains(path.localNic())))
+                (preferredNics != null && path.localNic() != null && !preferredNics.contains(path.localNic())) ||
+                (remotePreferred != null && (path.remoteNic() == null || !remotePreferred.contains(path.remoteNic()))))
             {
                 continue;
             }

@@ -26,6 +26,7 @@ public final class PeerPath implements AutoCloseable
     private static final long MAX_PAUSE_NS = 5_000_000_000L;
 
     private final String localNic;
+    private final String remoteNic;
     private final String bindAddress;
     private final String remoteHost;
     private final int remotePort;
@@ -43,12 +44,14 @@ public final class PeerPath implements AutoCloseable
         final PeerLink link,
         final String localNic,
         final String bindAddress,
+        final String remoteNic,
         final String remoteHost,
         final int remotePort,
         final int connectionCount,
         final TcpTransport transport)
     {
         this.localNic = localNic;
+        this.remoteNic = remoteNic;
         this.bindAddress = bindAddress;
         this.remoteHost = remoteHost;
         this.remotePort = remotePort;
@@ -68,6 +71,14 @@ public final class PeerPath implements AutoCloseable
     public String localNic()
     {
         return localNic;
+    }
+
+    /**
+     * @return the peer's NIC this path ends on, or null when the OS routes to the peer's RPC address.
+     */
+    public String remoteNic()
+    {
+        return remoteNic;
     }
 
     String bindAddress()

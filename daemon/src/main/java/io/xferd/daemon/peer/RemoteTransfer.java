@@ -19,6 +19,7 @@ final class RemoteTransfer
     ClientSession submitter;
     Region local;
     RemoteSegment target;
+    java.util.List<String> remotePreferred;
     long requestId;
     long traceId;
     int opcode;
@@ -34,6 +35,7 @@ final class RemoteTransfer
         submitter = null;
         local = null;
         target = null;
+        remotePreferred = null;
         notifyLength = 0;
         notifySent = false;
         firstError.set(TransferStatus.OK);

@@ -135,6 +135,7 @@ public final class TcpTransport implements AutoCloseable
         transfer.submitter = submitter;
         transfer.local = local;
         transfer.target = target;
+        transfer.remotePreferred = target.preferredNicsFor(targetAddress);
         transfer.requestId = requestId;
         transfer.traceId = traceId;
         transfer.opcode = opcode;
@@ -170,7 +171,7 @@ public final class TcpTransport implements AutoCloseable
         slice.length = length;
         slice.attempts = 1;
         final PeerPath path = transfer.target.link().choosePath(
-            localNics.preferred(transfer.local.location()), null, System.nanoTime());
+            localNics.preferred(transfer.local.location()), transfer.remotePreferred, null, System.nanoTime());
         if (path == null)
         {
             finishSlice(slice, TransferStatus.TRANSPORT_ERROR, null);
@@ -204,7 +205,7 @@ public final class TcpTransport implements AutoCloseable
         if (status == TransferStatus.TRANSPORT_ERROR && running && slice.attempts < MAX_ATTEMPTS && path != null)
         {
             final PeerPath other = transfer.target.link().choosePath(
-                localNics.preferred(transfer.local.location()), path, System.nanoTime());
+                localNics.preferred(transfer.local.location()), transfer.remotePreferred, path, System.nanoTime());
             if (other != null && other != path)
             {
                 slice.attempts++;
