@@ -14,17 +14,33 @@ import java.nio.channels.SocketChannel;
  */
 final class BufferedChannel
 {
+    private static final int MAX_ANSWERS = 64;
+    private static final long MAX_PENDING_BYTES = 1 << 20;
+
     private final SocketChannel channel;
     private final ByteBuffer in;
-    private final ByteBuffer out;
-    private final ByteBuffer[] outWithPayload = new ByteBuffer[2];
+    // answers wait here, each a small header of its own followed by an optional payload view, and leave together
+    private final ByteBuffer[] headers;
+    private final ByteBuffer[] gather;
+    private final io.xferd.daemon.memory.Region[] borrowed;
+    private int headerCount;
+    private int gatherCount;
+    private int borrowedCount;
+    private long pendingBytes;
 
-    BufferedChannel(final SocketChannel channel, final int inputCapacity, final int outputCapacity)
+    BufferedChannel(final SocketChannel channel, final int inputCapacity, final int answerHeaderLength)
     {
         this.channel = channel;
         this.in = FrameIo.newBuffer(inputCapacity);
         this.in.flip();
-        this.out = outputCapacity > 0 ? FrameIo.newBuffer(outputCapacity) : null;
+        final int answers = answerHeaderLength > 0 ? MAX_ANSWERS : 0;
+        this.headers = new ByteBuffer[answers];
+        for (int i = 0; i < answers; i++)
+        {
+            headers[i] = FrameIo.newBuffer(answerHeaderLength);
+        }
+        this.gather = new ByteBuffer[2 * answers];
+        this.borrowed = new io.xferd.daemon.memory.Region[answers];
     }
 
     /**
@@ -87,43 +103,87 @@ final class BufferedChannel
     }
 
     /**
-     * Room for a small frame in the output buffer, flushing first when it is full.
+     * The header buffer for the next answer (cleared); fill it, then {@link #answer}.
      */
-    ByteBuffer output(final int length) throws IOException
+    ByteBuffer nextAnswerHeader() throws IOException
     {
-        if (out.remaining() < length)
+        if (headerCount == headers.length)
         {
             flush();
         }
-        return out;
+        return headers[headerCount].clear();
     }
 
     /**
-     * Send what waits in the output buffer, then {@code payload}, in one gathering write.
+     * Queue the answer whose header {@link #nextAnswerHeader()} returned, with the bytes of a READ when
+     * {@code payload} is not null: {@code region} stays borrowed until the bytes have left and is released then.
      */
-    void writeWithPayload(final ByteBuffer payload) throws IOException
+    void answer(final ByteBuffer payload, final io.xferd.daemon.memory.Region region) throws IOException
     {
-        out.flip();
-        outWithPayload[0] = out;
-        outWithPayload[1] = payload;
-        try
+        final ByteBuffer header = headers[headerCount++];
+        header.flip();
+        gather[gatherCount++] = header;
+        pendingBytes += header.remaining();
+        if (payload != null)
         {
-            FrameIo.writeFully(channel, outWithPayload);
+            gather[gatherCount++] = payload;
+            borrowed[borrowedCount++] = region;
+            pendingBytes += payload.remaining();
         }
-        finally
+        if (pendingBytes >= MAX_PENDING_BYTES)
         {
-            outWithPayload[1] = null;
-            out.clear();
+            flush();
         }
     }
 
+    /**
+     * Send every queued answer in one gathering write, then release the memory their payloads came from.
+     */
     void flush() throws IOException
     {
-        if (out != null && out.position() > 0)
+        if (gatherCount == 0)
         {
-            out.flip();
-            FrameIo.writeFully(channel, out);
-            out.clear();
+            return;
         }
+        try
+        {
+            long remaining = pendingBytes;
+            while (remaining > 0)
+            {
+                remaining -= channel.write(gather, 0, gatherCount);
+            }
+        }
+        finally
+        {
+            for (int i = 0; i < borrowedCount; i++)
+            {
+                borrowed[i].release();
+                borrowed[i] = null;
+            }
+            for (int i = 0; i < gatherCount; i++)
+            {
+                gather[i] = null;
+            }
+            borrowedCount = 0;
+            gatherCount = 0;
+            headerCount = 0;
+            pendingBytes = 0;
+        }
+    }
+
+    /**
+     * Release what queued answers still borrow without sending them (the connection is gone).
+     */
+    void discard()
+    {
+        for (int i = 0; i < borrowedCount; i++)
+        {
+            borrowed[i].release();
+            borrowed[i] = null;
+        }
+        borrowedCount = 0;
+        gatherCount = 0;
+        headerCount = 0;
+        pendingBytes = 0;
     }
 }

@@ -49,7 +49,7 @@ final class PeerSessionHandler implements Runnable
         final SystemCounters counters)
     {
         this.channel = channel;
-        this.buffered = new BufferedChannel(channel, 256 * 1024, 64 * 1024);
+        this.buffered = new BufferedChannel(channel, 256 * 1024, PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
         this.server = server;
         this.registry = registry;
         this.sender = sender;
@@ -96,6 +96,7 @@ final class PeerSessionHandler implements Runnable
         }
         finally
         {
+            buffered.discard();
             close();
             server.closed(this);
         }
@@ -176,7 +177,7 @@ final class PeerSessionHandler implements Runnable
         {
             buffered.skip(length);
         }
-        sendAck(sliceId, status, 0, null);
+        sendAck(sliceId, status);
     }
 
     private void onRead() throws IOException
@@ -190,25 +191,24 @@ final class PeerSessionHandler implements Runnable
         final int check = check(target, address, length);
         if (check != TransferStatus.OK)
         {
-            sendAck(sliceId, check, 0, null);
+            sendAck(sliceId, check);
             return;
         }
+        // the header first: taking it may flush earlier answers, which must not happen with the region borrowed
+        final ByteBuffer header = buffered.nextAnswerHeader();
         final Region region = target.regions().find(address, length);
         if (region == null || !region.tryAcquire())
         {
-            sendAck(sliceId, TransferStatus.TARGET_GONE, 0, null);
+            header.putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
+                .putLong(sliceId).putInt(TransferStatus.TARGET_GONE).putInt(0).putLong(0);
+            buffered.answer(null, null);
             return;
         }
-        try
-        {
-            sendAck(sliceId, TransferStatus.OK, length,
-                region.mapping().asSlice(region.offsetOf(address), length).asByteBuffer());
-            bytesSent.getAndAdd(length);
-        }
-        finally
-        {
-            region.release();
-        }
+        header.putInt(PeerProtocol.ACK_FIELDS_LENGTH + (int)length).putInt(PeerProtocol.ACK)
+            .putLong(sliceId).putInt(TransferStatus.OK).putInt(0).putLong(length);
+        // from here the channel owns the borrow: it releases the region once the bytes have left (or failed to)
+        buffered.answer(region.mapping().asSlice(region.offsetOf(address), length).asByteBuffer(), region);
+        bytesSent.getAndAdd(length);
     }
 
     private void onNotify(final int bodyLength) throws IOException
@@ -246,7 +246,7 @@ final class PeerSessionHandler implements Runnable
                 target.release();
             }
         }
-        sendAck(sliceId, status, 0, null);
+        sendAck(sliceId, status);
     }
 
     private int check(final ClientSession target, final long address, final long length)
@@ -278,18 +278,14 @@ final class PeerSessionHandler implements Runnable
     }
 
     /**
-     * Queue an answer; it leaves with the next ones once no request is waiting (a READ's bytes go at once).
+     * Queue an answer; answers leave together once no request is waiting, or when enough bytes are queued.
+     * A READ's payload goes with it, straight from the region, which stays borrowed until then.
      */
-    private void sendAck(final long sliceId, final int status, final long length, final ByteBuffer payload)
-        throws IOException
+    private void sendAck(final long sliceId, final int status) throws IOException
     {
-        final int frameLength = PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH;
-        buffered.output(frameLength).putInt(PeerProtocol.ACK_FIELDS_LENGTH + (int)length).putInt(PeerProtocol.ACK)
-            .putLong(sliceId).putInt(status).putInt(0).putLong(length);
-        if (payload != null)
-        {
-            buffered.writeWithPayload(payload);
-        }
+        buffered.nextAnswerHeader().putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
+            .putLong(sliceId).putInt(status).putInt(0).putLong(0);
+        buffered.answer(null, null);
     }
 
     void close()
