@@ -95,6 +95,7 @@ public final class XferDaemon implements AutoCloseable
         this.pipeline = new TransferPipeline(context.pipelineSize(), context.transferWorkers());
         final SystemNanoClock nanoClock = SystemNanoClock.INSTANCE;
         this.journal = Journal.start(context.operations(), counters);
+        transport.journal(journal.recorder());
 
         final Agent intake = new SubmitAdapter(toDaemonRing, pipeline.ring(), registry, disconnects, counters, nanoClock,
             journal.recorder());

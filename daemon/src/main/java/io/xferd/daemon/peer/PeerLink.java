@@ -20,6 +20,7 @@ public final class PeerLink implements AutoCloseable
     private final int port;
     private final TcpTransport transport;
     private final PeerPath[] paths;
+    private final int journalPeerId;
     private volatile long lastEpoch;
     private volatile boolean reachable = true;
 
@@ -35,6 +36,7 @@ public final class PeerLink implements AutoCloseable
         this.host = address.substring(0, colon);
         this.port = Integer.parseInt(address.substring(colon + 1));
         this.transport = transport;
+        this.journalPeerId = transport.journal().nameId(address);
         if (localNics.nics().isEmpty())
         {
             this.paths = new PeerPath[] {new PeerPath(this, null, null, null, host, port, connectionCount, transport)};
@@ -118,6 +120,11 @@ public final class PeerLink implements AutoCloseable
             }
         }
         return best;
+    }
+
+    int journalPeerId()
+    {
+        return journalPeerId;
     }
 
     public PeerPath[] paths()

@@ -31,6 +31,7 @@ public final class PeerPath implements AutoCloseable
     private final String remoteHost;
     private final int remotePort;
     private final String description;
+    private final int journalNicId;
     private final PeerConnection[] connections;
     private final AtomicLong queuedBytes = new AtomicLong();
     private final AtomicLong nextConnection = new AtomicLong();
@@ -56,6 +57,7 @@ public final class PeerPath implements AutoCloseable
         this.remoteHost = remoteHost;
         this.remotePort = remotePort;
         this.description = (localNic == null ? "default route" : localNic) + " -> " + remoteHost + ":" + remotePort;
+        this.journalNicId = transport.journal().nameId(localNic == null ? "tcp" : localNic);
         final SystemCounters counters = transport.counters();
         final String label = "path " + description + " (peer " + link.address() + ")";
         this.bytes = counters.newCounter(label + " bytes", BYTES_TYPE_ID);
@@ -165,6 +167,11 @@ public final class PeerPath implements AutoCloseable
         LOG.warn("path {} paused for {} ms: {}", description, pauseNanos / 1_000_000, reason);
         pauseNanos = Math.min(MAX_PAUSE_NS, pauseNanos * 2);
         state.set(PAUSED);
+    }
+
+    int journalNicId()
+    {
+        return journalNicId;
     }
 
     public String description()

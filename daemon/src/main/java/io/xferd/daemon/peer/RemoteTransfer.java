@@ -27,6 +27,8 @@ final class RemoteTransfer
     long targetAddress;
     long length;
     long intakeNanos;
+    long submitNanos;
+    int lastNicId;
     int notifyLength;
     boolean notifySent;
 

@@ -68,6 +68,7 @@ public final class TcpTransport implements AutoCloseable
     private final AtomicCounter bytesWritten;
     private final long sliceSize;
     private final LocalNics localNics;
+    private volatile io.xferd.daemon.journal.TransferJournal journal = io.xferd.daemon.journal.TransferJournal.DISABLED;
     private volatile boolean running = true;
     private static final int MAX_ATTEMPTS = 3;
 
@@ -99,6 +100,19 @@ public final class TcpTransport implements AutoCloseable
         watchdog.scheduleAtFixedRate(this::checkTimeouts, period, period, TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * Where remote requests' slices and completions are journaled (before the first peer is opened).
+     */
+    public void journal(final io.xferd.daemon.journal.TransferJournal journal)
+    {
+        this.journal = journal;
+    }
+
+    io.xferd.daemon.journal.TransferJournal journal()
+    {
+        return journal;
+    }
+
     public RemoteSegments remoteSegments()
     {
         return remoteSegments;
@@ -118,6 +132,7 @@ public final class TcpTransport implements AutoCloseable
         final RemoteSegment target,
         final long targetAddress,
         final long length,
+        final long submitNanos,
         final long intakeNanos,
         final DirectBuffer notify,
         final int notifyLength)
@@ -143,6 +158,7 @@ public final class TcpTransport implements AutoCloseable
         transfer.targetAddress = targetAddress;
         transfer.length = length;
         transfer.intakeNanos = intakeNanos;
+        transfer.submitNanos = submitNanos;
         if (opcode == Opcode.WRITE && notifyLength > 0)
         {
             notify.getBytes(0, transfer.notify, 0, notifyLength);
@@ -150,6 +166,7 @@ public final class TcpTransport implements AutoCloseable
         }
         final int sliceCount = (int)((length + sliceSize - 1) / sliceSize);
         transfer.pendingSlices.set(sliceCount);
+        journal.onSliced(submitter.slot(), requestId, traceId, sliceCount, System.nanoTime());
         for (int i = 0; i < sliceCount; i++)
         {
             final long offset = i * sliceSize;
@@ -197,11 +214,15 @@ public final class TcpTransport implements AutoCloseable
      */
     void finishSlice(final Slice slice, final int status, final PeerPath path)
     {
+        final RemoteTransfer transfer = slice.transfer;
         if (path != null)
         {
             path.answered(slice.length, status == TransferStatus.OK);
+            transfer.lastNicId = path.journalNicId();
+            journal.onSlice(transfer.submitter.slot(), transfer.requestId, transfer.traceId,
+                (int)(slice.offset / sliceSize), transfer.target.link().journalPeerId(), path.journalNicId(),
+                slice.length, slice.sentNanos, System.nanoTime(), status);
         }
-        final RemoteTransfer transfer = slice.transfer;
         if (status == TransferStatus.TRANSPORT_ERROR && running && slice.attempts < MAX_ATTEMPTS && path != null)
         {
             final PeerPath other = transfer.target.link().choosePath(
@@ -243,7 +264,11 @@ public final class TcpTransport implements AutoCloseable
         {
             failed.increment();
         }
-        senders.get().complete(submitter, transfer.requestId, status, bytes, transfer.intakeNanos, System.nanoTime());
+        final long completeNanos = System.nanoTime();
+        senders.get().complete(submitter, transfer.requestId, status, bytes, transfer.intakeNanos, completeNanos);
+        journal.onCompleted(submitter.slot(), transfer.requestId, transfer.traceId, transfer.opcode, status,
+            transfer.length, bytes, transfer.target.link().journalPeerId(), transfer.lastNicId, transfer.submitNanos,
+            transfer.intakeNanos, completeNanos);
         transfer.local.release();
         submitter.release();
         transfer.reset();

@@ -214,8 +214,8 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             return TransferStatus.LOCAL_RANGE_NOT_REGISTERED;
         }
         final int status = transport.submit(command.submitter, command.requestId, command.traceId, command.opcode,
-            local, command.localAddress, target, command.targetAddress, length, command.intakeNanos, command.notify,
-            command.notifyLength);
+            local, command.localAddress, target, command.targetAddress, length, command.submitNanos, command.intakeNanos,
+            command.notify, command.notifyLength);
         if (status != TransferStatus.OK)
         {
             local.release();
