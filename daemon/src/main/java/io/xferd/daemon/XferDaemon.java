@@ -147,7 +147,8 @@ public final class XferDaemon implements AutoCloseable
             }
         });
         this.metrics = MetricsEndpoint.start(context.operations(),
-            new MetricsCollector(counters, toDaemonRing, journal.stats(), journal.names()));
+            new MetricsCollector(counters, toDaemonRing, journal.stats(), journal.names())
+                .peers(() -> transport.links().values()));
         this.conductorThread = new Thread(this::runConductor, "xferd-conductor");
     }
 

@@ -89,6 +89,7 @@ class PeerTransferTest
                 .isEqualTo(-1);
 
             assertThat(SystemTests.counter(daemonA, SystemCounter.REMOTE_BYTES_SENT)).isEqualTo(SIZE);
+            assertPathMetrics(daemonA, daemonB.rpcAddress());
             assertThat(SystemTests.counter(daemonA, SystemCounter.REMOTE_BYTES_RECEIVED)).isEqualTo(SIZE);
             assertThat(SystemTests.counter(daemonB, SystemCounter.REMOTE_BYTES_RECEIVED)).isEqualTo(SIZE);
         }
@@ -334,6 +335,26 @@ class PeerTransferTest
                     .isEqualTo(-1);
                 local.segment().fill((byte)0);
             }
+        }
+    }
+
+    /** The metrics endpoint shows the path to the peer with its bytes (when this JVM's daemon got the port). */
+    private static void assertPathMetrics(final XferDaemon daemon, final String peer)
+    {
+        final int port = daemon.metricsPort();
+        org.junit.jupiter.api.Assumptions.assumeTrue(port > 0, "metrics port taken by another process");
+        try
+        {
+            final java.net.http.HttpResponse<String> response = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + port + "/metrics"))
+                    .timeout(java.time.Duration.ofSeconds(10)).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(response.body())
+                .contains("xferd_path_bytes_total{", "peer=\"" + peer + "\"", "xferd_path_paused{");
+        }
+        catch (final java.io.IOException | InterruptedException ex)
+        {
+            throw new AssertionError(ex);
         }
     }
 }

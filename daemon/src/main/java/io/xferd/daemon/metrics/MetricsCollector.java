@@ -42,6 +42,7 @@ public final class MetricsCollector implements MultiCollector
     private final RingBuffer toDaemonRing;
     private final TransferStats stats;
     private final JournalNames names;
+    private volatile java.util.function.Supplier<Iterable<io.xferd.daemon.peer.PeerLink>> peers = java.util.List::of;
 
     /**
      * @param stats null when the journal is off (no per-op/peer/nic breakdown, no latency).
@@ -53,6 +54,44 @@ public final class MetricsCollector implements MultiCollector
         this.toDaemonRing = toDaemonRing;
         this.stats = stats;
         this.names = names;
+    }
+
+    /**
+     * The peer links whose paths (NICs) to show: bytes, failures and whether each path is paused.
+     */
+    public MetricsCollector peers(final java.util.function.Supplier<Iterable<io.xferd.daemon.peer.PeerLink>> peers)
+    {
+        this.peers = peers;
+        return this;
+    }
+
+    private void addPathFamilies(final List<MetricSnapshot> snapshots)
+    {
+        final CounterSnapshot.Builder bytes = CounterSnapshot.builder().name("xferd_path_bytes")
+            .help("Bytes answered on each path to a peer (local NIC to the peer's address).");
+        final CounterSnapshot.Builder failures = CounterSnapshot.builder().name("xferd_path_failures")
+            .help("Connection failures and timeouts on each path to a peer.");
+        final GaugeSnapshot.Builder paused = GaugeSnapshot.builder().name("xferd_path_paused")
+            .help("1 while a path is paused after failures, else 0.");
+        boolean any = false;
+        for (final io.xferd.daemon.peer.PeerLink link : peers.get())
+        {
+            for (final io.xferd.daemon.peer.PeerPath path : link.paths())
+            {
+                any = true;
+                final Labels labels = Labels.of("peer", link.address(), "nic",
+                    path.localNic() == null ? "default" : path.localNic(), "path", path.description());
+                bytes.dataPoint(CounterDataPointSnapshot.builder().labels(labels).value(path.bytes()).build());
+                failures.dataPoint(CounterDataPointSnapshot.builder().labels(labels).value(path.failures()).build());
+                paused.dataPoint(GaugeDataPointSnapshot.builder().labels(labels).value(path.isPaused() ? 1 : 0).build());
+            }
+        }
+        if (any)
+        {
+            snapshots.add(bytes.build());
+            snapshots.add(failures.build());
+            snapshots.add(paused.build());
+        }
     }
 
     @Override
@@ -106,6 +145,7 @@ public final class MetricsCollector implements MultiCollector
         {
             addTransferFamilies(snapshots);
         }
+        addPathFamilies(snapshots);
         return new MetricSnapshots(snapshots);
     }
 
