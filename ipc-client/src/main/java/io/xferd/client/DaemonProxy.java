@@ -186,7 +186,8 @@ final class DaemonProxy implements AutoCloseable
     {
         try
         {
-            return socket.receive(probeSegment, 0, 1) != 0;
+            // peek, so a byte the daemon might send one day is not taken out of the control stream
+            return !socket.isPeerClosed(probeSegment);
         }
         catch (final NativeException ex)
         {

@@ -26,6 +26,8 @@ final class Sockets
     static final int SCM_RIGHTS = 1;
     static final int MSG_CTRUNC = 0x8;
     static final int MSG_NOSIGNAL = 0x4000;
+    static final int MSG_PEEK = 0x2;
+    static final int MSG_DONTWAIT = 0x40;
     static final int MSG_CMSG_CLOEXEC = 0x40000000;
 
     static final MethodHandle SOCKET =

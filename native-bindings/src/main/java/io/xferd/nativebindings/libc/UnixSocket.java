@@ -184,6 +184,48 @@ public final class UnixSocket implements AutoCloseable
     }
 
     /**
+     * Look, without taking anything and without blocking, whether the peer has closed its end: recv(2) with
+     * MSG_PEEK | MSG_DONTWAIT of one byte into {@code scratch} (a native segment of at least one byte, reused by
+     * the caller so the check allocates nothing). Bytes waiting stay in the stream.
+     *
+     * @return true at end of stream or on a connection error; false while the connection is open.
+     */
+    public boolean isPeerClosed(final MemorySegment scratch)
+    {
+        final MemorySegment capture = CallScratch.capture();
+        while (true)
+        {
+            final long received;
+            try
+            {
+                received = (long)Sockets.RECV.invokeExact(capture, fd, scratch, 1L,
+                    Sockets.MSG_PEEK | Sockets.MSG_DONTWAIT);
+            }
+            catch (final Throwable t)
+            {
+                throw Libc.rethrow(t);
+            }
+            if (received > 0)
+            {
+                return false;
+            }
+            if (received == 0)
+            {
+                return true;
+            }
+            final int errno = CallScratch.errno(capture);
+            if (errno == Errno.EAGAIN)
+            {
+                return false;
+            }
+            if (errno != Errno.EINTR)
+            {
+                return true;
+            }
+        }
+    }
+
+    /**
      * recv(2).
      *
      * @return bytes received, 0 at end of stream, or -1 when non-blocking and nothing is there.
