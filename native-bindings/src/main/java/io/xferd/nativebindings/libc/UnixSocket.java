@@ -192,36 +192,13 @@ public final class UnixSocket implements AutoCloseable
      */
     public boolean isPeerClosed(final MemorySegment scratch)
     {
-        final MemorySegment capture = CallScratch.capture();
-        while (true)
+        try
         {
-            final long received;
-            try
-            {
-                received = (long)Sockets.RECV.invokeExact(capture, fd, scratch, 1L,
-                    Sockets.MSG_PEEK | Sockets.MSG_DONTWAIT);
-            }
-            catch (final Throwable t)
-            {
-                throw Libc.rethrow(t);
-            }
-            if (received > 0)
-            {
-                return false;
-            }
-            if (received == 0)
-            {
-                return true;
-            }
-            final int errno = CallScratch.errno(capture);
-            if (errno == Errno.EAGAIN)
-            {
-                return false;
-            }
-            if (errno != Errno.EINTR)
-            {
-                return true;
-            }
+            return recv(scratch, 1, Sockets.MSG_PEEK | Sockets.MSG_DONTWAIT) == 0;
+        }
+        catch (final NativeException ex)
+        {
+            return true;
         }
     }
 
@@ -232,14 +209,23 @@ public final class UnixSocket implements AutoCloseable
      */
     public int receive(final MemorySegment buffer, final long offset, final int length)
     {
-        final MemorySegment slice = buffer.asSlice(offset, length);
+        return recv(buffer.asSlice(offset, length), length, 0);
+    }
+
+    /**
+     * recv(2) with flags, EINTR retried.
+     *
+     * @return bytes received, 0 at end of stream, or -1 on EAGAIN.
+     */
+    private int recv(final MemorySegment target, final int length, final int flags)
+    {
         final MemorySegment capture = CallScratch.capture();
         while (true)
         {
             final long received;
             try
             {
-                received = (long)Sockets.RECV.invokeExact(capture, fd, slice, (long)length, 0);
+                received = (long)Sockets.RECV.invokeExact(capture, fd, target, (long)length, flags);
             }
             catch (final Throwable t)
             {
