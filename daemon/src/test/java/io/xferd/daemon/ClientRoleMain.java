@@ -26,6 +26,11 @@ import java.nio.file.Path;
  *   <li>{@code flood DIR NAME TARGET TARGET_ADDRESS LENGTH REQUEST}: WRITEs REQUEST-byte pieces of its LENGTH
  *   bytes into the target in batches of 32, for ever (until killed); prints {@code FLOODING} once the first batch
  *   is submitted.</li>
+ *   <li>{@code out-of-bounds DIR NAME TARGET TARGET_ADDRESS TARGET_SIZE}: asks for three ranges outside the
+ *   target's TARGET_SIZE registered bytes (one byte past the end, one byte before the start, twice the size),
+ *   prints {@code REFUSED <status>} for each, then WRITEs and READs back 4 KiB inside it; exit 0 only when all
+ *   three failed with {@code TARGET_RANGE_NOT_REGISTERED} having moved no byte and the in-bounds round trip
+ *   matched (the refusals left the connection usable).</li>
  * </ul>
  */
 public final class ClientRoleMain
@@ -47,6 +52,8 @@ public final class ClientRoleMain
                 case "hold" -> hold(client, Integer.parseInt(args[3]), Long.parseLong(args[4]));
                 case "push-pull" -> pushPull(client, args[3], Long.parseLong(args[4]), Integer.parseInt(args[5]),
                     Long.parseLong(args[6]), Long.parseLong(args[7]), Integer.parseInt(args[8]));
+                case "out-of-bounds" -> outOfBounds(client, args[3], Long.parseLong(args[4]),
+                    Integer.parseInt(args[5]));
                 case "flood" -> flood(client, args[3], Long.parseLong(args[4]), Integer.parseInt(args[5]),
                     Integer.parseInt(args[6]));
                 default -> throw new IllegalArgumentException("unknown role " + args[0]);
@@ -135,6 +142,39 @@ public final class ClientRoleMain
             done += tasks;
         }
         return done;
+    }
+
+    private static int outOfBounds(final XferClient client, final String target, final long targetAddress,
+        final int targetSize)
+    {
+        final SharedBuffer buffer = client.allocateMemory(2L * targetSize);
+        SystemTests.fill(buffer.segment(), 77);
+        client.registerMemory(buffer, "cpu:0");
+        final long segment = client.openSegment(target);
+        final long batch = client.allocateBatch(3);
+        client.submitTransfer(batch, TransferRequest.write(buffer.address(), segment, targetAddress + 1, targetSize));
+        client.submitTransfer(batch, TransferRequest.read(buffer.address(), segment, targetAddress - 1, 4096));
+        client.submitTransfer(batch, TransferRequest.write(buffer.address(), segment, targetAddress, 2L * targetSize));
+        client.awaitBatch(batch, TIMEOUT_MS);
+        boolean refused = true;
+        for (int task = 0; task < 3; task++)
+        {
+            final TaskStatus status = client.getTransferStatus(batch, task);
+            System.out.println("REFUSED " + status);
+            refused &= status.state() == TaskStatus.FAILED &&
+                status.status() == TransferStatus.TARGET_RANGE_NOT_REGISTERED && status.transferredBytes() == 0;
+        }
+        client.freeBatch(batch);
+
+        final int length = 4096;
+        final boolean wrote = transferHalf(client, Opcode.WRITE, segment, buffer.address(), targetAddress, length,
+            length) == 1;
+        final boolean read = transferHalf(client, Opcode.READ, segment, buffer.address() + length, targetAddress,
+            length, length) == 1;
+        final boolean same = buffer.segment().asSlice(0, length).mismatch(buffer.segment().asSlice(length, length)) < 0;
+        System.out.println(refused && wrote && read && same ? "REFUSED-ALL-AND-SERVED" :
+            "UNEXPECTED refused=" + refused + " wrote=" + wrote + " read=" + read + " same=" + same);
+        return refused && wrote && read && same ? 0 : 1;
     }
 
     private static int flood(final XferClient client, final String target, final long targetAddress,

@@ -1,6 +1,7 @@
 package io.xferd.daemon;
 
 import io.xferd.daemon.cli.XferdMain;
+import io.xferd.ipc.SystemCounter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -15,7 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Two hosts: two network namespaces joined by a veth pair, a daemon and a client in each. A client on host A
  * writes into and reads from the registered memory of a client on host B through the daemons' TCP transport;
- * then the peer daemon dies, the link is cut, and a peer without the cluster token knocks.
+ * a client asks for bytes outside what B registered; then the peer daemon dies, the link is cut, and a peer
+ * without the cluster token knocks.
  */
 @Timeout(120)
 class CrossHostTransferTest
@@ -103,6 +105,24 @@ class CrossHostTransferTest
         }
         // the pushed half landed on host B exactly
         holder.sendLine("VERIFY 22 " + SIZE + " 0 " + SIZE / 2);
+        assertThat(holder.awaitLine("CHECKED", WAIT)).isEqualTo("CHECKED ok");
+    }
+
+    @Test
+    void shouldRefuseRemoteAccessOutsideTheTargetsRegisteredMemoryAndKeepServing()
+    {
+        startDaemons();
+        final long targetAddress = startHolder(13);
+        try (ChildProcess prober = ChildProcess.startIn(hosts, hosts.namespaceA(), "prober", ClientRoleMain.class,
+            "out-of-bounds", dirA.toString(), "prefill", addressB() + "/decode", Long.toString(targetAddress),
+            Integer.toString(SIZE)))
+        {
+            assertThat(prober.awaitExit(WAIT)).as(prober.output()).isZero();
+            assertThat(prober.output()).contains("REFUSED-ALL-AND-SERVED");
+        }
+        // host B counted every refusal; what it holds outside the 4 KiB written in bounds is untouched
+        assertThat(SystemTests.cncCounter(dirB, SystemCounter.REMOTE_ACCESS_REFUSED)).isGreaterThanOrEqualTo(3);
+        holder.sendLine("VERIFY 13 " + SIZE + " 4096 " + (SIZE - 4096));
         assertThat(holder.awaitLine("CHECKED", WAIT)).isEqualTo("CHECKED ok");
     }
 

@@ -138,8 +138,10 @@ class PeerTransferTest
             XferClient prefill = XferClient.connect(SystemTests.clientContext(dirA, "prefill")))
         {
             final SharedBuffer target = decode.allocateMemory(1 << 20);
+            SystemTests.fill(target.segment(), 31);
             decode.registerMemory(target, "cpu:0");
             final SharedBuffer source = prefill.allocateMemory(2 << 20);
+            SystemTests.fill(source.segment(), 32);
             prefill.registerMemory(source, "cpu:0");
             final long segment = prefill.openSegment(daemonB.rpcAddress() + "/decode");
 
@@ -157,6 +159,9 @@ class PeerTransferTest
                 assertThat(status.transferredBytes()).isZero();
             }
             assertThat(SystemTests.counter(daemonB, SystemCounter.REMOTE_ACCESS_REFUSED)).isGreaterThanOrEqualTo(3);
+            // no slice of a request that reaches past the region landed, not even those inside it
+            assertThat(SystemTests.firstMismatch(target.segment(), 0, SystemTests.randomBytes(31, 1 << 20), 0, 1 << 20))
+                .isEqualTo(-1);
 
             // and the connection is still in step: a good transfer after the refusals succeeds
             prefill.transferSyncWrite(segment, source.address(), target.address(), 1 << 20);

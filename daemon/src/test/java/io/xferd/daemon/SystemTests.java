@@ -1,12 +1,17 @@
 package io.xferd.daemon;
 
 import io.xferd.client.ClientContext;
+import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.SystemCounter;
+import org.agrona.IoUtil;
 import org.agrona.concurrent.SleepingMillisIdleStrategy;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.CountersReader;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
+import java.nio.MappedByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -75,6 +80,25 @@ final class SystemTests
     static long counter(final XferDaemon daemon, final SystemCounter counter)
     {
         return daemon.counters().get(counter).get();
+    }
+
+    /**
+     * A system counter of a daemon in another process (or namespace), read from its cnc file.
+     */
+    static long cncCounter(final Path daemonDirectory, final SystemCounter counter)
+    {
+        final MappedByteBuffer mapped =
+            IoUtil.mapExistingFile(daemonDirectory.resolve(CncFileDescriptor.CNC_FILE).toFile(), "cnc");
+        try
+        {
+            final UnsafeBuffer cnc = new UnsafeBuffer(mapped);
+            return new CountersReader(CncFileDescriptor.countersMetadataBuffer(cnc),
+                CncFileDescriptor.countersValuesBuffer(cnc)).getCounterValue(counter.id());
+        }
+        finally
+        {
+            IoUtil.unmap(mapped);
+        }
     }
 
     /**

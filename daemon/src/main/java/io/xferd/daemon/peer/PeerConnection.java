@@ -264,6 +264,8 @@ final class PeerConnection implements AutoCloseable
             .putLong(transfer.target.remoteHandle())
             .putLong(transfer.targetAddress + slice.offset)
             .putLong(slice.length)
+            .putLong(transfer.targetAddress)
+            .putLong(transfer.length)
             .flip();
         gather[gatherCount++] = header;
         if (write)

@@ -14,8 +14,10 @@ package io.xferd.daemon.peer;
  * GET_SEGMENT (10)  C->S  UTF-8 segment name (without host:port)
  * DESCRIPTOR (11)   S->C  int32 status, then the descriptor JSON (status 0) or a UTF-8 reason
  *
- * WRITE (20)      C->S  int64 slice id, int64 segment handle, int64 address, int64 length, then length bytes
- * READ (21)       C->S  int64 slice id, int64 segment handle, int64 address, int64 length
+ * WRITE (20)      C->S  int64 slice id, int64 segment handle, int64 address, int64 length,
+ *                       int64 request address, int64 request length, then length bytes
+ * READ (21)       C->S  int64 slice id, int64 segment handle, int64 address, int64 length,
+ *                       int64 request address, int64 request length
  * NOTIFY (22)     C->S  int64 slice id, int64 segment handle, int64 trace id, int32 source length,
  *                       int32 message length, source name, message
  * ACK (30)        S->C  int64 slice id, int32 status, int32 reserved, int64 length,
@@ -25,11 +27,13 @@ package io.xferd.daemon.peer;
  * "client"|server nonce|client nonce (client's). Statuses are {@link io.xferd.ipc.TransferStatus} codes.
  * A server checks every WRITE, READ and NOTIFY against the target's registered regions and answers a refusal
  * without touching memory; the payload of a refused WRITE is read and dropped so the stream stays in step.
+ * Each slice carries the whole request's range and the server checks that range, not just the slice's: a
+ * request reaching past a registered region is refused in every slice, so none of its bytes land.
  */
 public final class PeerProtocol
 {
     public static final int MAGIC = 0x52504658;
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
     public static final int HEADER_LENGTH = 8;
     public static final int NONCE_LENGTH = 16;
     public static final int PROOF_LENGTH = 32;
@@ -47,8 +51,8 @@ public final class PeerProtocol
     public static final int NOTIFY = 22;
     public static final int ACK = 30;
 
-    /** WRITE, READ: slice id, handle, address, length. */
-    public static final int REQUEST_FIELDS_LENGTH = 32;
+    /** WRITE, READ: slice id, handle, address, length, request address, request length. */
+    public static final int REQUEST_FIELDS_LENGTH = 48;
     /** ACK: slice id, status, reserved, length. */
     public static final int ACK_FIELDS_LENGTH = 24;
 

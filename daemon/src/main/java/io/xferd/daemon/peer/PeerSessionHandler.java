@@ -147,8 +147,10 @@ final class PeerSessionHandler implements Runnable
         final long handle = fields.getLong();
         final long address = fields.getLong();
         final long length = fields.getLong();
+        final long requestAddress = fields.getLong();
+        final long requestLength = fields.getLong();
         final ClientSession target = registry.segment(handle);
-        final int check = check(target, address, length);
+        final int check = check(target, address, length, requestAddress, requestLength);
         int status = check;
         if (check == TransferStatus.OK)
         {
@@ -187,8 +189,10 @@ final class PeerSessionHandler implements Runnable
         final long handle = fields.getLong();
         final long address = fields.getLong();
         final long length = fields.getLong();
+        final long requestAddress = fields.getLong();
+        final long requestLength = fields.getLong();
         final ClientSession target = registry.segment(handle);
-        final int check = check(target, address, length);
+        final int check = check(target, address, length, requestAddress, requestLength);
         if (check != TransferStatus.OK)
         {
             sendAck(sliceId, check);
@@ -249,18 +253,28 @@ final class PeerSessionHandler implements Runnable
         sendAck(sliceId, status);
     }
 
-    private int check(final ClientSession target, final long address, final long length)
+    /**
+     * The slice must lie inside its request, and the whole request inside one registered region: a request
+     * that reaches past it is refused in every slice, so no part of it is written or read.
+     */
+    private int check(
+        final ClientSession target,
+        final long address,
+        final long length,
+        final long requestAddress,
+        final long requestLength)
     {
         final int status;
         if (target == null || target.isClosed())
         {
             status = TransferStatus.UNKNOWN_SEGMENT;
         }
-        else if (length <= 0 || length > server.context().maxRequestLength())
+        else if (length <= 0 || requestLength < length || requestLength > server.context().maxRequestLength() ||
+            address < requestAddress || address - requestAddress > requestLength - length)
         {
             status = TransferStatus.INVALID_LENGTH;
         }
-        else if (target.regions().find(address, length) == null)
+        else if (target.regions().find(requestAddress, requestLength) == null)
         {
             status = TransferStatus.TARGET_RANGE_NOT_REGISTERED;
         }
