@@ -1,7 +1,6 @@
 package io.xferd.daemon;
 
 import org.agrona.BitUtil;
-import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.SleepingMillisIdleStrategy;
@@ -92,8 +91,9 @@ public final class DaemonContext
     {
         return switch (idleStrategy)
         {
-            // spin, then yield, then park from 1 us up to 100 us: fast to wake, gentle on 2 cores
-            case "backoff" -> new BackoffIdleStrategy(100, 20, 1_000, 100_000);
+            // spin, then yield, then park from 1 us up to 100 us: fast to wake, gentle on 2 cores; after ~100 ms
+            // without work, doze in 1 ms parks so that an idle daemon costs ~1% of a core, not ~15%
+            case "backoff" -> new DozingBackoffIdleStrategy(100, 20, 1_000, 100_000, 1_200, 1_000_000);
             case "yielding" -> new YieldingIdleStrategy();
             case "busy-spin" -> new BusySpinIdleStrategy();
             case "sleeping" -> new SleepingMillisIdleStrategy(1);

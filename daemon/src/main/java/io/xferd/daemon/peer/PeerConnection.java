@@ -14,6 +14,7 @@ import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * One pooled TCP connection to a peer daemon. A sender thread takes slices from this connection's queue and
@@ -26,6 +27,8 @@ final class PeerConnection implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(PeerConnection.class);
     private static final int WINDOW = 64;
+    private static final int IDLES_BEFORE_SLEEP = 80;
+    private static final long MAX_SLEEP_NS = 10_000_000L;
     private static final long MIN_RECONNECT_DELAY_NS = 100_000_000L;
     private static final long MAX_RECONNECT_DELAY_NS = 1_000_000_000L;
 
@@ -49,6 +52,9 @@ final class PeerConnection implements AutoCloseable
     private SocketChannel gatherChannel;
     private final Thread sender;
     private final IdleStrategy windowIdle = new BackoffIdleStrategy(20, 10, 1_000, 50_000);
+    // set while the sender sleeps on an empty queue, so that whoever queues a slice wakes it (Dekker style:
+    // the sender sets it and then looks at the queue, the producer queues and then looks at it)
+    private volatile boolean senderAsleep;
     private volatile SocketChannel channel;
     private volatile long epoch;
     private volatile long busySinceNanos;
@@ -72,7 +78,15 @@ final class PeerConnection implements AutoCloseable
      */
     boolean offer(final Slice slice)
     {
-        return sendQueue.offer(slice);
+        if (!sendQueue.offer(slice))
+        {
+            return false;
+        }
+        if (senderAsleep)
+        {
+            LockSupport.unpark(sender);
+        }
+        return true;
     }
 
     private void sendLoop()
@@ -81,7 +95,9 @@ final class PeerConnection implements AutoCloseable
         {
             headers[i] = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_FIELDS_LENGTH);
         }
-        final IdleStrategy idle = new BackoffIdleStrategy(50, 10, 1_000, 100_000);
+        // a short back-off keeps a busy stream off the futex; after it the sender sleeps until a slice comes
+        final IdleStrategy idle = new BackoffIdleStrategy(50, 10, 1_000, 50_000);
+        int idles = 0;
         while (running)
         {
             final Slice slice = sendQueue.poll();
@@ -92,9 +108,18 @@ final class PeerConnection implements AutoCloseable
                 {
                     failStranded();
                 }
-                idle.idle();
+                if (idles < IDLES_BEFORE_SLEEP)
+                {
+                    idles++;
+                    idle.idle();
+                }
+                else
+                {
+                    sleepUntilOffered();
+                }
                 continue;
             }
+            idles = 0;
             idle.reset();
             send(slice);
             if (sendQueue.isEmpty())
@@ -108,6 +133,17 @@ final class PeerConnection implements AutoCloseable
         {
             transport.finishSlice(slice, TransferStatus.SHUTTING_DOWN, path);
         }
+    }
+
+    private void sleepUntilOffered()
+    {
+        senderAsleep = true;
+        if (sendQueue.isEmpty() && running)
+        {
+            // bounded, so stranded slices of a broken connection are still noticed without a producer
+            LockSupport.parkNanos(MAX_SLEEP_NS);
+        }
+        senderAsleep = false;
     }
 
     private void send(final Slice slice)
@@ -454,6 +490,7 @@ final class PeerConnection implements AutoCloseable
     public void close()
     {
         running = false;
+        LockSupport.unpark(sender);
         final SocketChannel current = channel;
         if (current != null)
         {
