@@ -9,12 +9,16 @@ import java.nio.channels.SocketChannel;
  * A blocking socket with an input buffer and an output buffer, so that many small frames (headers, answers)
  * cost one system call instead of one each: reads take whatever the socket has, answers wait in the output
  * buffer until the reader would block, and only then go out together. Large payloads bypass both buffers:
- * what is already buffered is copied, the rest is read or written straight from or into registered memory.
+ * what is already buffered is copied, the rest is read or written straight from or into registered memory;
+ * reads run at most {@link #READ_AHEAD} bytes past what was asked for, so that rest is nearly all of it.
  * One reader thread and one writer thread at most.
  */
 final class BufferedChannel
 {
     private static final int MAX_ANSWERS = 64;
+    // how far a read may run past the frame asked for: enough for a burst of headers and acks in one call, small
+    // enough that a payload following a header is mostly read straight into registered memory, not copied twice
+    static final int READ_AHEAD = 8 * 1024;
     private static final long MAX_PENDING_BYTES = 1 << 20;
 
     private final SocketChannel channel;
@@ -52,6 +56,7 @@ final class BufferedChannel
         if (in.remaining() < length)
         {
             in.compact();
+            in.limit(Math.min(in.capacity(), Math.max(length, READ_AHEAD)));
             while (in.position() < length)
             {
                 flush();
