@@ -6,13 +6,16 @@
 # KV transfer time / wire time).
 #
 #   perf/bench-netns.sh [--connections N] [--duration S] [--qps "2 4 8"] [--tokens 1024,8192] [--requests N]
-#                       [--same-daemon]
+#                       [--operations "write read"] [--blocks "1MiB 64KiB"] [--threads "1 2"] [--same-daemon]
 #
 #   --connections  connections per peer: iperf3 -P N and the daemons' --connections-per-peer (default 2)
 #   --duration     seconds per iperf3 and per throughput run (default 10)
 #   --qps          KV workload rates, one run each (default "2 4 8")
 #   --tokens       KV prompt sizes (default 1024,8192)
 #   --requests     KV arrivals per prompt size and rate (default 16)
+#   --operations, --blocks, --threads
+#                  which throughput runs (default all: "write read", "1MiB 64KiB", "1 2"); --qps "" skips the KV
+#                  workload. Ratios whose runs were skipped print "-".
 #   --same-daemon  run the bench in namespace B next to its target, through B's daemon only: checks the script
 #                  and the bench tool where the daemon-to-daemon transport is missing (local copies, not the wire)
 #
@@ -28,6 +31,9 @@ duration=10
 qps_list="2 4 8"
 tokens="1024,8192"
 requests=16
+operations="write read"
+blocks="1MiB 64KiB"
+threads_list="1 2"
 same_daemon=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -36,8 +42,11 @@ while [[ $# -gt 0 ]]; do
     --qps) qps_list="$2"; shift 2 ;;
     --tokens) tokens="$2"; shift 2 ;;
     --requests) requests="$2"; shift 2 ;;
+    --operations) operations="$2"; shift 2 ;;
+    --blocks) blocks="$2"; shift 2 ;;
+    --threads) threads_list="$2"; shift 2 ;;
     --same-daemon) same_daemon=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -182,9 +191,9 @@ result() { # label [tokens]
   else grep "^RESULT .* tokens=$2 " "$work/$1.log" 2>/dev/null | head -1 || true; fi
 }
 
-for op in write read; do
-  for bs in 1MiB 64KiB; do
-    for threads in 1 2; do
+for op in $operations; do
+  for bs in $blocks; do
+    for threads in $threads_list; do
       run_bench "$op-$bs-t$threads" --operation "$op" --block-size "$bs" --threads "$threads" \
         --duration "${duration}s" --verify
     done
@@ -205,10 +214,10 @@ echo
 printf '| %-9s | %-6s | %-7s | %-10s | %-11s | %-14s | %-13s | %-10s | %-9s | %-9s |\n' operation block threads \
   "xferd GB/s" "iperf3 GB/s" "xferd/iperf3" "64K/1M" "t2/t1" "p50 us" "p99 us"
 printf '|%s|\n' "-----------|--------|---------|------------|-------------|----------------|---------------|------------|-----------|-----------"
-for op in write read; do
+for op in $operations; do
   base="$iperf_ab_gbs"; [[ $op == read ]] && base="$iperf_ba_gbs"
-  for bs in 1MiB 64KiB; do
-    for threads in 1 2; do
+  for bs in $blocks; do
+    for threads in $threads_list; do
       line="$(result "$op-$bs-t$threads")"
       gbs="$(field "$line" gb_per_s %.3f)"
       big="$(field "$(result "$op-1MiB-t$threads")" gb_per_s)"
