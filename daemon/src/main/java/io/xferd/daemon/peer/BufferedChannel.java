@@ -15,7 +15,7 @@ import java.nio.channels.SocketChannel;
  */
 final class BufferedChannel
 {
-    private static final int MAX_ANSWERS = 64;
+    static final int MAX_ANSWERS = 64;
     // how far a read may run past the frame asked for: enough for a burst of headers and acks in one call, small
     // enough that a payload following a header is mostly read straight into registered memory, not copied twice
     static final int READ_AHEAD = 8 * 1024;

@@ -46,6 +46,7 @@ final class PeerConnection implements AutoCloseable
     // requests queued back to back leave in one gathering write: headers from this pool, payloads as views
     private final ByteBuffer[] headers = new ByteBuffer[MAX_GATHER];
     private final ByteBuffer[] gather = new ByteBuffer[2 * MAX_GATHER];
+    private final RegionWindows payloadWindows = new RegionWindows(MAX_GATHER + 1);
     private int gatherCount;
     private int gatherSlices;
     private long gatherBytes;
@@ -306,8 +307,8 @@ final class PeerConnection implements AutoCloseable
         gather[gatherCount++] = header;
         if (write)
         {
-            gather[gatherCount++] = transfer.local.mapping()
-                .asSlice(transfer.local.offsetOf(transfer.localAddress) + slice.offset, slice.length).asByteBuffer();
+            gather[gatherCount++] = payloadWindows.window(transfer.local,
+                transfer.local.offsetOf(transfer.localAddress) + slice.offset, slice.length);
             gatherBytes += slice.length;
         }
         if (gatherSlices == MAX_GATHER || gatherBytes >= MAX_GATHER_BYTES)
@@ -319,6 +320,7 @@ final class PeerConnection implements AutoCloseable
     private void receiveLoop(final SocketChannel current)
     {
         final BufferedChannel answers = new BufferedChannel(current, 64 * 1024, 0);
+        final RegionWindows landing = new RegionWindows(1);
         Slice answering = null;
         try
         {
@@ -355,8 +357,8 @@ final class PeerConnection implements AutoCloseable
                         transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
                         throw new IOException("unexpected payload of " + length + " bytes");
                     }
-                    answers.readFully(transfer.local.mapping()
-                        .asSlice(transfer.local.offsetOf(transfer.localAddress) + slice.offset, length).asByteBuffer());
+                    answers.readFully(landing.window(transfer.local,
+                        transfer.local.offsetOf(transfer.localAddress) + slice.offset, length));
                     transport.bytesReceived(length);
                 }
                 answering = null;

@@ -37,6 +37,9 @@ final class PeerSessionHandler implements Runnable
     private ByteBuffer fields;
     private final byte[] notifySource = new byte[ControlFrame.MAX_STRING_LENGTH];
     private final UnsafeBuffer notifyMessage = new UnsafeBuffer(new byte[SubmitRequestFlyweight.MAX_NOTIFY_LENGTH]);
+    private final RegionWindows landing = new RegionWindows(1);
+    // queued READ answers hold their windows until the batch is sent, at most MAX_ANSWERS of them
+    private final RegionWindows answerWindows = new RegionWindows(BufferedChannel.MAX_ANSWERS + 1);
     private final AtomicCounter refused;
     private final AtomicCounter bytesReceived;
     private final AtomicCounter bytesSent;
@@ -159,8 +162,7 @@ final class PeerSessionHandler implements Runnable
             {
                 try
                 {
-                    final ByteBuffer view = region.mapping().asSlice(region.offsetOf(address), length).asByteBuffer();
-                    buffered.readFully(view);
+                    buffered.readFully(landing.window(region, region.offsetOf(address), length));
                     bytesReceived.getAndAdd(length);
                 }
                 finally
@@ -211,7 +213,7 @@ final class PeerSessionHandler implements Runnable
         header.putInt(PeerProtocol.ACK_FIELDS_LENGTH + (int)length).putInt(PeerProtocol.ACK)
             .putLong(sliceId).putInt(TransferStatus.OK).putInt(0).putLong(length);
         // from here the channel owns the borrow: it releases the region once the bytes have left (or failed to)
-        buffered.answer(region.mapping().asSlice(region.offsetOf(address), length).asByteBuffer(), region);
+        buffered.answer(answerWindows.window(region, region.offsetOf(address), length), region);
         bytesSent.getAndAdd(length);
     }
 
