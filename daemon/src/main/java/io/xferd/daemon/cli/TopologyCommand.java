@@ -1,5 +1,6 @@
 package io.xferd.daemon.cli;
 
+import io.xferd.daemon.GpuOrdinals;
 import io.xferd.topology.HostTopology;
 import io.xferd.topology.SysfsRoot;
 import io.xferd.topology.TopologyMatrix;
@@ -25,7 +26,10 @@ public final class TopologyCommand implements java.util.concurrent.Callable<Inte
     @Override
     public Integer call()
     {
-        final HostTopology topology = HostTopology.discover(SysfsRoot.of(sysfs));
+        final HostTopology discovered = HostTopology.discover(SysfsRoot.of(sysfs));
+        // the live host's GPUs as CUDA numbers them; a fake sysfs tree keeps its PCI order
+        final HostTopology topology = SysfsRoot.of(sysfs).isLive() ?
+            GpuOrdinals.apply(discovered, GpuOrdinals.RUNTIME) : discovered;
         final TopologyMatrix matrix = TopologyMatrix.build(topology);
         if (json)
         {

@@ -1,5 +1,6 @@
 package io.xferd.daemon.peer;
 
+import io.xferd.daemon.GpuOrdinals;
 import io.xferd.topology.HostTopology;
 import io.xferd.topology.TopologyMatrix;
 import org.slf4j.Logger;
@@ -130,7 +131,8 @@ public final class LocalNics
     {
         try
         {
-            return TopologyMatrix.build(HostTopology.discover()).filter(new LinkedHashSet<>(deviceNames));
+            return TopologyMatrix.build(GpuOrdinals.apply(HostTopology.discover(), GpuOrdinals.RUNTIME))
+                .filter(new LinkedHashSet<>(deviceNames));
         }
         catch (final RuntimeException ex)
         {
