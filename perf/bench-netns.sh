@@ -7,7 +7,7 @@
 #
 #   perf/bench-netns.sh [--connections N] [--duration S] [--qps "2 4 8"] [--tokens 1024,8192] [--requests N]
 #                       [--operations "write read"] [--blocks "1MiB 64KiB"] [--threads "1 2"] [--warmup S]
-#                       [--same-daemon]
+#                       [--client-idle spin|gentle] [--same-daemon]
 #
 #   --connections  connections per peer: iperf3 -P N and the daemons' --connections-per-peer (default 2)
 #   --duration     seconds per iperf3 and per throughput run (default 10)
@@ -18,6 +18,8 @@
 #                  which throughput runs (default all: "write read", "1MiB 64KiB", "1 2"); --qps "" skips the KV
 #                  workload. Ratios whose runs were skipped print "-".
 #   --warmup       seconds of untimed write and read before the timed runs (default 5; 0 skips)
+#   --client-idle  how the bench clients wait for completions: spin (the client library's default) or gentle
+#                  (parks up to 500 us; both "hosts" share this machine's cores, iperf3 does not spin)
 #   --same-daemon  run the bench in namespace B next to its target, through B's daemon only: checks the script
 #                  and the bench tool where the daemon-to-daemon transport is missing (local copies, not the wire)
 #
@@ -37,6 +39,7 @@ operations="write read"
 blocks="1MiB 64KiB"
 threads_list="1 2"
 warmup=5
+client_idle=spin
 same_daemon=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -49,8 +52,9 @@ while [[ $# -gt 0 ]]; do
     --blocks) blocks="$2"; shift 2 ;;
     --threads) threads_list="$2"; shift 2 ;;
     --warmup) warmup="$2"; shift 2 ;;
+    --client-idle) client_idle="$2"; shift 2 ;;
     --same-daemon) same_daemon=1; shift ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -166,7 +170,8 @@ run_bench() { # label, bench arguments...
   say "xferd bench $*"
   set +e
   ip netns exec "$bench_ns" "$xferd" bench --dir "$bench_dir" --target "$target_name" \
-    --target-address "$target_address" --target-size "$target_size" "$@" > "$work/$label.log" 2>&1
+    --target-address "$target_address" --target-size "$target_size" --client-idle "$client_idle" "$@" \
+    > "$work/$label.log" 2>&1
   local rc=$?
   set -e
   grep -vE '^\[' "$work/$label.log" | sed 's/^/    /'

@@ -78,7 +78,7 @@ class BenchCommandTest
 
         final ChildProcess bench = xferd("bench", "bench", "--target", line[1], "--target-address", line[2],
             "--target-size", line[3], "--operation", "read", "--block-size", "64KiB", "--threads", "2",
-            "--warmup", "0s", "--duration", "500ms", "--verify", "--seed", "7");
+            "--warmup", "0s", "--duration", "500ms", "--verify", "--seed", "7", "--client-idle", "gentle");
 
         assertThat(bench.awaitExit(EXIT)).as(bench.output()).isZero();
         assertThat(bench.output()).contains("RESULT mode=throughput operation=read", "failed=0",
@@ -98,6 +98,15 @@ class BenchCommandTest
 
         assertThat(bench.awaitExit(EXIT)).as(bench.output()).isEqualTo(1);
         assertThat(bench.output()).contains("verify: FAILED", "--pattern 42");
+    }
+
+    @Test
+    void shouldRefuseAnUnknownClientIdleStrategy()
+    {
+        final ChildProcess bench = xferd("bench", "bench", "--client-idle", "nap", "--duration", "1s");
+
+        assertThat(bench.awaitExit(EXIT)).as(bench.output()).isEqualTo(2);
+        assertThat(bench.output()).contains("--client-idle must be spin or gentle: nap");
     }
 
     @Test

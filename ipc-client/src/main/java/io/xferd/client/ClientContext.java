@@ -18,7 +18,16 @@ public final class ClientContext
     private String segmentName = "client-" + ProcessHandle.current().pid();
     private long controlTimeoutMs = 10_000;
     private long daemonCheckIntervalNs = 1_000_000;
-    private IdleStrategy idleStrategy = new BackoffIdleStrategy(200, 20, 1_000, 50_000);
+    private IdleStrategy idleStrategy = defaultIdleStrategy();
+
+    /**
+     * @return what a client waits with unless told otherwise: spin, yield, then park 1 to 50 us (a round trip
+     * is about a microsecond, so the first spins usually find the completion).
+     */
+    public static IdleStrategy defaultIdleStrategy()
+    {
+        return new BackoffIdleStrategy(200, 20, 1_000, 50_000);
+    }
     private int maxBatches = 1024;
 
     static Path defaultDirectory()

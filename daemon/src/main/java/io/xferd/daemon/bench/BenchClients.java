@@ -4,10 +4,14 @@ import io.xferd.client.ClientContext;
 import io.xferd.client.ControlException;
 import io.xferd.client.SharedBuffer;
 import io.xferd.client.XferClient;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+
 
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * The bench's side of the setup: its clients (one per thread, segment {@code bench-<pid>-<i>}), their
@@ -20,9 +24,35 @@ public final class BenchClients implements AutoCloseable
     private final long targetAddress;
     private final long targetSize;
     private final List<XferClient> clients = new ArrayList<>();
+    private final Supplier<IdleStrategy> idle;
+
+    /**
+     * @param name {@code spin} (the client library's default) or {@code gentle} (parks up to 500 us: on a host
+     *             with two cores and both "hosts" on it, a client spinning for completions takes the CPU the
+     *             daemons move bytes with).
+     */
+    public static Supplier<IdleStrategy> idleStrategy(final String name)
+    {
+        return switch (name)
+        {
+            case "spin" -> ClientContext::defaultIdleStrategy;
+            case "gentle" -> () -> new BackoffIdleStrategy(10, 5, 10_000, 500_000);
+            default -> throw new IllegalArgumentException("client idle must be spin or gentle: " + name);
+        };
+    }
 
     public BenchClients(final Path directory, final String targetName, final long targetAddress, final long targetSize)
     {
+        this(directory, targetName, targetAddress, targetSize, ClientContext::defaultIdleStrategy);
+    }
+
+    /**
+     * @param idle makes each client's idle strategy (they are not shared: each keeps its own back-off state).
+     */
+    public BenchClients(final Path directory, final String targetName, final long targetAddress, final long targetSize,
+        final Supplier<IdleStrategy> idle)
+    {
+        this.idle = idle;
         this.directory = directory;
         this.targetName = targetName;
         this.targetAddress = targetAddress;
@@ -31,7 +61,7 @@ public final class BenchClients implements AutoCloseable
 
     public XferClient connect(final int index)
     {
-        final XferClient client = XferClient.connect(new ClientContext().directory(directory)
+        final XferClient client = XferClient.connect(new ClientContext().directory(directory).idleStrategy(idle.get())
             .segmentName("bench-" + ProcessHandle.current().pid() + "-" + index));
         clients.add(client);
         return client;

@@ -115,6 +115,12 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             "(default: ${DEFAULT-VALUE}).")
     int maxOutstanding;
 
+    @Option(names = "--client-idle", defaultValue = "spin",
+        description = "How bench clients wait for completions: spin (the client library's default: spin, yield, " +
+            "park up to 50 us) or gentle (park up to 500 us, for hosts whose cores the daemons need; " +
+            "default: ${DEFAULT-VALUE}).")
+    String clientIdle;
+
     @Override
     public Integer call() throws Exception
     {
@@ -150,7 +156,8 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             }
             final LatencyReport log = new LatencyReport();
             final int status;
-            try (BenchClients clients = new BenchClients(directory, target, targetAddress, targetSize))
+            try (BenchClients clients = new BenchClients(directory, target, targetAddress, targetSize,
+                BenchClients.idleStrategy(clientIdle)))
             {
                 status = "kv".equals(workload) ? runKv(clients, log) : new ThroughputBench(clients, opcode(),
                     blockSize, batchSize, window, System.out).run(threads, warmup, duration, verify, seed, log);
@@ -200,6 +207,10 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         if (blockSize <= 0 || batchSize < 1 || batchSize > 65536 || window < 1 || threads < 1 || threads > 256)
         {
             return "need --block-size > 0, --batch-size 1..65536, --window >= 1, --threads 1..256";
+        }
+        if (!"spin".equals(clientIdle) && !"gentle".equals(clientIdle))
+        {
+            return "--client-idle must be spin or gentle: " + clientIdle;
         }
         if (duration.isNegative() || duration.isZero() || warmup.isNegative())
         {
