@@ -2,22 +2,22 @@ package io.xferd.daemon.rdma;
 
 import io.xferd.nativebindings.verbs.Gid;
 
+import org.agrona.collections.Int2ObjectHashMap;
+
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayDeque;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A simulated RDMA fabric for tests, NOT RDMA: devices of two in-process transports whose "work requests" copy
  * bytes between the registered mappings at post time and queue a completion on the poster's device. It enforces
  * what a NIC would (a key belongs to its device, the range lies inside the registration, QPs are connected) and
- * injects faults: an error completion, lost completions, held completions, a refused connect.
+ * injects faults: an error completion, lost completions, held completions, a refused connect. Posting and
+ * polling allocate nothing, so that tests can show the transport's data path does not either.
  */
 final class SimulatedFabric
 {
-    private final Map<Integer, Registration> registrations = new HashMap<>();
-    private final Map<Integer, SimulatedQueuePair> queuePairs = new HashMap<>();
+    private final Int2ObjectHashMap<Registration> registrations = new Int2ObjectHashMap<>();
+    private final Int2ObjectHashMap<SimulatedQueuePair> queuePairs = new Int2ObjectHashMap<>();
     private int nextKey = 0x100;
     private int nextQpn = 0x10;
     private int failNextWith = -1;
@@ -65,8 +65,11 @@ final class SimulatedFabric
     {
         for (final SimulatedQueuePair qp : queuePairs.values())
         {
-            qp.device.cq.addAll(qp.held);
-            qp.held.clear();
+            while (!qp.held.isEmpty())
+            {
+                qp.device.cq.add(qp.held.wrId(), qp.held.status());
+                qp.held.remove();
+            }
         }
     }
 
@@ -79,7 +82,7 @@ final class SimulatedFabric
     final class SimulatedDevice implements RdmaDevice
     {
         final String name;
-        final ArrayDeque<long[]> cq = new ArrayDeque<>();
+        final Completions cq = new Completions();
         final AtomicLong bytesCarried = new AtomicLong();
         int registered;
 
@@ -147,21 +150,24 @@ final class SimulatedFabric
         public int poll(final CompletionHandler handler)
         {
             int polled = 0;
-            long[] completion;
-            while (polled < 64 && (completion = nextCompletion()) != null)
+            while (polled < 64)
             {
-                handler.onCompletion(completion[0], (int)completion[1]);
+                final long wrId;
+                final int status;
+                synchronized (SimulatedFabric.this)
+                {
+                    if (cq.isEmpty())
+                    {
+                        break;
+                    }
+                    wrId = cq.wrId();
+                    status = cq.status();
+                    cq.remove();
+                }
+                handler.onCompletion(wrId, status);
                 polled++;
             }
             return polled;
-        }
-
-        private long[] nextCompletion()
-        {
-            synchronized (SimulatedFabric.this)
-            {
-                return cq.poll();
-            }
         }
 
         int registrations()
@@ -182,7 +188,7 @@ final class SimulatedFabric
     {
         final SimulatedDevice device;
         final int qpn;
-        final ArrayDeque<long[]> held = new ArrayDeque<>();
+        final Completions held = new Completions();
         SimulatedQueuePair peer;
         boolean closed;
 
@@ -245,14 +251,21 @@ final class SimulatedFabric
                 }
                 else
                 {
-                    final MemorySegment localBytes = local.mapping.asSlice(localAddress - local.iova, length);
-                    final MemorySegment remoteBytes = remote.mapping.asSlice(remoteAddress - remote.iova, length);
-                    MemorySegment.copy(read ? remoteBytes : localBytes, 0, read ? localBytes : remoteBytes, 0, length);
+                    final long localOffset = localAddress - local.iova;
+                    final long remoteOffset = remoteAddress - remote.iova;
+                    if (read)
+                    {
+                        MemorySegment.copy(remote.mapping, remoteOffset, local.mapping, localOffset, length);
+                    }
+                    else
+                    {
+                        MemorySegment.copy(local.mapping, localOffset, remote.mapping, remoteOffset, length);
+                    }
                     device.bytesCarried.addAndGet(length);
                 }
                 if (!dropCompletions)
                 {
-                    (holdCompletions ? held : device.cq).add(new long[] {wrId, status});
+                    (holdCompletions ? held : device.cq).add(wrId, status);
                 }
                 return true;
             }
@@ -262,6 +275,48 @@ final class SimulatedFabric
         public void close()
         {
             closed = true;
+        }
+    }
+
+    /**
+     * A completion queue without allocation: a ring of (wr_id, status).
+     */
+    static final class Completions
+    {
+        private final long[] wrIds = new long[1 << 16];
+        private final int[] statuses = new int[1 << 16];
+        private long head;
+        private long tail;
+
+        void add(final long wrId, final int status)
+        {
+            if (tail - head == wrIds.length)
+            {
+                throw new IllegalStateException("simulated completion queue overrun");
+            }
+            wrIds[(int)(tail & (wrIds.length - 1))] = wrId;
+            statuses[(int)(tail & (wrIds.length - 1))] = status;
+            tail++;
+        }
+
+        boolean isEmpty()
+        {
+            return head == tail;
+        }
+
+        long wrId()
+        {
+            return wrIds[(int)(head & (wrIds.length - 1))];
+        }
+
+        int status()
+        {
+            return statuses[(int)(head & (wrIds.length - 1))];
+        }
+
+        void remove()
+        {
+            head++;
         }
     }
 }
