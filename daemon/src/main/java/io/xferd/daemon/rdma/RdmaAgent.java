@@ -190,6 +190,7 @@ public final class RdmaAgent implements Agent, CompletionHandler
         if (!path.qps[qp].post(request.read, slice.wrId(), request.localAddress + offset, (int)length,
             request.localKeys.lkey(path.localDevice), request.targetAddress + offset, rkey))
         {
+            path.failures.increment();
             release(slice);
             fail(request, TransferStatus.TRANSPORT_ERROR, -1);
             return;
@@ -222,9 +223,11 @@ public final class RdmaAgent implements Agent, CompletionHandler
         if (sliceStatus == TransferStatus.OK)
         {
             (request.read ? bytesReceived : bytesSent).getAndAdd(slice.length);
+            path.bytes.getAndAdd(slice.length);
         }
         else
         {
+            path.failures.increment();
             fail(request, TransferStatus.TRANSPORT_ERROR, status);
         }
         journal.get().onSlice(request.submitter.slot(), request.requestId, request.traceId, slice.sliceIndex,
@@ -266,6 +269,7 @@ public final class RdmaAgent implements Agent, CompletionHandler
                     if (slice.request == request)
                     {
                         slice.path.outstanding[slice.qp]--;
+                        slice.path.failures.increment();
                         slicesTimedOut.increment();
                         release(slice);
                     }

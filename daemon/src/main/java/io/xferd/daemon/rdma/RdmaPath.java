@@ -1,8 +1,11 @@
 package io.xferd.daemon.rdma;
 
+import org.agrona.concurrent.status.AtomicCounter;
+
 /**
  * One (local device, peer device) pair of a peer: its connected QPs and how many signaled work requests each has
- * outstanding. Only the {@link RdmaAgent}'s thread posts or counts.
+ * outstanding, and its bytes and failures as counters in the cnc file (labelled as TCP's paths are, so
+ * {@code xferd status} lists both). Only the {@link RdmaAgent}'s thread posts or counts.
  */
 final class RdmaPath
 {
@@ -13,12 +16,16 @@ final class RdmaPath
     final RdmaQueuePair[] qps;
     final int[] outstanding;
     final int journalNicId;
+    final AtomicCounter bytes;
+    final AtomicCounter failures;
     int nextQp;
 
     RdmaPath(
         final int localDevice, final String localNic, final int peerDevice, final String peerNic,
-        final RdmaQueuePair[] qps, final int journalNicId)
+        final RdmaQueuePair[] qps, final int journalNicId, final AtomicCounter bytes, final AtomicCounter failures)
     {
+        this.bytes = bytes;
+        this.failures = failures;
         this.localDevice = localDevice;
         this.localNic = localNic;
         this.peerDevice = peerDevice;

@@ -53,6 +53,8 @@ final class RdmaPeer
             {
                 qp.close();
             }
+            path.bytes.close();
+            path.failures.close();
         }
     }
 

@@ -6,6 +6,7 @@ import io.xferd.daemon.ipc.ClientSession;
 import io.xferd.daemon.journal.TransferJournal;
 import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.peer.PeerLink;
+import io.xferd.daemon.peer.PeerPath;
 import io.xferd.daemon.peer.PeerProtocol;
 import io.xferd.daemon.peer.PeerRpcClient;
 import io.xferd.daemon.peer.PeerTransport;
@@ -52,6 +53,7 @@ public final class RdmaTransport implements PeerTransport
     static final int MAX_OUTSTANDING_PER_QP = 64;
 
     private final DaemonContext context;
+    private final SystemCounters counters;
     private final RdmaDevices devices;
     private final RdmaMemoryRegistrar registrar;
     private final Function<String, List<String>> preferredNics;
@@ -84,6 +86,7 @@ public final class RdmaTransport implements PeerTransport
         final NanoClock clock)
     {
         this.context = context;
+        this.counters = counters;
         this.registrar = registrar;
         this.devices = registrar.devices();
         this.preferredNics = preferredNics;
@@ -311,7 +314,6 @@ public final class RdmaTransport implements PeerTransport
                 throw new MalformedQpFrameException("peer " + peerAddress + " answered " + answer.size() +
                     " QP endpoints for " + request.size());
             }
-            final RdmaPath[] paths = new RdmaPath[devices.size()];
             for (int d = 0, e = 0; d < devices.size(); d++)
             {
                 final String peerNic = peerDevices.get(d % peerDevices.size());
@@ -325,8 +327,16 @@ public final class RdmaTransport implements PeerTransport
                     }
                     qps[d][q].connect(remote);
                 }
-                paths[d] = new RdmaPath(d, devices.get(d).name(), d % peerDevices.size(), peerNic, qps[d],
-                    journal.nameId(devices.get(d).name()));
+            }
+            final RdmaPath[] paths = new RdmaPath[devices.size()];
+            for (int d = 0; d < devices.size(); d++)
+            {
+                final String localNic = devices.get(d).name();
+                final String peerNic = peerDevices.get(d % peerDevices.size());
+                final String label = "path " + localNic + " -> " + peerNic + " (peer " + peerAddress + ")";
+                paths[d] = new RdmaPath(d, localNic, d % peerDevices.size(), peerNic, qps[d], journal.nameId(localNic),
+                    counters.newCounter(label + " bytes", PeerPath.BYTES_TYPE_ID),
+                    counters.newCounter(label + " failures", PeerPath.FAILURES_TYPE_ID));
             }
             return new RdmaPeer(peerAddress, descriptor.epoch(), List.copyOf(peerDevices), paths,
                 journal.nameId(peerAddress));

@@ -45,7 +45,8 @@ class RdmaOverRpcPortTest
         registry.add(b.session);
         SessionRegions.set(b.session, RegionTable.EMPTY.with(target));
         b.context.rpcAddress("127.0.0.1:0").clusterToken("secret");
-        a.context.clusterToken("secret");
+        // the RPC session's time limit (the agents' timeouts run on the tests' own clocks)
+        a.context.clusterToken("secret").transferTimeoutMs(10_000);
         server = new PeerServer(b.context, registry, b.counters, new ManyToOneConcurrentArrayQueue<>(4), 77,
             LocalNics.resolve(List.of()));
         server.describeWith("rdma", b.registrar.devices().names(), b.transport::describe);

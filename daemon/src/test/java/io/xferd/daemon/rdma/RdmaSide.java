@@ -33,8 +33,9 @@ final class RdmaSide implements AutoCloseable
     final String address;
     final long epoch;
     final DaemonContext context;
-    final SystemCounters counters = new SystemCounters(new CountersManager(
-        new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 1024)), new UnsafeBuffer(ByteBuffer.allocateDirect(16 * 1024))));
+    final CountersManager countersManager = new CountersManager(
+        new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 1024)), new UnsafeBuffer(ByteBuffer.allocateDirect(16 * 1024)));
+    final SystemCounters counters = new SystemCounters(countersManager);
     final List<SimulatedFabric.SimulatedDevice> devices = new ArrayList<>();
     final RdmaMemoryRegistrar registrar;
     final RdmaTransport transport;
@@ -155,6 +156,22 @@ final class RdmaSide implements AutoCloseable
     long counter(final SystemCounter counter)
     {
         return counters.get(counter).get();
+    }
+
+    /**
+     * @return the value of the counter labelled {@code label}, or -1 when there is none.
+     */
+    long counter(final String label)
+    {
+        final long[] value = {-1};
+        countersManager.forEach((counterId, typeId, keyBuffer, counterLabel) ->
+        {
+            if (counterLabel.equals(label))
+            {
+                value[0] = countersManager.getCounterValue(counterId);
+            }
+        });
+        return value[0];
     }
 
     void advanceClockMs(final long ms)

@@ -87,6 +87,8 @@ class RdmaTransportTest
         assertThat(nic0).isPositive();
         assertThat(nic1).isPositive();
         assertThat(nic0 + nic1).isEqualTo(LENGTH);
+        assertThat(a.counter("path mlx5_0 -> mlx5_0 (peer 10.0.0.2:12001) bytes")).isEqualTo(nic0);
+        assertThat(a.counter("path mlx5_1 -> mlx5_1 (peer 10.0.0.2:12001) bytes")).isEqualTo(nic1);
     }
 
     @Test
@@ -132,6 +134,8 @@ class RdmaTransportTest
 
         assertThat(a.awaitCompletion(1000)).containsExactly(TransferStatus.TRANSPORT_ERROR, 0, 8);
         assertThat(a.transport.agent().lastFailure()).isEqualTo("IBV_WC_REM_ACCESS_ERR");
+        assertThat(a.counter("path mlx5_0 -> mlx5_0 (peer 10.0.0.2:12001) failures") +
+            a.counter("path mlx5_1 -> mlx5_1 (peer 10.0.0.2:12001) failures")).isEqualTo(1);
         assertThat(a.counter(SystemCounter.REQUESTS_FAILED)).isEqualTo(1);
         assertThat(a.counter(SystemCounter.REQUESTS_COMPLETED)).isZero();
         assertThat(a.transport.agent().activeRequests()).isZero();
