@@ -172,6 +172,25 @@ class RdmaTransportTest
     }
 
     @Test
+    void shouldKeepAtMost64WorkRequestsOutstandingPerQp()
+    {
+        final int slices = 300; // more than 2 NICs x 2 QPs x 64
+        final Region bigLocal = a.region(A_BASE + (1L << 30), slices * RdmaSide.SLICE);
+        final Region bigTarget = b.region(B_BASE + (1L << 30), slices * RdmaSide.SLICE);
+        final long handle = a.open(b);
+        fabric.holdCompletions(true);
+
+        a.submit(16, Opcode.WRITE, bigLocal, bigLocal.ownerAddress(), handle, bigTarget.ownerAddress(),
+            bigLocal.length());
+        assertThat(a.awaitCompletion(20)).isNull();
+
+        assertThat(fabric.postedWorkRequests()).isEqualTo(2 * 2 * RdmaTransport.MAX_OUTSTANDING_PER_QP);
+        fabric.holdCompletions(false);
+        assertThat(a.awaitCompletion(1000)).containsExactly(TransferStatus.OK, bigLocal.length(), 16);
+        assertThat(fabric.postedWorkRequests()).isEqualTo(slices);
+    }
+
+    @Test
     void shouldTimeOutWhenACompletionIsLostAndIgnoreItIfItComesLate()
     {
         final long handle = a.open(b);
@@ -277,7 +296,7 @@ class RdmaTransportTest
         final com.sun.management.ThreadMXBean threads =
             (com.sun.management.ThreadMXBean)java.lang.management.ManagementFactory.getThreadMXBean();
 
-        transfer(handle, length, 20_000, count); // warm up: JIT, pools, maps
+        transfer(handle, length, 3_000, count); // warm up: pools, maps, class loading
         final long before = threads.getCurrentThreadAllocatedBytes();
         transfer(handle, length, 2_000, count);
         final long allocated = threads.getCurrentThreadAllocatedBytes() - before;

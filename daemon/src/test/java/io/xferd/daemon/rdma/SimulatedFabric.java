@@ -24,6 +24,7 @@ final class SimulatedFabric
     private boolean dropCompletions;
     private boolean holdCompletions;
     private String refuseConnect;
+    private long posted;
 
     record Registration(SimulatedDevice device, MemorySegment mapping, long iova, boolean[] valid)
     {
@@ -71,6 +72,11 @@ final class SimulatedFabric
                 qp.held.remove();
             }
         }
+    }
+
+    synchronized long postedWorkRequests()
+    {
+        return posted;
     }
 
     /** Connecting any QP fails with {@code reason} (null: connect normally). */
@@ -233,6 +239,7 @@ final class SimulatedFabric
                 {
                     return false;
                 }
+                posted++;
                 int status = WorkCompletionStatus.SUCCESS;
                 final Registration local = registrations.get(lkey);
                 final Registration remote = registrations.get(rkey);
