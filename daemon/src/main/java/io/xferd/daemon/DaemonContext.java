@@ -33,7 +33,13 @@ public final class DaemonContext
     private int countersCapacity = 256;
     private long dutyCycleByteBudget = 8L * 1024 * 1024;
     private String rpcAddress = "127.0.0.1:12001";
+    /** {@code gid_index: "auto"}: chosen per port (see io.xferd.daemon.rdma.GidIndexSelector). */
+    public static final int GID_INDEX_AUTO = -1;
+
     private String protocol = "tcp";
+    private String protocolFallback = "none";
+    private int gidIndex = GID_INDEX_AUTO;
+    private String transportInUse;
     private java.util.List<String> deviceNames = java.util.List.of();
     private String clusterToken;
     private int connectionsPerPeer = 2;
@@ -62,6 +68,9 @@ public final class DaemonContext
         require(livenessTimeoutMs >= 100, "liveness timeout must be at least 100 ms: " + livenessTimeoutMs);
         require(directory != null, "directory must be set");
         require("tcp".equals(protocol) || "rdma".equals(protocol), "protocol must be tcp or rdma: " + protocol);
+        require("none".equals(protocolFallback) || "tcp".equals(protocolFallback),
+            "protocol fallback must be none or tcp: " + protocolFallback);
+        require(gidIndex >= GID_INDEX_AUTO && gidIndex <= 255, "gid index must be auto or 0..255: " + gidIndex);
         require(connectionsPerPeer >= 1 && connectionsPerPeer <= 64,
             "connections per peer must be 1..64: " + connectionsPerPeer);
         require(sliceSize >= 4096 && sliceSize <= 64 * 1024 * 1024, "slice size must be 4 KiB..64 MiB: " + sliceSize);
@@ -120,7 +129,13 @@ public final class DaemonContext
         map.put("ring_unblock_timeout_ms", ringUnblockTimeoutMs);
         map.put("drain_timeout_ms", drainTimeoutMs);
         map.put("protocol", protocol);
+        if (transportInUse != null)
+        {
+            map.put("transport", transportInUse);
+        }
+        map.put("protocol_fallback", protocolFallback);
         map.put("device_name", String.join(",", deviceNames));
+        map.put("gid_index", gidIndex == GID_INDEX_AUTO ? "auto" : gidIndex);
         map.put("topology_matrix", topologyMatrixFile == null ? "(discovered)" : topologyMatrixFile.toString());
         map.put("metadata_server", metadataServer);
         map.put("cluster_id", clusterId);
@@ -338,6 +353,50 @@ public final class DaemonContext
     {
         this.protocol = value;
         return this;
+    }
+
+    /**
+     * @return "none" (the default: a protocol that cannot be served is an error) or "tcp" (serve TCP, warning
+     * loudly, when RDMA is asked for and cannot be served).
+     */
+    public String protocolFallback()
+    {
+        return protocolFallback;
+    }
+
+    public DaemonContext protocolFallback(final String value)
+    {
+        this.protocolFallback = value;
+        return this;
+    }
+
+    /**
+     * @return the GID index RDMA QPs are addressed by, or {@link #GID_INDEX_AUTO}.
+     */
+    public int gidIndex()
+    {
+        return gidIndex;
+    }
+
+    public DaemonContext gidIndex(final int value)
+    {
+        this.gidIndex = value;
+        return this;
+    }
+
+    /**
+     * The transport the daemon runs, as {@code xferd status} shows it (e.g. "rdma on mlx5_0,mlx5_1", or "tcp
+     * (fallback: ...)"); set by the daemon at start.
+     */
+    public DaemonContext transportInUse(final String value)
+    {
+        this.transportInUse = value;
+        return this;
+    }
+
+    public String transportInUse()
+    {
+        return transportInUse;
     }
 
     public java.util.List<String> deviceNames()

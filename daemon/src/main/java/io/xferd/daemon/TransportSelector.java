@@ -3,19 +3,24 @@ package io.xferd.daemon;
 import io.xferd.daemon.config.ConfigException;
 import io.xferd.daemon.config.MetadataServer;
 import io.xferd.nativebindings.Availability;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.function.Supplier;
 
 /**
  * Decides, before the daemon claims anything, which peer transport and metadata backend serve the configuration,
  * and refuses one this build or host cannot serve. xferd never falls back silently: {@code protocol: rdma} on a
- * host without RDMA is an error, not a TCP daemon.
+ * host without RDMA is an error, not a TCP daemon, unless the configuration asks for it by name
+ * ({@code protocol_fallback: tcp}), and then it says so loudly.
  */
 public final class TransportSelector
 {
+    private static final Logger LOG = LoggerFactory.getLogger(TransportSelector.class);
+
     public enum Transport
     {
-        TCP
+        TCP, RDMA
     }
 
     private TransportSelector()
@@ -34,16 +39,30 @@ public final class TransportSelector
         return switch (context.protocol())
         {
             case "tcp" -> Transport.TCP;
-            case "rdma" -> throw rdmaRefused(rdma.get());
+            case "rdma" ->
+            {
+                final Availability availability = rdma.get();
+                yield availability.isAvailable() ? Transport.RDMA :
+                    fallbackOrRefuse(context, "RDMA is not available: " + availability.reason());
+            }
             default -> throw new ConfigException("protocol must be tcp or rdma: " + context.protocol());
         };
     }
 
-    private static ConfigException rdmaRefused(final Availability availability)
+    /**
+     * RDMA was asked for and cannot be served ({@code why}): TCP when the configuration names that fallback,
+     * with a WARN naming the reason; otherwise a refusal.
+     *
+     * @throws ConfigException without {@code protocol_fallback: tcp}.
+     */
+    public static Transport fallbackOrRefuse(final DaemonContext context, final String why)
     {
-        final String why = availability.isAvailable() ?
-            "protocol rdma requested: the RDMA transport is not in this build yet" :
-            "protocol rdma requested but RDMA is not available: " + availability.reason();
-        return new ConfigException(why + " (set protocol to tcp; xferd never falls back silently)");
+        if ("tcp".equals(context.protocolFallback()))
+        {
+            LOG.warn("protocol rdma requested but {}; serving TCP instead because protocol_fallback is tcp", why);
+            return Transport.TCP;
+        }
+        throw new ConfigException("protocol rdma requested but " + why + " (set protocol to tcp, or " +
+            "protocol_fallback to tcp to serve TCP when RDMA cannot be used; xferd never falls back silently)");
     }
 }

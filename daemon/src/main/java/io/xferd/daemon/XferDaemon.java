@@ -15,7 +15,14 @@ import io.xferd.daemon.pipeline.TransferPipeline;
 import io.xferd.daemon.pipeline.TransferWorker;
 import io.xferd.daemon.peer.LocalNics;
 import io.xferd.daemon.peer.PeerServer;
+import io.xferd.daemon.peer.PeerProtocol;
+import io.xferd.daemon.peer.PeerTransport;
+import io.xferd.daemon.peer.SegmentDescriptor;
 import io.xferd.daemon.peer.TcpTransport;
+import io.xferd.daemon.rdma.RdmaDevices;
+import io.xferd.daemon.rdma.RdmaMemoryRegistrar;
+import io.xferd.daemon.rdma.RdmaNicPreference;
+import io.xferd.daemon.rdma.RdmaTransport;
 import io.xferd.daemon.registry.RegistryWriter;
 import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.nativebindings.libc.Process;
@@ -52,7 +59,8 @@ public final class XferDaemon implements AutoCloseable
     private final TransferPipeline pipeline;
     private final ControlConductor conductor;
     private final PeerServer peerServer;
-    private final TcpTransport transport;
+    private final PeerTransport transport;
+    private final RdmaMemoryRegistrar rdmaRegistrar;
     private final ClusterMetadata metadata;
     private final List<AgentRunner> dataPlaneRunners = new ArrayList<>();
     private final List<DutyCycleTracker> dutyCycles = new ArrayList<>();
@@ -65,10 +73,24 @@ public final class XferDaemon implements AutoCloseable
     private volatile boolean running = true;
     private volatile boolean closed;
 
-    private XferDaemon(final DaemonContext context)
+    /**
+     * @param rdmaDevices the opened RDMA devices when the RDMA transport runs, else null (owned from here on).
+     */
+    private XferDaemon(final DaemonContext context, final RdmaDevices rdmaDevices)
     {
         this.context = context;
-        this.directory = RuntimeDirectory.claim(context.directory(), context.livenessTimeoutMs());
+        try
+        {
+            this.directory = RuntimeDirectory.claim(context.directory(), context.livenessTimeoutMs());
+        }
+        catch (final RuntimeException ex)
+        {
+            if (rdmaDevices != null)
+            {
+                rdmaDevices.close();
+            }
+            throw ex;
+        }
         final UnsafeBuffer cnc = directory.createCncFile(context.toDaemonRingCapacity(),
             context.countersCapacity() * org.agrona.concurrent.status.CountersReader.COUNTER_LENGTH,
             Process.pid(), context.livenessTimeoutMs());
@@ -81,17 +103,41 @@ public final class XferDaemon implements AutoCloseable
         final LocalNics localNics;
         try
         {
-            localNics = LocalNics.resolve(context.deviceNames(), context.topologyMatrixFile());
+            // with rdma (or its TCP fallback) device_name lists RDMA devices, not the NICs TCP stripes over
+            localNics = "tcp".equals(context.protocol()) ?
+                LocalNics.resolve(context.deviceNames(), context.topologyMatrixFile()) : LocalNics.resolve(List.of());
             this.peerServer = new PeerServer(context, registry, counters, disconnects, newEpoch(), localNics);
         }
         catch (final RuntimeException ex)
         {
+            if (rdmaDevices != null)
+            {
+                rdmaDevices.close();
+            }
             directory.close();
             throw ex;
         }
         // segment names carry the address peers really reach (the bound port when 0 was asked for)
         context.rpcAddress(peerServer.advertisedAddress());
-        this.transport = new TcpTransport(context, counters, disconnects, localNics);
+        if (rdmaDevices != null)
+        {
+            this.rdmaRegistrar = new RdmaMemoryRegistrar(rdmaDevices);
+            final RdmaTransport rdma = new RdmaTransport(context, counters, disconnects, rdmaRegistrar,
+                RdmaNicPreference.of(rdmaDevices.names(), context.topologyMatrixFile()), SystemNanoClock.INSTANCE);
+            peerServer.describeWith(rdma.name(), rdmaDevices.names(), rdma::describe);
+            peerServer.handle(PeerProtocol.CONNECT_QP, rdma::acceptConnect);
+            this.transport = rdma;
+        }
+        else
+        {
+            this.rdmaRegistrar = null;
+            this.transport = new TcpTransport(context, counters, disconnects, localNics);
+            if (!"tcp".equals(context.protocol()))
+            {
+                peerServer.describeWith("tcp", List.of(),
+                    region -> new SegmentDescriptor.Buffer(region.ownerAddress(), region.length(), region.location()));
+            }
+        }
         this.pipeline = new TransferPipeline(context.pipelineSize(), context.transferWorkers());
         final SystemNanoClock nanoClock = SystemNanoClock.INSTANCE;
         this.journal = Journal.start(context.operations(), counters);
@@ -104,6 +150,10 @@ public final class XferDaemon implements AutoCloseable
         {
             workers.add(new TransferWorker(i, pipeline, registry, new CompletionSender(disconnects, counters), transport,
                 counters, nanoClock, context.maxRequestLength(), context.dutyCycleByteBudget(), journal.recorder()));
+        }
+        if (transport instanceof RdmaTransport rdma)
+        {
+            workers.add(rdma.agent());
         }
         if (context.threadingMode() == ThreadingMode.SHARED)
         {
@@ -133,16 +183,28 @@ public final class XferDaemon implements AutoCloseable
 
             public void onRegionsChanged(final ClientSession session)
             {
+                if (rdmaRegistrar != null)
+                {
+                    rdmaRegistrar.sync(session.regions()); // before the descriptor is published
+                }
                 registryWriter.onRegionsChanged(session);
             }
 
             public void onClientDisconnected(final ClientSession session)
             {
+                if (rdmaRegistrar != null)
+                {
+                    rdmaRegistrar.retireClosed();
+                }
                 registryWriter.onClientDisconnected(session);
             }
 
             public void onHousekeeping(final long nowMs)
             {
+                if (rdmaRegistrar != null)
+                {
+                    rdmaRegistrar.deregisterReclaimable();
+                }
                 notifier.onHousekeeping(nowMs);
             }
         });
@@ -161,8 +223,8 @@ public final class XferDaemon implements AutoCloseable
     public static XferDaemon launch(final DaemonContext context)
     {
         context.conclude();
-        TransportSelector.select(context, Verbs::availability);
-        final XferDaemon daemon = new XferDaemon(context);
+        final RdmaDevices rdmaDevices = openTransport(context);
+        final XferDaemon daemon = new XferDaemon(context, rdmaDevices);
         for (final AgentRunner runner : daemon.dataPlaneRunners)
         {
             AgentRunner.startOnThread(runner);
@@ -173,11 +235,39 @@ public final class XferDaemon implements AutoCloseable
         {
             daemon.metadata.start();
         }
-        LOG.info("xferd daemon serving {} (pid {}, {} threading, {} transfer worker(s), idle {})",
+        LOG.info("xferd daemon serving {} (pid {}, {} threading, {} transfer worker(s), idle {}, transport {})",
             context.directory(), Process.pid(), context.threadingMode(), context.transferWorkers(),
-            context.idleStrategy());
+            context.idleStrategy(), context.transportInUse());
         daemon.notifier.ready("serving " + context.directory());
         return daemon;
+    }
+
+    /**
+     * Select the transport and, for RDMA, open its devices, before anything is claimed.
+     *
+     * @return the opened devices when RDMA runs; null for TCP (chosen, or named as the fallback).
+     */
+    private static RdmaDevices openTransport(final DaemonContext context)
+    {
+        String why = "RDMA is not available: " + Verbs.availability().reason();
+        if (TransportSelector.select(context, Verbs::availability) == TransportSelector.Transport.RDMA)
+        {
+            try
+            {
+                final RdmaDevices devices = RdmaDevices.open(context.deviceNames(), context.gidIndex());
+                context.transportInUse("rdma on " + String.join(",", devices.names()));
+                LOG.info("RDMA transport on {}", devices);
+                return devices;
+            }
+            catch (final RuntimeException ex)
+            {
+                why = "its devices cannot be opened: " + ex.getMessage();
+                TransportSelector.fallbackOrRefuse(context, why);
+            }
+        }
+        context.transportInUse("rdma".equals(context.protocol()) ? "tcp (protocol_fallback, because " + why + ")" :
+            "tcp");
+        return null;
     }
 
     private AgentRunner runner(final Agent agent)
@@ -245,7 +335,7 @@ public final class XferDaemon implements AutoCloseable
         return peerServer.advertisedAddress();
     }
 
-    public TcpTransport transport()
+    public PeerTransport transport()
     {
         return transport;
     }
@@ -298,10 +388,22 @@ public final class XferDaemon implements AutoCloseable
             Thread.currentThread().interrupt();
         }
         peerServer.close();
-        transport.close();
+        if (transport instanceof RdmaTransport rdma)
+        {
+            // QPs and CQs outlive the agent that polls them: stop intake, stop the agent, then destroy
+            rdma.stop();
+        }
+        else
+        {
+            transport.close();
+        }
         for (final AgentRunner runner : dataPlaneRunners)
         {
             runner.close();
+        }
+        if (transport instanceof RdmaTransport)
+        {
+            transport.close();
         }
         journal.close();
         if (metrics != null)

@@ -39,29 +39,64 @@ class TransportSelectorTest
             () -> Availability.unavailable(Verbs.LIBRARY, "no RDMA devices (libibverbs.so.1 loaded, 0 devices)")))
             .isInstanceOf(ConfigException.class)
             .hasMessage("protocol rdma requested but RDMA is not available: no RDMA devices (libibverbs.so.1 " +
-                "loaded, 0 devices) (set protocol to tcp; xferd never falls back silently)");
+                "loaded, 0 devices) (set protocol to tcp, or protocol_fallback to tcp to serve TCP when RDMA " +
+                "cannot be used; xferd never falls back silently)");
     }
 
     @Test
-    void shouldRefuseRdmaWhenItIsAvailableBecauseTheTransportIsNotBuiltYet()
+    void shouldSelectRdmaWhenItIsAvailable()
     {
         final DaemonContext context = new DaemonContext().protocol("rdma").conclude();
 
-        assertThatThrownBy(() -> TransportSelector.select(context, () -> Availability.available(Verbs.LIBRARY)))
+        assertThat(TransportSelector.select(context, () -> Availability.available(Verbs.LIBRARY)))
+            .isEqualTo(TransportSelector.Transport.RDMA);
+    }
+
+    @Test
+    void shouldServeTcpWhenRdmaIsNotAvailableOnlyIfTheFallbackIsNamed()
+    {
+        final DaemonContext context = new DaemonContext().protocol("rdma").protocolFallback("tcp").conclude();
+
+        assertThat(TransportSelector.select(context, () -> Availability.unavailable(Verbs.LIBRARY, "no devices")))
+            .isEqualTo(TransportSelector.Transport.TCP);
+        assertThat(TransportSelector.select(context, () -> Availability.available(Verbs.LIBRARY)))
+            .isEqualTo(TransportSelector.Transport.RDMA);
+    }
+
+    @Test
+    void shouldRefuseUnopenableDevicesWithoutTheFallbackAndServeTcpWithIt()
+    {
+        final DaemonContext strict = new DaemonContext().protocol("rdma").conclude();
+        final DaemonContext lenient = new DaemonContext().protocol("rdma").protocolFallback("tcp").conclude();
+
+        assertThatThrownBy(() -> TransportSelector.fallbackOrRefuse(strict, "its devices cannot be opened: x"))
             .isInstanceOf(ConfigException.class)
-            .hasMessage("protocol rdma requested: the RDMA transport is not in this build yet " +
-                "(set protocol to tcp; xferd never falls back silently)");
+            .hasMessageStartingWith("protocol rdma requested but its devices cannot be opened: x (set protocol");
+        assertThat(TransportSelector.fallbackOrRefuse(lenient, "its devices cannot be opened: x"))
+            .isEqualTo(TransportSelector.Transport.TCP);
+    }
+
+    @Test
+    void shouldRejectAnUnknownFallbackOrGidIndex()
+    {
+        assertThatThrownBy(() -> new DaemonContext().protocolFallback("udp").conclude())
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessage("protocol fallback must be none or tcp: udp");
+        assertThatThrownBy(() -> new DaemonContext().gidIndex(256).conclude())
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessage("gid index must be auto or 0..255: 256");
     }
 
     @Test
     void shouldRefuseRdmaOnThisHostWithTheProbesReason()
     {
         final Availability here = Verbs.availability();
+        org.junit.jupiter.api.Assumptions.assumeFalse(here.isAvailable(), "this host has RDMA devices");
         final DaemonContext context = new DaemonContext().protocol("rdma").conclude();
 
         assertThatThrownBy(() -> TransportSelector.select(context, Verbs::availability))
             .isInstanceOf(ConfigException.class)
-            .hasMessageContaining(here.isAvailable() ? "not in this build yet" : here.reason());
+            .hasMessageContaining(here.reason());
     }
 
     @Test

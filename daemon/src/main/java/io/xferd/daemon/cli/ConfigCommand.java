@@ -56,8 +56,9 @@ public final class ConfigCommand implements java.util.concurrent.Callable<Intege
         print(described, out);
         try
         {
-            TransportSelector.select(context, Verbs::availability);
-            out.println("# a daemon would start with this configuration");
+            final TransportSelector.Transport transport = TransportSelector.select(context, Verbs::availability);
+            out.println("# a daemon would start with this configuration (transport: " +
+                transport.name().toLowerCase(java.util.Locale.ROOT) + ")");
         }
         catch (final IllegalArgumentException ex)
         {

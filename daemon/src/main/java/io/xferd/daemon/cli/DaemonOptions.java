@@ -48,8 +48,16 @@ public final class DaemonOptions
     @Option(names = "--protocol", description = "Peer transport: tcp or rdma (default: ${DEFAULT-VALUE}).")
     String protocol = "tcp";
 
+    @Option(names = "--protocol-fallback", description = "none, or tcp to serve TCP (with a WARN) when rdma is " +
+        "asked for and cannot be served (default: ${DEFAULT-VALUE}).")
+    String protocolFallback = "none";
+
+    @Option(names = "--gid-index", description = "GID index of RDMA QPs: auto or 0..255 (default: ${DEFAULT-VALUE}).")
+    String gidIndex = "auto";
+
     @Option(names = "--device-name", split = ",", paramLabel = "NIC",
-        description = "NICs to stripe TCP slices over, comma-separated (default: the OS's route, no striping).")
+        description = "NICs to stripe TCP slices over, or RDMA devices with --protocol rdma (all when absent), " +
+            "comma-separated (default: TCP: the OS's route, no striping).")
     java.util.List<String> deviceNames = java.util.List.of();
 
     @Option(names = "--topology-matrix", paramLabel = "FILE",
@@ -122,6 +130,22 @@ public final class DaemonOptions
         if (given("--protocol"))
         {
             context.protocol(protocol);
+        }
+        if (given("--protocol-fallback"))
+        {
+            context.protocolFallback(protocolFallback.toLowerCase(java.util.Locale.ROOT));
+        }
+        if (given("--gid-index"))
+        {
+            try
+            {
+                context.gidIndex("auto".equalsIgnoreCase(gidIndex) ? io.xferd.daemon.DaemonContext.GID_INDEX_AUTO :
+                    Integer.parseInt(gidIndex));
+            }
+            catch (final NumberFormatException ex)
+            {
+                throw new IllegalArgumentException("--gid-index must be auto or 0..255: " + gidIndex);
+            }
         }
         if (given("--device-name"))
         {

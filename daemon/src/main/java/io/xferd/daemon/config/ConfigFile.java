@@ -63,6 +63,12 @@ public final class ConfigFile
         field("metadata_server", (value, all) -> metadataServer(value, all));
         field("metadata_backend", (value, all) -> metadataBackend(value, all));
         field("protocol", (value, all) -> text(value.lowerCaseText(), DaemonContext::protocol));
+        field("protocol_fallback", (value, all) -> text(value.lowerCaseText(), DaemonContext::protocolFallback));
+        field("gid_index", (value, all) ->
+        {
+            final int index = value.intOrAuto(DaemonContext.GID_INDEX_AUTO);
+            return context -> context.gidIndex(index);
+        });
         field("device_name", (value, all) -> deviceNames(value));
         field("topology_matrix", (value, all) ->
         {

@@ -61,6 +61,22 @@ final class ConfigValue
         return nonEmptyText().toLowerCase(Locale.ROOT);
     }
 
+    /**
+     * @return the number, or {@code autoValue} when the value is the text "auto".
+     */
+    int intOrAuto(final int autoValue)
+    {
+        if (node.isTextual() && "auto".equalsIgnoreCase(node.textValue().trim()))
+        {
+            return autoValue;
+        }
+        if (!node.isIntegralNumber() || !node.canConvertToInt())
+        {
+            throw error("must be a whole number or \"auto\", not " + describe(node));
+        }
+        return node.intValue();
+    }
+
     int intValue()
     {
         if (!node.isIntegralNumber() || !node.canConvertToInt())

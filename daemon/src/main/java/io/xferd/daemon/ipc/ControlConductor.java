@@ -55,7 +55,7 @@ public final class ControlConductor implements AutoCloseable
     private final List<ControlChannel> greeting = new ArrayList<>();
     private final SecureRandom random = new SecureRandom();
     private final ManyToOneConcurrentArrayQueue<Runnable> controlTasks = new ManyToOneConcurrentArrayQueue<>(1024);
-    private final io.xferd.daemon.peer.TcpTransport transport;
+    private final io.xferd.daemon.peer.PeerTransport transport;
     private final io.xferd.daemon.metadata.ClusterMetadata metadata;
     private long lastConsumerPosition = -1;
     private long consumerStalledSinceMs;
@@ -75,7 +75,7 @@ public final class ControlConductor implements AutoCloseable
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
         final SystemCounters counters,
         final EpochClock clock,
-        final io.xferd.daemon.peer.TcpTransport transport,
+        final io.xferd.daemon.peer.PeerTransport transport,
         final io.xferd.daemon.metadata.ClusterMetadata metadata)
     {
         this.transport = transport;

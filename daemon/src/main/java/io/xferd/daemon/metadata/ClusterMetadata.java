@@ -4,7 +4,7 @@ import io.xferd.daemon.DaemonContext;
 import io.xferd.daemon.config.MetadataServer;
 import io.xferd.daemon.ipc.ClientSession;
 import io.xferd.daemon.peer.SegmentDescriptor;
-import io.xferd.daemon.peer.TcpTransport;
+import io.xferd.daemon.peer.PeerTransport;
 
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -20,13 +20,13 @@ public final class ClusterMetadata implements AutoCloseable
     private final MetadataStore store;
     private final SegmentPublisher publisher;
     private final SegmentDirectory directory;
-    private final TcpTransport transport;
+    private final PeerTransport transport;
 
     public ClusterMetadata(
         final MetadataStore store,
         final DaemonContext context,
         final Function<ClientSession, SegmentDescriptor> describer,
-        final TcpTransport transport)
+        final PeerTransport transport)
     {
         final MetadataKeys keys = new MetadataKeys(context.clusterId());
         this.store = store;
@@ -41,7 +41,7 @@ public final class ClusterMetadata implements AutoCloseable
     public static ClusterMetadata create(
         final DaemonContext context,
         final Function<ClientSession, SegmentDescriptor> describer,
-        final TcpTransport transport)
+        final PeerTransport transport)
     {
         final MetadataServer server = MetadataServer.parse(context.metadataServer());
         if (server.kind() == MetadataServer.Kind.P2PHANDSHAKE)

@@ -13,6 +13,9 @@ package io.xferd.daemon.peer;
  *
  * GET_SEGMENT (10)  C->S  UTF-8 segment name (without host:port)
  * DESCRIPTOR (11)   S->C  int32 status, then the descriptor JSON (status 0) or a UTF-8 reason
+ * CONNECT_QP (12)   C->S  RDMA QP endpoints of the requester (see io.xferd.daemon.rdma.QpExchangeCodec)
+ * QP_ANSWER (13)    S->C  the server's endpoints, one per requested one; or REFUSE with a UTF-8 reason, after
+ *                         which the connection stays usable
  *
  * WRITE (20)      C->S  int64 slice id, int64 segment handle, int64 address, int64 length,
  *                       int64 request address, int64 request length, then length bytes
@@ -46,6 +49,8 @@ public final class PeerProtocol
     public static final int REFUSE = 5;
     public static final int GET_SEGMENT = 10;
     public static final int DESCRIPTOR = 11;
+    public static final int CONNECT_QP = 12;
+    public static final int QP_ANSWER = 13;
     public static final int WRITE = 20;
     public static final int READ = 21;
     public static final int NOTIFY = 22;

@@ -39,6 +39,11 @@ public final class PeerServer implements AutoCloseable
     private final long epoch;
     private final String advertisedAddress;
     private final LocalNics localNics;
+    private final java.util.Map<Integer, PeerRequestHandler> requestHandlers = new ConcurrentHashMap<>();
+    private volatile String describedProtocol;
+    private volatile java.util.List<String> describedDevices;
+    private volatile java.util.function.Function<io.xferd.daemon.memory.Region, SegmentDescriptor.Buffer> bufferDescriber =
+        region -> new SegmentDescriptor.Buffer(region.ownerAddress(), region.length(), region.location());
     private volatile boolean running = true;
 
     public PeerServer(
@@ -56,6 +61,8 @@ public final class PeerServer implements AutoCloseable
         this.disconnects = disconnects;
         this.authenticator = new PeerAuthenticator(context.clusterToken());
         this.epoch = epoch;
+        this.describedProtocol = context.protocol();
+        this.describedDevices = context.deviceNames();
         try
         {
             listener = ServerSocketChannel.open();
@@ -167,12 +174,40 @@ public final class PeerServer implements AutoCloseable
         for (int i = 0; i < regions.size(); i++)
         {
             final io.xferd.daemon.memory.Region region = regions.get(i);
-            buffers.add(new SegmentDescriptor.Buffer(region.ownerAddress(), region.length(), region.location()));
+            buffers.add(bufferDescriber.apply(region));
         }
         return new SegmentDescriptor(SegmentDescriptor.VERSION, advertisedAddress + "/" + session.segmentName(),
-            context.protocol(), advertisedAddress, epoch, session.segmentHandle(), context.deviceNames(),
+            describedProtocol, advertisedAddress, epoch, session.segmentHandle(), describedDevices,
             localNics.nics().stream().map(nic -> new SegmentDescriptor.Nic(nic.name(), nic.address())).toList(),
             buffers, localNics.matrixJson());
+    }
+
+    /**
+     * What descriptors say about the transport that runs (before {@link #start()}): its protocol, its devices
+     * and how a region is described (the RDMA transport adds its keys).
+     */
+    public void describeWith(
+        final String protocol,
+        final java.util.List<String> devices,
+        final java.util.function.Function<io.xferd.daemon.memory.Region, SegmentDescriptor.Buffer> buffers)
+    {
+        this.describedProtocol = protocol;
+        this.describedDevices = java.util.List.copyOf(devices);
+        this.bufferDescriber = buffers;
+    }
+
+    /**
+     * Serve requests of {@code type} (a transport's own, e.g. {@link PeerProtocol#CONNECT_QP}) with {@code handler},
+     * answering with frames of {@code type + 1}.
+     */
+    public void handle(final int type, final PeerRequestHandler handler)
+    {
+        requestHandlers.put(type, handler);
+    }
+
+    PeerRequestHandler handler(final int type)
+    {
+        return requestHandlers.get(type);
     }
 
     void closed(final PeerSessionHandler handler)

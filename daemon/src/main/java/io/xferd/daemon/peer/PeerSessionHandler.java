@@ -85,6 +85,7 @@ final class PeerSessionHandler implements Runnable
                     case PeerProtocol.WRITE -> onWrite();
                     case PeerProtocol.READ -> onRead();
                     case PeerProtocol.NOTIFY -> onNotify(length);
+                    case PeerProtocol.CONNECT_QP -> onTransportRequest(type, length);
                     default -> throw new IOException("unknown peer frame type " + type);
                 }
             }
@@ -136,6 +137,47 @@ final class PeerSessionHandler implements Runnable
         body.get(bytes);
         buffered.flush();
         FrameIo.sendFrame(channel, PeerProtocol.DESCRIPTOR, bytes);
+    }
+
+    /**
+     * A request a transport serves (the RDMA QP exchange): answered with the handler's body, or refused with
+     * its reason; the connection stays usable either way.
+     */
+    private void onTransportRequest(final int type, final int length) throws IOException
+    {
+        if (length < 0 || length > PeerProtocol.MAX_CONTROL_BODY)
+        {
+            throw new IOException("request of type " + type + " with " + length + " bytes");
+        }
+        final ByteBuffer body = FrameIo.newBuffer(length);
+        buffered.readFully(body);
+        body.flip();
+        final byte[] request = new byte[length];
+        body.get(request);
+        final PeerRequestHandler handler = server.handler(type);
+        byte[] answer;
+        int answerType = type + 1;
+        if (handler == null)
+        {
+            answerType = PeerProtocol.REFUSE;
+            answer = ("daemon at " + server.advertisedAddress() + " does not serve request type " + type +
+                " (its transport is " + server.context().protocol() + ")").getBytes(StandardCharsets.UTF_8);
+        }
+        else
+        {
+            try
+            {
+                answer = handler.answer(request);
+            }
+            catch (final RuntimeException ex)
+            {
+                answerType = PeerProtocol.REFUSE;
+                answer = String.valueOf(ex.getMessage()).getBytes(StandardCharsets.UTF_8);
+                refused.increment();
+            }
+        }
+        buffered.flush();
+        FrameIo.sendFrame(channel, answerType, answer);
     }
 
     private SegmentDescriptor describe(final ClientSession session)

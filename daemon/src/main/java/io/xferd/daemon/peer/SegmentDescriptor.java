@@ -33,13 +33,30 @@ public record SegmentDescriptor(
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /**
-     * One registered region: the owner's address, length and memory location.
+     * One registered region: the owner's address, length and memory location; with RDMA also its keys, one per
+     * entry of {@code devices} (absent with TCP, so TCP descriptors are unchanged).
      */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Buffer(
         @JsonProperty("addr") long address,
         @JsonProperty("length") long length,
-        @JsonProperty("location") String location)
+        @JsonProperty("location") String location,
+        @JsonProperty("lkey") List<Long> lkey,
+        @JsonProperty("rkey") List<Long> rkey)
     {
+        public Buffer(final long address, final long length, final String location)
+        {
+            this(address, length, location, null, null);
+        }
+
+        /**
+         * @return true when [address, address + length) lies inside this buffer; overflow safe.
+         */
+        public boolean contains(final long start, final long requestLength)
+        {
+            return requestLength > 0 && start >= this.address && requestLength <= this.length &&
+                start - this.address <= this.length - requestLength;
+        }
     }
 
     /**

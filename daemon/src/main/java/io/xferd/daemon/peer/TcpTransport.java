@@ -35,7 +35,7 @@ import java.util.function.Consumer;
  * the target acknowledged that its bytes are in memory; a READ only once every byte arrived). A watchdog fails
  * connections that wait past the transfer timeout, so nothing hangs. Requests and slices come from pools.
  */
-public final class TcpTransport implements AutoCloseable
+public final class TcpTransport implements PeerTransport
 {
     private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
     private static final int TRANSFER_POOL = 16 * 1024;
@@ -103,6 +103,13 @@ public final class TcpTransport implements AutoCloseable
     /**
      * Where remote requests' slices and completions are journaled (before the first peer is opened).
      */
+    @Override
+    public String name()
+    {
+        return "tcp";
+    }
+
+    @Override
     public void journal(final io.xferd.daemon.journal.TransferJournal journal)
     {
         this.journal = journal;
@@ -113,6 +120,7 @@ public final class TcpTransport implements AutoCloseable
         return journal;
     }
 
+    @Override
     public RemoteSegments remoteSegments()
     {
         return remoteSegments;
@@ -122,6 +130,7 @@ public final class TcpTransport implements AutoCloseable
      * Start a remote request. On {@link TransferStatus#OK} the transport owns the submitter's borrow and the local
      * region's borrow until it writes the completion; on any other status nothing was taken.
      */
+    @Override
     public int submit(
         final ClientSession submitter,
         final long requestId,
@@ -279,6 +288,7 @@ public final class TcpTransport implements AutoCloseable
      * Ask the daemon at {@code host:port} for a segment's descriptor, off the caller's thread; the answer (a
      * handle, or an error message) goes to {@code onResult} on the resolver thread.
      */
+    @Override
     public void openAsync(final String peerAddress, final String segmentName, final Consumer<Object> onResult)
     {
         resolver.execute(() ->
@@ -392,6 +402,7 @@ public final class TcpTransport implements AutoCloseable
         return context.transferTimeoutMs();
     }
 
+    @Override
     public Map<String, PeerLink> links()
     {
         return links;

@@ -8,7 +8,7 @@ import io.xferd.daemon.journal.TransferJournal;
 import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.peer.RemoteSegment;
 import io.xferd.daemon.peer.RemoteSegments;
-import io.xferd.daemon.peer.TcpTransport;
+import io.xferd.daemon.peer.PeerTransport;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
@@ -35,7 +35,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     private final EventPoller<TransferCommand> poller;
     private final ClientRegistry registry;
     private final CompletionSender sender;
-    private final TcpTransport transport;
+    private final PeerTransport transport;
     private final NanoClock clock;
     private final long maxRequestLength;
     private final long byteBudget;
@@ -51,7 +51,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         final TransferPipeline pipeline,
         final ClientRegistry registry,
         final CompletionSender sender,
-        final TcpTransport transport,
+        final PeerTransport transport,
         final SystemCounters counters,
         final NanoClock clock,
         final long maxRequestLength,

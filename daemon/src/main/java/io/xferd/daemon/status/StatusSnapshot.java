@@ -182,7 +182,8 @@ public final class StatusSnapshot
             final String description = label.substring("path ".length(), peerAt);
             final Map<String, Object> entry = new LinkedHashMap<>();
             entry.put("name", description.substring(0, description.indexOf(" -> ")));
-            entry.put("kind", "tcp");
+            // a TCP path ends at host:port, an RDMA path at the peer's device
+            entry.put("kind", description.substring(description.indexOf(" -> ") + 4).contains(":") ? "tcp" : "rdma");
             entry.put("path", description);
             entry.put("peer", label.substring(peerAt + " (peer ".length(), peerEnd));
             entry.put("bytes", 0L);

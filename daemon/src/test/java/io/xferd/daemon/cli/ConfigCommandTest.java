@@ -90,6 +90,19 @@ class ConfigCommandTest
     }
 
     @Test
+    void shouldSayADaemonWouldServeTcpWhenRdmaCannotBeServedAndTheFallbackIsNamed()
+    {
+        org.junit.jupiter.api.Assumptions.assumeFalse(
+            io.xferd.nativebindings.verbs.Verbs.availability().isAvailable(), "this host has RDMA devices");
+
+        assertThat(run("config", "--protocol", "rdma", "--protocol-fallback", "tcp", "--gid-index", "3")).isZero();
+
+        assertThat(out.toString()).containsPattern("(?m)^protocol_fallback: +tcp$")
+            .containsPattern("(?m)^gid_index: +3$")
+            .contains("# a daemon would start with this configuration (transport: tcp)");
+    }
+
+    @Test
     void shouldExit2WithTheMessageOfABadFile() throws IOException
     {
         final Path file = config("{\"transfer_workers\": \"four\"}");
@@ -107,5 +120,7 @@ class ConfigCommandTest
         assertThat(run("config", "--workers", "0")).isEqualTo(2);
 
         assertThat(err.toString()).startsWith("xferd: transfer workers must be 1..64: 0");
+        assertThat(run("config", "--gid-index", "first")).isEqualTo(2);
+        assertThat(err.toString()).contains("xferd: --gid-index must be auto or 0..255: first");
     }
 }

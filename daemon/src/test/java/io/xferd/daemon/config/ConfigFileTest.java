@@ -273,6 +273,24 @@ class ConfigFileTest
     }
 
     @Test
+    void shouldReadTheRdmaFieldsAndRefuseValuesOutOfRange() throws IOException
+    {
+        final DaemonContext context = apply("{\"protocol\": \"rdma\", \"protocol_fallback\": \"TCP\", \"gid_index\": 3}");
+        assertThat(context.protocolFallback()).isEqualTo("tcp");
+        assertThat(context.gidIndex()).isEqualTo(3);
+        assertThat(apply("{\"gid_index\": \"auto\"}").gidIndex()).isEqualTo(DaemonContext.GID_INDEX_AUTO);
+        assertThat(new DaemonContext().conclude().describe())
+            .containsEntry("gid_index", "auto").containsEntry("protocol_fallback", "none");
+
+        assertThatThrownBy(() -> apply("{\"protocol_fallback\": \"udp\"}"))
+            .hasMessageContaining("protocol_fallback: protocol fallback must be none or tcp: udp");
+        assertThatThrownBy(() -> apply("{\"gid_index\": 300}"))
+            .hasMessageContaining("gid_index: gid index must be auto or 0..255: 300");
+        assertThatThrownBy(() -> apply("{\"gid_index\": \"first\"}"))
+            .hasMessageContaining("must be a whole number or \"auto\"");
+    }
+
+    @Test
     void shouldResolveARelativeDirectoryFromTheConfigFilesDirectory() throws IOException
     {
         assertThat(apply("{\"dir\": \"run\"}").directory()).isEqualTo(dir.resolve("run"));

@@ -37,16 +37,17 @@ public final class MemoryRegion implements AutoCloseable
         this.length = mr.get(JAVA_LONG, LENGTH);
     }
 
-    static MemoryRegion register(final ProtectionDomain pd, final long address, final long length, final int access)
+    static MemoryRegion register(
+        final ProtectionDomain pd, final long address, final long length, final long iova, final int access)
     {
-        final String detail = String.format("%s addr=0x%x length=%d access=0x%x",
-            pd.context().deviceName(), address, length, access);
+        final String detail = String.format("%s addr=0x%x length=%d iova=0x%x access=0x%x",
+            pd.context().deviceName(), address, length, iova, access);
         try (Arena arena = Arena.ofConfined())
         {
             final MemorySegment capture = VerbsCalls.capture(arena);
             final MemorySegment mr;
             final String function;
-            if ((access & IBV_ACCESS_OPTIONAL_RANGE) == 0)
+            if ((access & IBV_ACCESS_OPTIONAL_RANGE) == 0 && iova == address)
             {
                 function = "ibv_reg_mr";
                 mr = (MemorySegment)VerbsFunctions.REG_MR.invokeExact(capture, pd.pointer(), address, length, access);
@@ -55,7 +56,7 @@ public final class MemoryRegion implements AutoCloseable
             {
                 function = "ibv_reg_mr_iova2";
                 mr = (MemorySegment)VerbsFunctions.REG_MR_IOVA2.invokeExact(
-                    capture, pd.pointer(), address, length, address, access);
+                    capture, pd.pointer(), address, length, iova, access);
             }
             return new MemoryRegion(VerbsCalls.requireNonNull(mr, IBV_MR.byteSize(), capture, function, detail));
         }

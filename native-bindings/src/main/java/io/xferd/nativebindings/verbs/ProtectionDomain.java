@@ -53,7 +53,19 @@ public final class ProtectionDomain implements AutoCloseable
      */
     public MemoryRegion register(final long address, final long length, final int access)
     {
-        return MemoryRegion.register(this, address, length, access);
+        return MemoryRegion.register(this, address, length, address, access);
+    }
+
+    /**
+     * Registers {@code length} bytes at virtual address {@code address} so that work requests name them by
+     * {@code iova} ({@code ibv_reg_mr_iova2}): a daemon registers a client's memory through its own mapping but
+     * under the client's address, which is the address peers were told.
+     *
+     * @param iova the address local SGEs and remote work requests use for the first byte.
+     */
+    public MemoryRegion register(final long address, final long length, final long iova, final int access)
+    {
+        return MemoryRegion.register(this, address, length, iova, access);
     }
 
     /**

@@ -1,0 +1,63 @@
+package io.xferd.daemon.peer;
+
+import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.journal.TransferJournal;
+import io.xferd.daemon.memory.Region;
+import org.agrona.DirectBuffer;
+
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * What the data plane and the control plane need from the transport that moves bytes to and from other daemons
+ * (TCP or RDMA): open a peer's segment, start a remote request, report per-path state. Which one runs is chosen
+ * once, at start, by {@link io.xferd.daemon.TransportSelector}; nothing else knows.
+ */
+public interface PeerTransport extends AutoCloseable
+{
+    /**
+     * @return the transport's name as {@code xferd status} shows it ("tcp", "rdma").
+     */
+    String name();
+
+    /**
+     * Where remote requests' slices and completions are journaled (set before the first peer is opened).
+     */
+    void journal(TransferJournal journal);
+
+    RemoteSegments remoteSegments();
+
+    /**
+     * Start a remote request. On {@link io.xferd.ipc.TransferStatus#OK} the transport owns the submitter's borrow
+     * and the local region's borrow until it writes the completion; on any other status nothing was taken.
+     * Allocation-free.
+     */
+    int submit(
+        ClientSession submitter,
+        long requestId,
+        long traceId,
+        int opcode,
+        Region local,
+        long localAddress,
+        RemoteSegment target,
+        long targetAddress,
+        long length,
+        long submitNanos,
+        long intakeNanos,
+        DirectBuffer notify,
+        int notifyLength);
+
+    /**
+     * Open the segment {@code segmentName} of the daemon at {@code host:port}, off the caller's thread; the answer
+     * (a handle as a Long, or an error message as a String) goes to {@code onResult} on a transport thread.
+     */
+    void openAsync(String peerAddress, String segmentName, Consumer<Object> onResult);
+
+    /**
+     * @return the per-peer links with their paths' counters (empty where the transport keeps none).
+     */
+    Map<String, PeerLink> links();
+
+    @Override
+    void close();
+}
