@@ -16,6 +16,8 @@ public final class ControlError
     public static final int MAP_FAILED = 9;
     public static final int INVALID_ARGUMENT = 10;
     public static final int NOT_CONNECTED = 11;
+    /** GPU memory was offered but this daemon has no usable CUDA runtime (no libcudart, driver or device). */
+    public static final int CUDA_UNAVAILABLE = 12;
 
     private ControlError()
     {
@@ -36,6 +38,7 @@ public final class ControlError
             case MAP_FAILED -> "MAP_FAILED";
             case INVALID_ARGUMENT -> "INVALID_ARGUMENT";
             case NOT_CONNECTED -> "NOT_CONNECTED";
+            case CUDA_UNAVAILABLE -> "CUDA_UNAVAILABLE";
             default -> "ERROR(" + code + ")";
         };
     }

@@ -84,6 +84,22 @@ public final class ControlFrame
         return buffer.getStringWithoutLengthUtf8(offset + HEADER_LENGTH + bodyOffset + 4, length);
     }
 
+    /**
+     * Copy {@code destination.length} bytes of a fixed-width field into {@code destination}.
+     */
+    public void getBytes(final int bodyOffset, final byte[] destination)
+    {
+        checkRead(bodyOffset, destination.length);
+        buffer.getBytes(offset + HEADER_LENGTH + bodyOffset, destination);
+    }
+
+    public ControlFrame putBytes(final int bodyOffset, final byte[] source)
+    {
+        grow(bodyOffset + source.length);
+        buffer.putBytes(offset + HEADER_LENGTH + bodyOffset, source);
+        return this;
+    }
+
     public ControlFrame putInt(final int bodyOffset, final int value)
     {
         buffer.putInt(offset + HEADER_LENGTH + bodyOffset, value);

@@ -13,7 +13,14 @@ package io.xferd.ipc;
  *                       + SCM_RIGHTS: the memfd (or file) that backs the range
  * UNREGISTER_MEMORY (3) 0 long correlation id    8 long owner address (start of a registered range)
  * OPEN_SEGMENT (4)      0 long correlation id    8 string segment name ("name" or "host:port/name")
+ * REGISTER_GPU_MEMORY (5)
+ *                       0 long correlation id    8 long owner device pointer   16 long length
+ *                      24 long offset of the pointer in its IPC allocation (0: the pointer is the allocation's base)
+ *                      32 64 bytes cudaIpcMemHandle_t of the allocation
+ *                      96 16 bytes PCI bus id of the device, ASCII, NUL padded ("0000:1b:00.0"; all NUL: none)
+ *                     112 string location ("cuda:0"); nothing after it
  * </pre>
+ * UNREGISTER_MEMORY releases a GPU range as it does a host range. See {@link GpuMemoryRegistration}.
  *
  * <h2>Daemon to client</h2>
  * <pre>
@@ -33,6 +40,7 @@ public final class ControlMessages
     public static final int REGISTER_MEMORY = 2;
     public static final int UNREGISTER_MEMORY = 3;
     public static final int OPEN_SEGMENT = 4;
+    public static final int REGISTER_GPU_MEMORY = 5;
 
     public static final int WELCOME = 101;
     public static final int OK = 102;
@@ -52,6 +60,15 @@ public final class ControlMessages
     public static final int UNREGISTER_ADDRESS = 8;
 
     public static final int OPEN_SEGMENT_NAME = 8;
+
+    public static final int REGISTER_GPU_POINTER = 8;
+    public static final int REGISTER_GPU_LENGTH = 16;
+    public static final int REGISTER_GPU_ALLOCATION_OFFSET = 24;
+    public static final int REGISTER_GPU_IPC_HANDLE = 32;
+    public static final int REGISTER_GPU_IPC_HANDLE_LENGTH = 64;
+    public static final int REGISTER_GPU_PCI_BUS_ID = 96;
+    public static final int REGISTER_GPU_PCI_BUS_ID_LENGTH = 16;
+    public static final int REGISTER_GPU_LOCATION = 112;
 
     public static final int WELCOME_CLIENT_SLOT = 0;
     public static final int WELCOME_MAX_IN_FLIGHT = 4;

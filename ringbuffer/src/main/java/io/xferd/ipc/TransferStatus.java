@@ -32,6 +32,11 @@ public final class TransferStatus
     public static final int TIMEOUT = 10;
     /** The daemon went away; raised by the client library, never written by a daemon. */
     public static final int DAEMON_GONE = 11;
+    /**
+     * The path the request needs cannot reach that kind of memory: GPU memory over TCP needs staging through pinned
+     * host memory, which this build does not have.
+     */
+    public static final int UNSUPPORTED_MEMORY = 12;
 
     private TransferStatus()
     {
@@ -53,6 +58,7 @@ public final class TransferStatus
             case TRANSPORT_ERROR -> "TRANSPORT_ERROR";
             case TIMEOUT -> "TIMEOUT";
             case DAEMON_GONE -> "DAEMON_GONE";
+            case UNSUPPORTED_MEMORY -> "UNSUPPORTED_MEMORY";
             default -> "UNKNOWN_STATUS(" + status + ")";
         };
     }
