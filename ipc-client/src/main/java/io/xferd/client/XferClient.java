@@ -4,6 +4,7 @@ import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.CompletionFlyweight;
 import io.xferd.ipc.ControlFrame;
 import io.xferd.ipc.ControlMessages;
+import io.xferd.ipc.GpuMemoryRegistration;
 import io.xferd.ipc.NotificationFlyweight;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.RecordTypes;
@@ -11,6 +12,9 @@ import io.xferd.ipc.SubmitRequestFlyweight;
 import io.xferd.ipc.TransferStatus;
 import io.xferd.nativebindings.libc.MappedMemory;
 import io.xferd.nativebindings.libc.Memfd;
+import io.xferd.nativebindings.Availability;
+import io.xferd.nativebindings.cuda.CudaPointerAttributes;
+import io.xferd.nativebindings.cuda.CudaRuntime;
 import io.xferd.nativebindings.libc.Process;
 import org.agrona.IoUtil;
 import org.agrona.MutableDirectBuffer;
@@ -176,8 +180,10 @@ public final class XferClient implements AutoCloseable
     }
 
     /**
-     * Register [address, address + length) of memory from {@link #allocateMemory} so that requests (this
-     * client's as local ranges, other clients' as targets) may use it.
+     * Register [address, address + length) so that requests (this client's as local ranges, other clients' as
+     * targets) may use it. Host memory must come from {@link #allocateMemory}. A range outside that memory with a
+     * location "cuda:N" is taken for device memory, as with Mooncake's {@code registerLocalMemory(ptr, len,
+     * "cuda:0")}: see {@link #registerGpuMemory(long, long, String)}.
      *
      * @param location where the memory lives: "cpu:0", "cuda:1" (for path selection).
      */
@@ -187,7 +193,16 @@ public final class XferClient implements AutoCloseable
         try
         {
             ensureOpen();
-            final SharedBuffer buffer = sharedBufferContaining(address, length);
+            final SharedBuffer buffer = findSharedBuffer(address, length);
+            if (buffer == null && GpuMemoryRegistration.cudaOrdinal(location) >= 0)
+            {
+                registerGpuMemory(address, length, location, address);
+                return;
+            }
+            if (buffer == null)
+            {
+                throw notShared(address, length);
+            }
             final long correlationId = proxy.nextCorrelationId();
             proxy.begin(ControlMessages.REGISTER_MEMORY)
                 .putLong(ControlMessages.CORRELATION_ID, correlationId)
@@ -206,6 +221,87 @@ public final class XferClient implements AutoCloseable
         finally
         {
             controlLock.unlock();
+        }
+    }
+
+    /**
+     * Register GPU memory that {@code devicePointer} starts, the base of a {@code cudaMalloc} allocation: the
+     * daemon opens it through a CUDA IPC handle and copies straight to and from it. Keep the allocation alive until
+     * it is unregistered ({@link #unregisterMemory}) or this client is closed.
+     *
+     * @param location "cuda:N", the device in this process's numbering (the daemon finds it by PCI bus id).
+     * @throws CudaUnavailableException when this process has no usable CUDA runtime.
+     * @throws ControlException         when the daemon refuses, e.g. {@code CUDA_UNAVAILABLE} when it has none.
+     */
+    public void registerGpuMemory(final long devicePointer, final long length, final String location)
+    {
+        registerGpuMemory(devicePointer, length, location, devicePointer);
+    }
+
+    /**
+     * Register a range that starts inside a bigger allocation (a caching allocator's block) whose base is
+     * {@code allocationBase}; the IPC handle is the allocation's, the range [devicePointer, devicePointer + length)
+     * must lie within it.
+     */
+    public void registerGpuMemory(
+        final long devicePointer, final long length, final String location, final long allocationBase)
+    {
+        if (GpuMemoryRegistration.cudaOrdinal(location) < 0)
+        {
+            throw new IllegalArgumentException("GPU memory needs a location cuda:N, not " + location);
+        }
+        if (length <= 0 || devicePointer < allocationBase)
+        {
+            throw new IllegalArgumentException("bad GPU range 0x" + Long.toHexString(devicePointer) + "+" + length +
+                " in the allocation at 0x" + Long.toHexString(allocationBase));
+        }
+        final Availability cuda = CudaRuntime.availability();
+        if (!cuda.isAvailable())
+        {
+            throw new CudaUnavailableException("cannot register GPU memory: CUDA is not available in this process (" +
+                cuda.reason() + ")");
+        }
+        controlLock.lock();
+        try
+        {
+            ensureOpen();
+            final long correlationId = proxy.nextCorrelationId();
+            exportGpuMemory(correlationId, devicePointer, length, location, allocationBase)
+                .encode(proxy.begin(ControlMessages.REGISTER_GPU_MEMORY));
+            proxy.send(-1);
+            awaitOk(correlationId);
+        }
+        catch (final DaemonGoneException ex)
+        {
+            markGone(ex.getMessage());
+            throw ex;
+        }
+        finally
+        {
+            controlLock.unlock();
+        }
+    }
+
+    private static GpuMemoryRegistration exportGpuMemory(
+        final long correlationId, final long devicePointer, final long length, final String location,
+        final long allocationBase)
+    {
+        try
+        {
+            final CudaPointerAttributes attributes = CudaRuntime.pointerAttributes(devicePointer);
+            if (!attributes.isDevice())
+            {
+                throw new IllegalArgumentException("0x" + Long.toHexString(devicePointer) +
+                    " is not device memory (cudaPointerGetAttributes type " + attributes.type() + ")");
+            }
+            return new GpuMemoryRegistration(correlationId, devicePointer, length, devicePointer - allocationBase,
+                CudaRuntime.ipcGetMemHandle(allocationBase).toBytes(), CudaRuntime.pciBusId(attributes.device()),
+                location);
+        }
+        catch (final io.xferd.nativebindings.cuda.CudaException ex)
+        {
+            throw new XferException("cannot export GPU memory 0x" + Long.toHexString(devicePointer) + ": " +
+                ex.getMessage(), ex);
         }
     }
 
@@ -732,7 +828,7 @@ public final class XferClient implements AutoCloseable
         return answer.getLong(ControlMessages.OK_VALUE);
     }
 
-    private SharedBuffer sharedBufferContaining(final long address, final long length)
+    private SharedBuffer findSharedBuffer(final long address, final long length)
     {
         for (final SharedBuffer buffer : sharedBuffers)
         {
@@ -741,8 +837,14 @@ public final class XferClient implements AutoCloseable
                 return buffer;
             }
         }
-        throw new IllegalArgumentException("0x" + Long.toHexString(address) + "+" + length +
-            " is not inside memory from allocateMemory(): the daemon can only map shared memory");
+        return null;
+    }
+
+    private static IllegalArgumentException notShared(final long address, final long length)
+    {
+        return new IllegalArgumentException("0x" + Long.toHexString(address) + "+" + length +
+            " is not inside memory from allocateMemory(): the daemon can only map shared memory" +
+            " (GPU memory: a location cuda:N)");
     }
 
     private static void checkTask(final BatchTable.Batch batch, final int task)
