@@ -51,6 +51,7 @@ public final class DaemonContext
     private long metadataTtlMs = 10_000;
     private final Map<String, String> notUsed = new LinkedHashMap<>();
     private final OperationsContext operations = new OperationsContext();
+    private io.xferd.daemon.memory.DeviceMemory deviceMemory = new io.xferd.daemon.memory.CudaDeviceMemory();
 
     /**
      * Check every value and fill in what follows from others.
@@ -524,6 +525,21 @@ public final class DaemonContext
     public DaemonContext rpcAddress(final String value)
     {
         this.rpcAddress = value;
+        return this;
+    }
+
+    public io.xferd.daemon.memory.DeviceMemory deviceMemory()
+    {
+        return deviceMemory;
+    }
+
+    /**
+     * The GPU runtime behind GPU memory registrations and copies: CUDA by default (loaded on first use). Tests put
+     * host memory behind it to check the daemon's GPU plumbing on hosts without a GPU.
+     */
+    public DaemonContext deviceMemory(final io.xferd.daemon.memory.DeviceMemory value)
+    {
+        this.deviceMemory = value;
         return this;
     }
 }

@@ -149,7 +149,8 @@ public final class XferDaemon implements AutoCloseable
         for (int i = 0; i < context.transferWorkers(); i++)
         {
             workers.add(new TransferWorker(i, pipeline, registry, new CompletionSender(disconnects, counters), transport,
-                counters, nanoClock, context.maxRequestLength(), context.dutyCycleByteBudget(), journal.recorder()));
+                counters, nanoClock, context.maxRequestLength(), context.dutyCycleByteBudget(), journal.recorder(),
+                context.deviceMemory()));
         }
         if (transport instanceof RdmaTransport rdma)
         {

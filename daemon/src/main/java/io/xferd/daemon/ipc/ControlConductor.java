@@ -6,6 +6,7 @@ import io.xferd.daemon.memory.Region;
 import io.xferd.ipc.ControlError;
 import io.xferd.ipc.ControlFrame;
 import io.xferd.ipc.ControlMessages;
+import io.xferd.ipc.GpuMemoryRegistration;
 import io.xferd.ipc.MalformedFrameException;
 import io.xferd.ipc.SubmitRequestFlyweight;
 import io.xferd.ipc.SystemCounter;
@@ -57,6 +58,7 @@ public final class ControlConductor implements AutoCloseable
     private final ManyToOneConcurrentArrayQueue<Runnable> controlTasks = new ManyToOneConcurrentArrayQueue<>(1024);
     private final io.xferd.daemon.peer.PeerTransport transport;
     private final io.xferd.daemon.metadata.ClusterMetadata metadata;
+    private final GpuRegionMapper gpuRegions;
     private long lastConsumerPosition = -1;
     private long consumerStalledSinceMs;
     private volatile boolean accepting = true;
@@ -80,6 +82,7 @@ public final class ControlConductor implements AutoCloseable
     {
         this.transport = transport;
         this.metadata = metadata;
+        this.gpuRegions = new GpuRegionMapper(context.deviceMemory());
         this.context = context;
         this.registry = registry;
         this.toDaemonRing = toDaemonRing;
@@ -300,6 +303,7 @@ public final class ControlConductor implements AutoCloseable
             case ControlMessages.REGISTER_MEMORY -> onRegister(session, frame, correlationId);
             case ControlMessages.UNREGISTER_MEMORY -> onUnregister(session, frame, correlationId);
             case ControlMessages.OPEN_SEGMENT -> onOpenSegment(session, frame, correlationId);
+            case ControlMessages.REGISTER_GPU_MEMORY -> onRegisterGpu(session, frame, correlationId);
             default -> throw new MalformedFrameException("unknown control message type " + frame.type());
         }
     }
@@ -346,6 +350,62 @@ public final class ControlConductor implements AutoCloseable
         counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(length);
         counters.get(SystemCounter.REGIONS_REGISTERED).increment();
         operations.onRegionsChanged(session);
+        answerOk(session, correlationId, 0);
+        segmentChanged(session);
+    }
+
+    /**
+     * GPU memory through a CUDA IPC handle. Every refusal is an answer, and a frame of the wrong length too (its
+     * framing is intact, so the connection is): a daemon without CUDA keeps serving the client's host memory.
+     */
+    private void onRegisterGpu(final ClientSession session, final ControlFrame frame, final long correlationId)
+    {
+        final GpuMemoryRegistration registration;
+        try
+        {
+            registration = GpuMemoryRegistration.decode(frame);
+        }
+        catch (final MalformedFrameException ex)
+        {
+            answerError(session, correlationId, ControlError.MALFORMED_MESSAGE, ex.getMessage());
+            return;
+        }
+        final long address = registration.devicePointer();
+        final long length = registration.length();
+        final long offset = registration.allocationOffset();
+        if (address <= 0 || length <= 0 || offset < 0 || address + length < address || offset + length < offset)
+        {
+            answerError(session, correlationId, ControlError.INVALID_ARGUMENT, "bad range: device pointer 0x" +
+                Long.toHexString(address) + " length " + length + " offset in allocation " + offset);
+            return;
+        }
+        if (GpuMemoryRegistration.cudaOrdinal(registration.location()) < 0)
+        {
+            answerError(session, correlationId, ControlError.INVALID_ARGUMENT,
+                "GPU memory needs a location cuda:N, not " + registration.location());
+            return;
+        }
+        if (session.regions().overlaps(address, length))
+        {
+            answerError(session, correlationId, ControlError.OVERLAPPING_REGION,
+                "range 0x" + Long.toHexString(address) + "+" + length + " overlaps a registered region");
+            return;
+        }
+        final Region region;
+        try
+        {
+            region = gpuRegions.map(registration);
+        }
+        catch (final RegistrationRefusedException ex)
+        {
+            answerError(session, correlationId, ex.code(), ex.getMessage());
+            return;
+        }
+        session.regions(session.regions().with(region));
+        counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(length);
+        counters.get(SystemCounter.REGIONS_REGISTERED).increment();
+        operations.onRegionsChanged(session);
+        LOG.info("segment {} registered GPU memory {}", session.segmentName(), region);
         answerOk(session, correlationId, 0);
         segmentChanged(session);
     }
@@ -595,7 +655,14 @@ public final class ControlConductor implements AutoCloseable
 
     private void freeRegion(final Region region)
     {
-        RegionMapper.unmap(region);
+        if (region.isDevice())
+        {
+            gpuRegions.unmap(region);
+        }
+        else
+        {
+            RegionMapper.unmap(region);
+        }
         counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(-region.length());
         counters.get(SystemCounter.REGIONS_REGISTERED).decrement();
     }

@@ -5,14 +5,24 @@ import java.lang.foreign.MemorySegment;
 /**
  * One registered range of a client's memory: the owner's own virtual address and length, and the daemon's
  * mapping of the same bytes. Requests name it by the owner's address; the daemon copies through the mapping.
+ * <p>
+ * Host memory is mapped (a {@link MemorySegment} the CPU copies through). Device memory ({@link #isDevice()}) is a
+ * GPU allocation the daemon opened through a CUDA IPC handle: it has a device address instead, only a
+ * {@link DeviceMemory} can copy through it, and its {@link #mapping()} is empty so that no host path can touch it.
  */
 public final class Region extends RefCounted
 {
+    /** The {@link #device()} of host memory. */
+    public static final int HOST = -1;
+
     private final long ownerAddress;
     private final long length;
     private final String location;
     private final MemorySegment mapping;
     private final MemorySegment wholeMapping;
+    private final int device;
+    private final long deviceAddress;
+    private final DeviceAllocation allocation;
 
     /**
      * @param mapping      the daemon's view of exactly the registered bytes.
@@ -30,6 +40,71 @@ public final class Region extends RefCounted
         this.location = location;
         this.mapping = mapping;
         this.wholeMapping = wholeMapping;
+        this.device = HOST;
+        this.deviceAddress = 0;
+        this.allocation = null;
+    }
+
+    private Region(
+        final long ownerAddress,
+        final long length,
+        final String location,
+        final DeviceAllocation allocation,
+        final long allocationOffset)
+    {
+        this.ownerAddress = ownerAddress;
+        this.length = length;
+        this.location = location;
+        this.mapping = MemorySegment.NULL;
+        this.wholeMapping = MemorySegment.NULL;
+        this.device = allocation.device();
+        this.deviceAddress = allocation.baseAddress() + allocationOffset;
+        this.allocation = allocation;
+    }
+
+    /**
+     * A range of a GPU allocation the daemon opened.
+     *
+     * @param allocationOffset where the range starts inside the allocation.
+     */
+    public static Region onDevice(
+        final long ownerAddress,
+        final long length,
+        final String location,
+        final DeviceAllocation allocation,
+        final long allocationOffset)
+    {
+        return new Region(ownerAddress, length, location, allocation, allocationOffset);
+    }
+
+    public boolean isDevice()
+    {
+        return device != HOST;
+    }
+
+    /**
+     * @return the daemon's CUDA ordinal of the device holding this memory, or {@link #HOST}.
+     */
+    public int device()
+    {
+        return device;
+    }
+
+    /**
+     * @return the opened GPU allocation this range lies in; null for host memory.
+     */
+    public DeviceAllocation allocation()
+    {
+        return allocation;
+    }
+
+    /**
+     * @return the daemon's address of the byte the owner calls {@code address}: a device pointer for device memory,
+     * the mapping's address for host memory (as {@code cudaMemcpyDefault} takes either).
+     */
+    public long daemonAddress(final long address)
+    {
+        return (device != HOST ? deviceAddress : mapping.address()) + (address - ownerAddress);
     }
 
     public long ownerAddress()
@@ -74,6 +149,7 @@ public final class Region extends RefCounted
     @Override
     public String toString()
     {
-        return "Region[0x" + Long.toHexString(ownerAddress) + "+" + length + " " + location + "]";
+        return "Region[0x" + Long.toHexString(ownerAddress) + "+" + length + " " + location +
+            (device != HOST ? " device " + device : "") + "]";
     }
 }

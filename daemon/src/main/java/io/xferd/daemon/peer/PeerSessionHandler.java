@@ -318,13 +318,22 @@ final class PeerSessionHandler implements Runnable
         {
             status = TransferStatus.INVALID_LENGTH;
         }
-        else if (target.regions().find(requestAddress, requestLength) == null)
-        {
-            status = TransferStatus.TARGET_RANGE_NOT_REGISTERED;
-        }
         else
         {
-            return TransferStatus.OK;
+            final Region region = target.regions().find(requestAddress, requestLength);
+            if (region == null)
+            {
+                status = TransferStatus.TARGET_RANGE_NOT_REGISTERED;
+            }
+            else if (region.isDevice())
+            {
+                // GPU memory over TCP needs staging through pinned host memory: not in this build
+                status = TransferStatus.UNSUPPORTED_MEMORY;
+            }
+            else
+            {
+                return TransferStatus.OK;
+            }
         }
         refused.increment();
         return status;

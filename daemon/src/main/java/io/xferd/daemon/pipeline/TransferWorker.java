@@ -5,6 +5,7 @@ import io.xferd.daemon.SystemCounters;
 import io.xferd.daemon.ipc.ClientRegistry;
 import io.xferd.daemon.ipc.ClientSession;
 import io.xferd.daemon.journal.TransferJournal;
+import io.xferd.daemon.memory.DeviceMemory;
 import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.peer.RemoteSegment;
 import io.xferd.daemon.peer.RemoteSegments;
@@ -17,11 +18,10 @@ import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.status.AtomicCounter;
 
-import java.lang.foreign.MemorySegment;
-
 /**
  * A transfer stage: takes its share of commands from the pipeline, checks each against the registry (segment,
- * both ranges registered, length), moves the bytes between the two mappings with one copy, and writes the
+ * both ranges registered, length), moves the bytes between the two regions with one copy ({@link RegionCopier}:
+ * a memory copy between host mappings, the GPU runtime's copy when a side is device memory), and writes the
  * completion (and the target's notification). Both regions are borrowed for the copy so that neither can be
  * unmapped under it. Allocation-free.
  */
@@ -44,6 +44,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     private final AtomicCounter bytesRead;
     private final AtomicCounter bytesWritten;
     private final TransferJournal journal;
+    private final RegionCopier copier;
     private long bytesThisCycle;
 
     public TransferWorker(
@@ -56,7 +57,8 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         final NanoClock clock,
         final long maxRequestLength,
         final long byteBudget,
-        final TransferJournal journal)
+        final TransferJournal journal,
+        final DeviceMemory deviceMemory)
     {
         this.index = index;
         this.workers = pipeline.workers();
@@ -68,6 +70,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         this.maxRequestLength = maxRequestLength;
         this.byteBudget = byteBudget;
         this.journal = journal;
+        this.copier = new RegionCopier(deviceMemory);
         this.completed = counters.get(SystemCounter.REQUESTS_COMPLETED);
         this.failed = counters.get(SystemCounter.REQUESTS_FAILED);
         this.bytesRead = counters.get(SystemCounter.BYTES_READ);
@@ -171,6 +174,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         {
             return TransferStatus.LOCAL_RANGE_NOT_REGISTERED;
         }
+        final int copied;
         try
         {
             if (!remote.tryAcquire())
@@ -179,7 +183,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             }
             try
             {
-                copy(command, local, remote, length);
+                copied = copier.copy(command.opcode, local, command.localAddress, remote, command.targetAddress, length);
             }
             finally
             {
@@ -189,6 +193,10 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         finally
         {
             local.release();
+        }
+        if (copied != TransferStatus.OK)
+        {
+            return copied;
         }
         if (target.isClosed())
         {
@@ -209,6 +217,11 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             return TransferStatus.UNKNOWN_SEGMENT;
         }
         final Region local = command.submitter.regions().find(command.localAddress, length);
+        if (local != null && local.isDevice())
+        {
+            // GPU memory over TCP needs staging through pinned host memory: not in this build
+            return TransferStatus.UNSUPPORTED_MEMORY;
+        }
         if (local == null || !local.tryAcquire())
         {
             return TransferStatus.LOCAL_RANGE_NOT_REGISTERED;
@@ -222,22 +235,6 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             return status;
         }
         return HANDED_OFF;
-    }
-
-    private static void copy(final TransferCommand command, final Region local, final Region remote, final long length)
-    {
-        final MemorySegment localMemory = local.mapping();
-        final MemorySegment remoteMemory = remote.mapping();
-        final long localOffset = local.offsetOf(command.localAddress);
-        final long remoteOffset = remote.offsetOf(command.targetAddress);
-        if (command.opcode == Opcode.WRITE)
-        {
-            MemorySegment.copy(localMemory, localOffset, remoteMemory, remoteOffset, length);
-        }
-        else
-        {
-            MemorySegment.copy(remoteMemory, remoteOffset, localMemory, localOffset, length);
-        }
     }
 
     private void deliverNotification(final TransferCommand command, final ClientSession target)

@@ -1,0 +1,132 @@
+package io.xferd.daemon.ipc;
+
+import io.xferd.daemon.memory.DeviceAllocation;
+import io.xferd.daemon.memory.DeviceMemory;
+import io.xferd.daemon.memory.Region;
+import io.xferd.ipc.ControlError;
+import io.xferd.ipc.GpuMemoryRegistration;
+import io.xferd.nativebindings.Availability;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Opens the GPU memory a client handed over as a CUDA IPC handle and closes it again: the device counterpart of
+ * {@link RegionMapper}. A handle is opened once however many ranges of its allocation are registered (the runtime
+ * maps an allocation once per process), and closed when the last of them is freed. Runs on the conductor's thread.
+ */
+final class GpuRegionMapper
+{
+    private static final Logger LOG = LoggerFactory.getLogger(GpuRegionMapper.class);
+
+    private final DeviceMemory deviceMemory;
+    private final Map<ByteBuffer, DeviceAllocation> openAllocations = new HashMap<>();
+    private boolean unavailableLogged;
+
+    GpuRegionMapper(final DeviceMemory deviceMemory)
+    {
+        this.deviceMemory = deviceMemory;
+    }
+
+    /**
+     * @throws RegistrationRefusedException with CUDA_UNAVAILABLE when there is no usable GPU runtime, MAP_FAILED when
+     *                                      the device is not found or the handle does not open.
+     */
+    Region map(final GpuMemoryRegistration registration)
+    {
+        final Availability availability = deviceMemory.availability();
+        if (!availability.isAvailable())
+        {
+            if (!unavailableLogged)
+            {
+                unavailableLogged = true;
+                LOG.warn("GPU memory offered by a client but not served: {} (logged once; host memory is unaffected)",
+                    availability);
+            }
+            throw new RegistrationRefusedException(ControlError.CUDA_UNAVAILABLE,
+                "this daemon cannot serve GPU memory: " + availability);
+        }
+        final int device = device(registration);
+        final ByteBuffer key = ByteBuffer.wrap(registration.ipcHandle().clone());
+        DeviceAllocation allocation = openAllocations.get(key);
+        if (allocation == null)
+        {
+            final long base;
+            try
+            {
+                base = deviceMemory.open(device, registration.ipcHandle());
+            }
+            catch (final RuntimeException ex)
+            {
+                throw new RegistrationRefusedException(ControlError.MAP_FAILED,
+                    "cannot open the CUDA IPC handle on device " + device + ": " + ex.getMessage());
+            }
+            allocation = new DeviceAllocation(key, device, base);
+            openAllocations.put(key, allocation);
+        }
+        allocation.addRange();
+        return Region.onDevice(registration.devicePointer(), registration.length(), registration.location(),
+            allocation, registration.allocationOffset());
+    }
+
+    /**
+     * Free a device region nothing borrows any more: closes its allocation when it was the last range of it.
+     */
+    void unmap(final Region region)
+    {
+        final DeviceAllocation allocation = region.allocation();
+        if (allocation.removeRange())
+        {
+            openAllocations.remove(allocation.handle());
+            try
+            {
+                deviceMemory.close(allocation.device(), allocation.baseAddress());
+            }
+            catch (final RuntimeException ex)
+            {
+                LOG.warn("closing {} failed: {}", allocation, ex.getMessage());
+            }
+        }
+    }
+
+    int openAllocations()
+    {
+        return openAllocations.size();
+    }
+
+    private int device(final GpuMemoryRegistration registration)
+    {
+        try
+        {
+            if (!registration.pciBusId().isEmpty())
+            {
+                final int device = deviceMemory.deviceOf(registration.pciBusId());
+                if (device < 0)
+                {
+                    throw new RegistrationRefusedException(ControlError.MAP_FAILED,
+                        "no CUDA device with PCI bus id " + registration.pciBusId() + " on this daemon's host");
+                }
+                return device;
+            }
+            final int device = GpuMemoryRegistration.cudaOrdinal(registration.location());
+            final int count = deviceMemory.deviceCount();
+            if (device >= count)
+            {
+                throw new RegistrationRefusedException(ControlError.MAP_FAILED,
+                    registration.location() + ": this daemon sees " + count + " CUDA devices");
+            }
+            return device;
+        }
+        catch (final RegistrationRefusedException ex)
+        {
+            throw ex;
+        }
+        catch (final RuntimeException ex)
+        {
+            throw new RegistrationRefusedException(ControlError.MAP_FAILED, "cannot find the device: " + ex.getMessage());
+        }
+    }
+}

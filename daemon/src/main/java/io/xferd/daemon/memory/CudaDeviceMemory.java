@@ -1,0 +1,80 @@
+package io.xferd.daemon.memory;
+
+import io.xferd.nativebindings.Availability;
+import io.xferd.nativebindings.cuda.CudaIpcMemHandle;
+import io.xferd.nativebindings.cuda.CudaLayouts;
+import io.xferd.nativebindings.cuda.CudaRuntime;
+
+import java.util.Locale;
+
+/**
+ * {@link DeviceMemory} through the CUDA runtime. libcudart is loaded on the first call that needs it (the first GPU
+ * registration), never at daemon start, so a host without it pays nothing. Every call sets its device first: the
+ * current device is per thread, and agents may share threads.
+ */
+public final class CudaDeviceMemory implements DeviceMemory
+{
+    private volatile String[] pciBusIds;
+
+    @Override
+    public Availability availability()
+    {
+        return CudaRuntime.availability();
+    }
+
+    @Override
+    public int deviceCount()
+    {
+        return CudaRuntime.deviceCount();
+    }
+
+    @Override
+    public int deviceOf(final String pciBusId)
+    {
+        String[] ids = pciBusIds;
+        if (ids == null)
+        {
+            ids = new String[CudaRuntime.deviceCount()];
+            for (int i = 0; i < ids.length; i++)
+            {
+                ids[i] = CudaRuntime.pciBusId(i);
+            }
+            pciBusIds = ids;
+        }
+        final String wanted = pciBusId.toLowerCase(Locale.ROOT);
+        for (int i = 0; i < ids.length; i++)
+        {
+            if (ids[i].equals(wanted))
+            {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    @Override
+    public long open(final int device, final byte[] ipcHandle)
+    {
+        CudaRuntime.setDevice(device);
+        return CudaRuntime.ipcOpenMemHandle(CudaIpcMemHandle.of(ipcHandle));
+    }
+
+    @Override
+    public void close(final int device, final long baseAddress)
+    {
+        CudaRuntime.setDevice(device);
+        CudaRuntime.ipcCloseMemHandle(baseAddress);
+    }
+
+    /**
+     * {@code cudaMemcpy} with {@code cudaMemcpyDefault} then {@code cudaDeviceSynchronize}: a device-to-device copy,
+     * or one from pageable host memory, may return before the bytes landed, and the completion must not.
+     */
+    @Override
+    public void copy(final int device, final long destination, final long source, final long length)
+    {
+        CudaRuntime.setDevice(device);
+        CudaRuntime.memcpy(destination, source, length, CudaLayouts.MEMCPY_DEFAULT);
+        CudaRuntime.deviceSynchronize();
+    }
+}

@@ -1,0 +1,42 @@
+package io.xferd.daemon.memory;
+
+import io.xferd.nativebindings.Availability;
+
+/**
+ * What the daemon needs from a GPU runtime to serve GPU memory: whether there is one, which device a client means,
+ * opening and closing a client's allocation from its IPC handle, and copying to, from or between device memory.
+ * {@link CudaDeviceMemory} is the CUDA runtime; tests put host memory behind it to check the daemon's plumbing on
+ * hosts without a GPU. Calls may fail with any runtime exception, which the caller turns into a typed answer.
+ */
+public interface DeviceMemory
+{
+    /**
+     * @return whether GPU memory can be served, with the reason when not. The first call may load the runtime.
+     */
+    Availability availability();
+
+    int deviceCount();
+
+    /**
+     * @param pciBusId e.g. {@code "0000:1b:00.0"}, case-insensitive.
+     * @return the daemon's ordinal of that device, or -1 when it has none with that PCI bus id.
+     */
+    int deviceOf(String pciBusId);
+
+    /**
+     * Open another process's allocation.
+     *
+     * @return the allocation's base address in this process.
+     */
+    long open(int device, byte[] ipcHandle);
+
+    void close(int device, long baseAddress);
+
+    /**
+     * Copy {@code length} bytes and wait until they landed; either address may be host memory of this process or
+     * device memory (unified addressing). Called on transfer worker threads.
+     *
+     * @param device the device whose context issues the copy.
+     */
+    void copy(int device, long destination, long source, long length);
+}
