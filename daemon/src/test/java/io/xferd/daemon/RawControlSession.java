@@ -12,6 +12,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.function.Consumer;
 
 /**
  * A client that speaks the control protocol by hand, without the client library: it says HELLO like any client
@@ -98,6 +99,39 @@ final class RawControlSession implements AutoCloseable
         slot = answer.getInt(ControlMessages.WELCOME_CLIENT_SLOT);
         sessionToken = answer.getLong(ControlMessages.WELCOME_SESSION_TOKEN);
         segmentHandle = answer.getLong(ControlMessages.WELCOME_SEGMENT_HANDLE);
+    }
+
+    /**
+     * Send one request, written by {@code encoder} into a frame it begins itself (its length as the encoder left
+     * it), and wait for the answer.
+     *
+     * @return the answer, valid until the next request.
+     */
+    ControlFrame request(final Consumer<ControlFrame> encoder, final Duration timeout)
+    {
+        final ControlFrame frame = new ControlFrame().wrap(frameBuffer, 0);
+        encoder.accept(frame);
+        final int length = frame.length();
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        for (int sent = 0; sent < length; )
+        {
+            final int n = socket.send(frameMemory, sent, length - sent);
+            sent += Math.max(0, n);
+            checkDeadline(deadline, "sending a request");
+        }
+        int received = 0;
+        while (received < ControlFrame.HEADER_LENGTH || received < ControlFrame.frameLength(frameBuffer, 0))
+        {
+            checkDeadline(deadline, "waiting for an answer");
+            awaitReadable(deadline);
+            final int n = socket.receive(frameMemory, received, ControlFrame.MAX_FRAME_LENGTH - received);
+            if (n == 0)
+            {
+                throw new AssertionError("daemon closed the connection instead of answering");
+            }
+            received += Math.max(0, n);
+        }
+        return new ControlFrame().wrap(frameBuffer, 0);
     }
 
     private void awaitReadable(final long deadline)

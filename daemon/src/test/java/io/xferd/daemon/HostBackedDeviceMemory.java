@@ -1,0 +1,85 @@
+package io.xferd.daemon;
+
+import io.xferd.daemon.memory.DeviceMemory;
+import io.xferd.nativebindings.Availability;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A GPU runtime for hosts without a GPU: "device memory" is host memory the test allocated, and its "IPC handle"
+ * carries the memory's address in its first 8 bytes. The daemon cannot tell, so its GPU plumbing (registration,
+ * region kinds, copy dispatch, handle refcounts, refusals) runs for real; only the CUDA calls are stood in for.
+ * Two devices: 0 with PCI bus id 0000:1b:00.0, 1 with 0000:99:00.0. Records what the daemon asked.
+ */
+final class HostBackedDeviceMemory implements DeviceMemory
+{
+    static final String[] PCI_BUS_IDS = {"0000:1b:00.0", "0000:99:00.0"};
+
+    final List<String> calls = new CopyOnWriteArrayList<>();
+    final AtomicInteger copies = new AtomicInteger();
+    volatile boolean failCopies;
+
+    /**
+     * @return the 64-byte "IPC handle" of test memory at {@code address}.
+     */
+    static byte[] handleOf(final MemorySegment memory)
+    {
+        return ByteBuffer.allocate(64).order(ByteOrder.LITTLE_ENDIAN).putLong(memory.address()).array();
+    }
+
+    @Override
+    public Availability availability()
+    {
+        return Availability.available("host-backed test GPU");
+    }
+
+    @Override
+    public int deviceCount()
+    {
+        return PCI_BUS_IDS.length;
+    }
+
+    @Override
+    public int deviceOf(final String pciBusId)
+    {
+        for (int i = 0; i < PCI_BUS_IDS.length; i++)
+        {
+            if (PCI_BUS_IDS[i].equalsIgnoreCase(pciBusId))
+            {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    @Override
+    public long open(final int device, final byte[] ipcHandle)
+    {
+        calls.add("open device " + device);
+        return ByteBuffer.wrap(ipcHandle).order(ByteOrder.LITTLE_ENDIAN).getLong(0);
+    }
+
+    @Override
+    public void close(final int device, final long baseAddress)
+    {
+        calls.add("close device " + device + " 0x" + Long.toHexString(baseAddress));
+    }
+
+    @Override
+    @SuppressWarnings("restricted")
+    public void copy(final int device, final long destination, final long source, final long length)
+    {
+        if (failCopies)
+        {
+            throw new IllegalStateException("cudaMemcpy failed: cudaErrorIllegalAddress (700) stood in by the test");
+        }
+        copies.incrementAndGet();
+        MemorySegment.copy(MemorySegment.ofAddress(source).reinterpret(length), 0,
+            MemorySegment.ofAddress(destination).reinterpret(length), 0, length);
+    }
+}
