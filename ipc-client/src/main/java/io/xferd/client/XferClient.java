@@ -294,9 +294,25 @@ public final class XferClient implements AutoCloseable
                 throw new IllegalArgumentException("0x" + Long.toHexString(devicePointer) +
                     " is not device memory (cudaPointerGetAttributes type " + attributes.type() + ")");
             }
-            return new GpuMemoryRegistration(correlationId, devicePointer, length, devicePointer - allocationBase,
-                CudaRuntime.ipcGetMemHandle(allocationBase).toBytes(), CudaRuntime.pciBusId(attributes.device()),
-                location);
+            // export on the memory's own device, as a device guard would, and give the caller's thread its own back
+            final int current = CudaRuntime.getDevice();
+            if (current != attributes.device())
+            {
+                CudaRuntime.setDevice(attributes.device());
+            }
+            try
+            {
+                return new GpuMemoryRegistration(correlationId, devicePointer, length, devicePointer - allocationBase,
+                    CudaRuntime.ipcGetMemHandle(allocationBase).toBytes(), CudaRuntime.pciBusId(attributes.device()),
+                    location);
+            }
+            finally
+            {
+                if (current != attributes.device())
+                {
+                    CudaRuntime.setDevice(current);
+                }
+            }
         }
         catch (final io.xferd.nativebindings.cuda.CudaException ex)
         {

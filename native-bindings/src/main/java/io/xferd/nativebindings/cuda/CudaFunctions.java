@@ -19,6 +19,7 @@ final class CudaFunctions
 {
     static final MethodHandle GET_DEVICE_COUNT = of("cudaGetDeviceCount", ADDRESS);
     static final MethodHandle SET_DEVICE = of("cudaSetDevice", JAVA_INT);
+    static final MethodHandle GET_DEVICE = of("cudaGetDevice", ADDRESS);
     static final MethodHandle DEVICE_GET_PCI_BUS_ID = of("cudaDeviceGetPCIBusId", ADDRESS, JAVA_INT, JAVA_INT);
     static final MethodHandle POINTER_GET_ATTRIBUTES = of("cudaPointerGetAttributes", ADDRESS, JAVA_LONG);
     static final MethodHandle IPC_GET_MEM_HANDLE = of("cudaIpcGetMemHandle", ADDRESS, JAVA_LONG);

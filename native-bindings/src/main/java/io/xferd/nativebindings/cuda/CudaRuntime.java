@@ -111,6 +111,24 @@ public final class CudaRuntime
     }
 
     /**
+     * {@code cudaGetDevice}: the calling thread's current device.
+     */
+    public static int getDevice()
+    {
+        requireLoaded();
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment device = arena.allocate(JAVA_INT);
+            check((int)CudaFunctions.GET_DEVICE.invokeExact(device), "cudaGetDevice", null);
+            return device.get(JAVA_INT, 0);
+        }
+        catch (final Throwable t)
+        {
+            throw rethrow(t);
+        }
+    }
+
+    /**
      * {@code cudaDeviceGetPCIBusId}.
      *
      * @return e.g. {@code "0000:1b:00.0"}, as in sysfs (lower-cased; the runtime prints upper-case hex).

@@ -46,6 +46,8 @@ class CudaRuntimeTest
             assertThatThrownBy(() -> CudaRuntime.malloc(1 << 20)).isInstanceOf(CudaException.class)
                 .hasMessageContaining("size=1048576");
             assertThatThrownBy(() -> CudaRuntime.pciBusId(0)).isInstanceOf(CudaException.class);
+            assertThatThrownBy(CudaRuntime::getDevice).isInstanceOf(CudaException.class)
+                .hasMessageStartingWith("cudaGetDevice failed: ");
             assertThatThrownBy(() -> CudaRuntime.ipcOpenMemHandle(CudaIpcMemHandle.of(new byte[64])))
                 .isInstanceOf(CudaException.class);
             assertThat(CudaRuntime.errorString(CudaLayouts.CUDA_ERROR_INSUFFICIENT_DRIVER))
@@ -56,6 +58,7 @@ class CudaRuntimeTest
             assertThatThrownBy(CudaRuntime::deviceCount).isInstanceOf(LibraryUnavailableException.class)
                 .hasMessageContaining("libcudart: unavailable (cannot load libcudart.so");
             assertThatThrownBy(() -> CudaRuntime.malloc(1)).isInstanceOf(LibraryUnavailableException.class);
+            assertThatThrownBy(CudaRuntime::getDevice).isInstanceOf(LibraryUnavailableException.class);
         }
     }
 
