@@ -9,6 +9,7 @@ import io.xferd.ipc.ControlError;
 import io.xferd.ipc.ControlFrame;
 import io.xferd.ipc.ControlMessages;
 import io.xferd.ipc.GpuMemoryRegistration;
+import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
 import io.xferd.nativebindings.cuda.CudaRuntime;
@@ -201,6 +202,14 @@ class GpuMemoryTest
                 .as("GPU -> host").isEqualTo(-1);
             assertThat(gpu.copies.get()).isEqualTo(3);
 
+            // GPU to GPU inside one segment: the first range's bytes to the second's
+            SystemTests.fill(allocation.asSlice(0, LENGTH), 29);
+            assertThat(TransferStatus.name(owner.submitAndAwait(Opcode.WRITE, owner.segmentHandle(), GPU_POINTER,
+                GPU_POINTER + LENGTH, LENGTH, WAIT))).isEqualTo("OK");
+            assertThat(SystemTests.firstMismatch(allocation, LENGTH, SystemTests.randomBytes(29, LENGTH), 0, LENGTH))
+                .isEqualTo(-1);
+            assertThat(gpu.copies.get()).isEqualTo(4);
+
             gpu.failCopies = true;
             final long batch = host.allocateBatch(1);
             host.submitTransfer(batch, TransferRequest.write(local.address(), segment, GPU_POINTER, 4096));
@@ -243,32 +252,59 @@ class GpuMemoryTest
     }
 
     @Test
-    void shouldRefuseGpuMemoryOverTcpWithUnsupportedMemory()
+    void shouldRefuseGpuMemoryOverTcpWithUnsupportedMemoryOnEitherSide()
     {
         peer = XferDaemon.launch(SystemTests.daemonContext(peerDirectory).deviceMemory(new HostBackedDeviceMemory()));
-        daemon = XferDaemon.launch(SystemTests.daemonContext(directory));
-        final MemorySegment allocation = arena.allocate(LENGTH, 4096);
-        try (RawControlSession owner = RawControlSession.hello(peerDirectory, "gpu-owner", WAIT);
-            XferClient host = XferClient.connect(SystemTests.clientContext(directory, "host")))
+        daemon = XferDaemon.launch(SystemTests.daemonContext(directory).deviceMemory(new HostBackedDeviceMemory()));
+        final MemorySegment peerAllocation = arena.allocate(LENGTH, 4096);
+        final MemorySegment localAllocation = arena.allocate(LENGTH, 4096);
+        try (RawControlSession gpuTarget = RawControlSession.hello(peerDirectory, "gpu-target", WAIT);
+            XferClient hostTarget = XferClient.connect(SystemTests.clientContext(peerDirectory, "host-target"));
+            RawControlSession gpuInitiator = RawControlSession.hello(directory, "gpu-initiator", WAIT);
+            XferClient hostInitiator = XferClient.connect(SystemTests.clientContext(directory, "host-initiator")))
         {
-            assertOk(owner.request(frame -> gpuRange(1, GPU_POINTER, LENGTH, 0,
-                HostBackedDeviceMemory.handleOf(allocation)).encode(frame), WAIT));
-            final SharedBuffer local = host.allocateMemory(LENGTH);
-            host.registerMemory(local, "cpu:0");
-            final long segment = host.openSegment(peer.rpcAddress() + "/gpu-owner");
+            assertOk(gpuTarget.request(frame -> gpuRange(1, GPU_POINTER, LENGTH, 0,
+                HostBackedDeviceMemory.handleOf(peerAllocation)).encode(frame), WAIT));
+            final SharedBuffer targetHost = hostTarget.allocateMemory(LENGTH);
+            hostTarget.registerMemory(targetHost, "cpu:0");
+            assertOk(gpuInitiator.request(frame -> gpuRange(1, GPU_POINTER, LENGTH, 0,
+                HostBackedDeviceMemory.handleOf(localAllocation)).encode(frame), WAIT));
+            final SharedBuffer local = hostInitiator.allocateMemory(LENGTH);
+            hostInitiator.registerMemory(local, "cpu:0");
 
-            final long batch = host.allocateBatch(2);
-            host.submitTransfer(batch, TransferRequest.write(local.address(), segment, GPU_POINTER, 4096));
-            host.submitTransfer(batch, TransferRequest.read(local.address(), segment, GPU_POINTER, 4096));
-            assertThat(host.awaitBatch(batch, WAIT.toMillis())).isFalse();
+            // the target range is GPU memory: the peer daemon refuses each slice
+            final long gpuSegment = hostInitiator.openSegment(peer.rpcAddress() + "/gpu-target");
+            final long batch = hostInitiator.allocateBatch(2);
+            hostInitiator.submitTransfer(batch, TransferRequest.write(local.address(), gpuSegment, GPU_POINTER, 4096));
+            hostInitiator.submitTransfer(batch, TransferRequest.read(local.address(), gpuSegment, GPU_POINTER, 4096));
+            assertThat(hostInitiator.awaitBatch(batch, WAIT.toMillis())).isFalse();
             for (int task = 0; task < 2; task++)
             {
-                final TaskStatus status = host.getTransferStatus(batch, task);
+                final TaskStatus status = hostInitiator.getTransferStatus(batch, task);
                 assertThat(TransferStatus.name(status.status())).as("task %d", task).isEqualTo("UNSUPPORTED_MEMORY");
                 assertThat(status.transferredBytes()).isZero();
             }
-            host.freeBatch(batch);
+            hostInitiator.freeBatch(batch);
+
+            // the local range is GPU memory: refused before anything is sent
+            final ControlFrame opened = gpuInitiator.request(frame -> frame.begin(ControlMessages.OPEN_SEGMENT)
+                .putLong(ControlMessages.CORRELATION_ID, 2)
+                .putString(ControlMessages.OPEN_SEGMENT_NAME, peer.rpcAddress() + "/host-target"), WAIT);
+            assertOk(opened);
+            final long hostSegment = opened.getLong(ControlMessages.OK_VALUE);
+            assertThat(TransferStatus.name(gpuInitiator.submitAndAwait(Opcode.WRITE, hostSegment, GPU_POINTER,
+                targetHost.address(), 4096, WAIT))).isEqualTo("UNSUPPORTED_MEMORY");
+            assertThat(TransferStatus.name(gpuInitiator.submitAndAwait(Opcode.READ, hostSegment, GPU_POINTER,
+                targetHost.address(), 4096, WAIT))).isEqualTo("UNSUPPORTED_MEMORY");
+
+            // host memory between the same daemons still moves
+            final long hostSegmentOfHost = hostInitiator.openSegment(peer.rpcAddress() + "/host-target");
+            SystemTests.fill(local.segment(), 23);
+            hostInitiator.transferSyncWrite(hostSegmentOfHost, local.address(), targetHost.address(), LENGTH);
+            assertThat(SystemTests.firstMismatch(targetHost.segment(), 0, SystemTests.randomBytes(23, LENGTH), 0,
+                LENGTH)).isEqualTo(-1);
             assertThat(counter(peer, SystemCounter.CLIENTS_DISCONNECTED)).isZero();
+            assertThat(counter(daemon, SystemCounter.CLIENTS_DISCONNECTED)).isZero();
         }
     }
 

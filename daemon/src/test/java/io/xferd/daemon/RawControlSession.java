@@ -1,15 +1,22 @@
 package io.xferd.daemon;
 
 import io.xferd.ipc.CncFileDescriptor;
+import io.xferd.ipc.CompletionFlyweight;
 import io.xferd.ipc.ControlFrame;
 import io.xferd.ipc.ControlMessages;
+import io.xferd.ipc.RecordTypes;
+import io.xferd.ipc.SubmitRequestFlyweight;
+import io.xferd.nativebindings.libc.MappedMemory;
 import io.xferd.nativebindings.libc.Memfd;
 import io.xferd.nativebindings.libc.Poller;
 import io.xferd.nativebindings.libc.UnixSocket;
+import org.agrona.IoUtil;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.MappedByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.function.Consumer;
@@ -17,7 +24,8 @@ import java.util.function.Consumer;
 /**
  * A client that speaks the control protocol by hand, without the client library: it says HELLO like any client
  * (so it gets a slot and a session token, the credentials of its ring records) and then does what the test
- * wants with them. The completion ring descriptor of the WELCOME is closed at once: this client reads nothing.
+ * wants with them: control frames of its own making, and single requests through the rings
+ * ({@link #submitAndAwait}).
  */
 final class RawControlSession implements AutoCloseable
 {
@@ -26,13 +34,16 @@ final class RawControlSession implements AutoCloseable
     private final UnsafeBuffer frameBuffer = new UnsafeBuffer(frameMemory.address(), ControlFrame.MAX_FRAME_LENGTH);
     private final Poller poller = new Poller(1);
     private final UnixSocket socket;
+    private final Path directory;
+    private MemorySegment completionRing;
     private int slot;
     private long sessionToken;
     private long segmentHandle;
 
-    private RawControlSession(final UnixSocket socket)
+    private RawControlSession(final UnixSocket socket, final Path directory)
     {
         this.socket = socket;
+        this.directory = directory;
     }
 
     /**
@@ -43,7 +54,7 @@ final class RawControlSession implements AutoCloseable
     static RawControlSession hello(final Path directory, final String name, final Duration timeout)
     {
         final RawControlSession session =
-            new RawControlSession(UnixSocket.connect(directory.resolve(CncFileDescriptor.SOCKET_FILE)));
+            new RawControlSession(UnixSocket.connect(directory.resolve(CncFileDescriptor.SOCKET_FILE)), directory);
         try
         {
             session.socket.configureBlocking(false);
@@ -73,6 +84,7 @@ final class RawControlSession implements AutoCloseable
         }
 
         final int[] fd = {-1};
+        int ringFd = -1;
         int received = 0;
         while (received < ControlFrame.HEADER_LENGTH || received < ControlFrame.frameLength(frameBuffer, 0))
         {
@@ -85,12 +97,21 @@ final class RawControlSession implements AutoCloseable
             }
             if (fd[0] >= 0)
             {
-                Memfd.close(fd[0]);
+                ringFd = fd[0];
                 fd[0] = -1;
             }
             received += Math.max(0, n);
         }
         final ControlFrame answer = new ControlFrame().wrap(frameBuffer, 0);
+        if (ringFd >= 0)
+        {
+            if (answer.type() == ControlMessages.WELCOME)
+            {
+                completionRing = MappedMemory.mapShared(ringFd, 0,
+                    answer.getInt(ControlMessages.WELCOME_COMPLETION_RING_LENGTH));
+            }
+            Memfd.close(ringFd);
+        }
         if (answer.type() != ControlMessages.WELCOME)
         {
             throw new AssertionError("daemon answered HELLO with message type " + answer.type() +
@@ -132,6 +153,55 @@ final class RawControlSession implements AutoCloseable
             received += Math.max(0, n);
         }
         return new ControlFrame().wrap(frameBuffer, 0);
+    }
+
+    /**
+     * Submit one request through the to-daemon ring, as the client library would, and wait for its completion.
+     *
+     * @return the completion's status.
+     */
+    int submitAndAwait(final int opcode, final long segment, final long localAddress, final long targetAddress,
+        final long length, final Duration timeout)
+    {
+        final long requestId = System.nanoTime();
+        final MappedByteBuffer cnc = IoUtil.mapExistingFile(directory.resolve(CncFileDescriptor.CNC_FILE).toFile(),
+            "cnc");
+        try
+        {
+            final ManyToOneRingBuffer toDaemon =
+                new ManyToOneRingBuffer(CncFileDescriptor.toDaemonBuffer(new UnsafeBuffer(cnc)));
+            final int index = toDaemon.tryClaim(RecordTypes.SUBMIT, SubmitRequestFlyweight.recordLength(0));
+            if (index <= 0)
+            {
+                throw new AssertionError("to-daemon ring full");
+            }
+            new SubmitRequestFlyweight().wrap(toDaemon.buffer(), index).clientSlot(slot).opcode(opcode)
+                .sessionToken(sessionToken).requestId(requestId).segmentHandle(segment).localAddress(localAddress)
+                .targetAddress(targetAddress).length(length).traceId(0).submitNanos(System.nanoTime()).noNotify();
+            toDaemon.commit(index);
+        }
+        finally
+        {
+            IoUtil.unmap(cnc);
+        }
+        final ManyToOneRingBuffer completions =
+            new ManyToOneRingBuffer(new UnsafeBuffer(completionRing.address(), (int)completionRing.byteSize()));
+        final CompletionFlyweight completion = new CompletionFlyweight();
+        final int[] status = {-1};
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        while (status[0] < 0)
+        {
+            checkDeadline(deadline, "waiting for the completion of request " + requestId);
+            completions.read((type, buffer, index, recordLength) ->
+            {
+                if (type == RecordTypes.COMPLETION && completion.wrap(buffer, index).requestId() == requestId)
+                {
+                    status[0] = completion.status();
+                }
+            });
+            Thread.onSpinWait();
+        }
+        return status[0];
     }
 
     private void awaitReadable(final long deadline)
@@ -194,6 +264,10 @@ final class RawControlSession implements AutoCloseable
     public void close()
     {
         socket.close();
+        if (completionRing != null)
+        {
+            MappedMemory.unmap(completionRing);
+        }
         arena.close();
     }
 }
