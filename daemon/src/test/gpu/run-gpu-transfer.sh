@@ -26,7 +26,8 @@ if [[ ! -f "$target/daemon-0.1.0-SNAPSHOT.jar" || ! -d "$target/lib" || ! -f "$m
   (cd "$root" && ./mvnw -o -q -B -DskipTests package -pl daemon -am)
 fi
 cp="$target/test-classes:$target/classes:$target/lib/*"
-check() { timeout $((deadline - SECONDS)) "$java" --enable-native-access=ALL-UNNAMED -Xmx2g -cp "$cp" \
+left() { local s=$((deadline - SECONDS)); echo $((s > 5 ? s : 5)); }
+check() { timeout "$(left)" "$java" --enable-native-access=ALL-UNNAMED -Xmx2g -cp "$cp" \
     io.xferd.daemon.gpu.GpuTransferCheckMain "$@"; }
 
 set +e
@@ -66,6 +67,8 @@ for _ in $(seq 300); do [[ -S "$dir/xferd.sock" ]] && break; sleep 0.1; done
 check target "$dir" "$work" "${XFERD_GPU_TARGET_DEVICE:-0}" & target_pid=$!
 status=0
 check initiator "$dir" "$work" "${XFERD_GPU_INITIATOR_DEVICE:-0}" || status=1
+# a failed initiator never signals done: do not leave the target waiting for it
+[[ $status -eq 0 ]] || kill "$target_pid" 2>/dev/null || true
 wait "$target_pid" || status=1
 target_pid=""
 if [[ $status -ne 0 ]]; then
