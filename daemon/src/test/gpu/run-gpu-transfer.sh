@@ -27,7 +27,9 @@ if [[ ! -f "$target/daemon-0.1.0-SNAPSHOT.jar" || ! -d "$target/lib" || ! -f "$m
 fi
 cp="$target/test-classes:$target/classes:$target/lib/*"
 left() { local s=$((deadline - SECONDS)); echo $((s > 5 ? s : 5)); }
-check() { timeout "$(left)" "$java" --enable-native-access=ALL-UNNAMED -Xmx2g -cp "$cp" \
+# the client library's JVM flags (README, "The client library"): FFM, and Agrona's access to jdk.internal.misc
+check() { timeout "$(left)" "$java" --enable-native-access=ALL-UNNAMED \
+    --add-exports=java.base/jdk.internal.misc=ALL-UNNAMED -Xmx2g -cp "$cp" \
     io.xferd.daemon.gpu.GpuTransferCheckMain "$@"; }
 
 set +e
