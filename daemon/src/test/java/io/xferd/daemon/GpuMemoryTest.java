@@ -185,6 +185,11 @@ class GpuMemoryTest
             assertThat(ControlError.name(errorCode(owner.request(
                 frame -> gpuRange(3, GPU_POINTER + 4096, 4096, 4096, handle).encode(frame), WAIT))))
                 .isEqualTo("OVERLAPPING_REGION");
+            final ControlFrame beyond = owner.request(frame -> gpuRange(3, GPU_POINTER + 4L * LENGTH, 8192,
+                2L * LENGTH - 4096, handle).encode(frame), WAIT);
+            assertThat(ControlError.name(errorCode(beyond))).isEqualTo("INVALID_ARGUMENT");
+            assertThat(beyond.getString(ControlMessages.ERROR_MESSAGE)).contains("ends beyond its allocation");
+            assertThat(gpu.calls).containsExactly("open device 0");
 
             final SharedBuffer local = host.allocateMemory(2 * LENGTH);
             SystemTests.fill(local.segment().asSlice(0, LENGTH), 17);

@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A GPU runtime for hosts without a GPU: "device memory" is host memory the test allocated, and its "IPC handle"
- * carries the memory's address in its first 8 bytes. The daemon cannot tell, so its GPU plumbing (registration,
+ * carries the memory's address and size in its first 16 bytes. The daemon cannot tell, so its GPU plumbing (registration,
  * region kinds, copy dispatch, handle refcounts, refusals) runs for real; only the CUDA calls are stood in for.
  * Two devices: 0 with PCI bus id 0000:1b:00.0, 1 with 0000:99:00.0. Records what the daemon asked.
  */
@@ -22,6 +22,7 @@ final class HostBackedDeviceMemory implements DeviceMemory
 
     final List<String> calls = new CopyOnWriteArrayList<>();
     final AtomicInteger copies = new AtomicInteger();
+    final java.util.Map<Long, Long> sizes = new java.util.concurrent.ConcurrentHashMap<>();
     volatile boolean failCopies;
 
     /**
@@ -29,7 +30,8 @@ final class HostBackedDeviceMemory implements DeviceMemory
      */
     static byte[] handleOf(final MemorySegment memory)
     {
-        return ByteBuffer.allocate(64).order(ByteOrder.LITTLE_ENDIAN).putLong(memory.address()).array();
+        return ByteBuffer.allocate(64).order(ByteOrder.LITTLE_ENDIAN).putLong(memory.address())
+            .putLong(memory.byteSize()).array();
     }
 
     @Override
@@ -61,13 +63,21 @@ final class HostBackedDeviceMemory implements DeviceMemory
     public long open(final int device, final byte[] ipcHandle)
     {
         calls.add("open device " + device);
-        return ByteBuffer.wrap(ipcHandle).order(ByteOrder.LITTLE_ENDIAN).getLong(0);
+        final ByteBuffer handle = ByteBuffer.wrap(ipcHandle).order(ByteOrder.LITTLE_ENDIAN);
+        sizes.put(handle.getLong(0), handle.getLong(8) == 0 ? -1 : handle.getLong(8));
+        return handle.getLong(0);
     }
 
     @Override
     public void close(final int device, final long baseAddress)
     {
         calls.add("close device " + device + " 0x" + Long.toHexString(baseAddress));
+    }
+
+    @Override
+    public long allocationSize(final int device, final long baseAddress)
+    {
+        return sizes.getOrDefault(baseAddress, -1L);
     }
 
     @Override

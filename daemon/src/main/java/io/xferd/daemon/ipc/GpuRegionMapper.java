@@ -54,20 +54,19 @@ final class GpuRegionMapper
         DeviceAllocation allocation = openAllocations.get(key);
         if (allocation == null)
         {
-            final long base;
-            try
-            {
-                base = deviceMemory.open(device, registration.ipcHandle());
-            }
-            catch (final RuntimeException ex)
-            {
-                throw new RegistrationRefusedException(ControlError.MAP_FAILED,
-                    "cannot open the CUDA IPC handle on device " + device + ": " + ex.getMessage());
-            }
-            allocation = new DeviceAllocation(key, device, base);
-            openAllocations.put(key, allocation);
+            allocation = open(device, key, registration.ipcHandle());
         }
         allocation.addRange();
+        if (!allocation.holds(registration.allocationOffset(), registration.length()))
+        {
+            if (allocation.removeRange())
+            {
+                close(allocation);
+            }
+            throw new RegistrationRefusedException(ControlError.INVALID_ARGUMENT, "range of " +
+                registration.length() + " bytes at offset " + registration.allocationOffset() +
+                " ends beyond its allocation of " + allocation.size() + " bytes");
+        }
         return Region.onDevice(registration.devicePointer(), registration.length(), registration.location(),
             allocation, registration.allocationOffset());
     }
@@ -80,15 +79,51 @@ final class GpuRegionMapper
         final DeviceAllocation allocation = region.allocation();
         if (allocation.removeRange())
         {
-            openAllocations.remove(allocation.handle());
-            try
-            {
-                deviceMemory.close(allocation.device(), allocation.baseAddress());
-            }
-            catch (final RuntimeException ex)
-            {
-                LOG.warn("closing {} failed: {}", allocation, ex.getMessage());
-            }
+            close(allocation);
+        }
+    }
+
+    /**
+     * Open a handle not open yet, and ask its allocation's size.
+     */
+    private DeviceAllocation open(final int device, final ByteBuffer key, final byte[] ipcHandle)
+    {
+        final long base;
+        try
+        {
+            base = deviceMemory.open(device, ipcHandle);
+        }
+        catch (final RuntimeException ex)
+        {
+            throw new RegistrationRefusedException(ControlError.MAP_FAILED,
+                "cannot open the CUDA IPC handle on device " + device + ": " + ex.getMessage());
+        }
+        long size;
+        try
+        {
+            size = deviceMemory.allocationSize(device, base);
+        }
+        catch (final RuntimeException ex)
+        {
+            LOG.warn("size of the allocation at 0x{} unknown, its ranges unchecked: {}", Long.toHexString(base),
+                ex.getMessage());
+            size = -1;
+        }
+        final DeviceAllocation allocation = new DeviceAllocation(key, device, base, size);
+        openAllocations.put(key, allocation);
+        return allocation;
+    }
+
+    private void close(final DeviceAllocation allocation)
+    {
+        openAllocations.remove(allocation.handle());
+        try
+        {
+            deviceMemory.close(allocation.device(), allocation.baseAddress());
+        }
+        catch (final RuntimeException ex)
+        {
+            LOG.warn("closing {} failed: {}", allocation, ex.getMessage());
         }
     }
 

@@ -1,6 +1,7 @@
 package io.xferd.daemon.memory;
 
 import io.xferd.nativebindings.Availability;
+import io.xferd.nativebindings.cuda.CudaDriver;
 import io.xferd.nativebindings.cuda.CudaIpcMemHandle;
 import io.xferd.nativebindings.cuda.CudaLayouts;
 import io.xferd.nativebindings.cuda.CudaRuntime;
@@ -64,6 +65,20 @@ public final class CudaDeviceMemory implements DeviceMemory
     {
         CudaRuntime.setDevice(device);
         CudaRuntime.ipcCloseMemHandle(baseAddress);
+    }
+
+    /**
+     * {@code cuMemGetAddressRange} from libcuda (the runtime API has no such call); -1 without libcuda.
+     */
+    @Override
+    public long allocationSize(final int device, final long baseAddress)
+    {
+        if (!CudaDriver.availability().isAvailable())
+        {
+            return -1;
+        }
+        CudaRuntime.setDevice(device);
+        return CudaDriver.bytesToEndOfAllocation(baseAddress);
     }
 
     /**

@@ -10,16 +10,19 @@ public final class DeviceAllocation
     private final Object handle;
     private final int device;
     private final long baseAddress;
+    private final long size;
     private int ranges;
 
     /**
      * @param handle what identifies the allocation (the IPC handle), with value equality.
+     * @param size   in bytes, or -1 when the runtime cannot say.
      */
-    public DeviceAllocation(final Object handle, final int device, final long baseAddress)
+    public DeviceAllocation(final Object handle, final int device, final long baseAddress, final long size)
     {
         this.handle = handle;
         this.device = device;
         this.baseAddress = baseAddress;
+        this.size = size;
     }
 
     public Object handle()
@@ -35,6 +38,22 @@ public final class DeviceAllocation
     public long baseAddress()
     {
         return baseAddress;
+    }
+
+    /**
+     * @return the allocation's size in bytes, or -1 when unknown.
+     */
+    public long size()
+    {
+        return size;
+    }
+
+    /**
+     * @return true when [offset, offset + length) lies inside the allocation, or its size is unknown.
+     */
+    public boolean holds(final long offset, final long length)
+    {
+        return size < 0 || (offset >= 0 && length >= 0 && offset <= size - length);
     }
 
     public void addRange()
@@ -53,7 +72,7 @@ public final class DeviceAllocation
     @Override
     public String toString()
     {
-        return "DeviceAllocation[device " + device + " base 0x" + Long.toHexString(baseAddress) + ", " + ranges +
-            " ranges]";
+        return "DeviceAllocation[device " + device + " base 0x" + Long.toHexString(baseAddress) +
+            (size >= 0 ? " size " + size : "") + ", " + ranges + " ranges]";
     }
 }

@@ -33,6 +33,11 @@ public interface DeviceMemory
     void close(int device, long baseAddress);
 
     /**
+     * @return the size of the opened allocation at {@code baseAddress}, or -1 when the runtime cannot say.
+     */
+    long allocationSize(int device, long baseAddress);
+
+    /**
      * Copy {@code length} bytes and wait until they landed; either address may be host memory of this process or
      * device memory (unified addressing). Called on transfer worker threads.
      *

@@ -57,6 +57,26 @@ class GpuRegionMapperTest
     }
 
     @Test
+    void shouldRefuseARangeBeyondItsAllocationAndCloseTheHandleNothingElseUses()
+    {
+        device.allocationSize = 0x4000;
+
+        final Region inside = mapper.map(range(0x1000, 0x3000, 1, "", "cuda:0"));
+        assertThatThrownBy(() -> mapper.map(range(0x2000, 0x3001, 1, "", "cuda:0")))
+            .isInstanceOfSatisfying(RegistrationRefusedException.class,
+                e -> assertThat(e.code()).isEqualTo(ControlError.INVALID_ARGUMENT))
+            .hasMessageContaining("ends beyond its allocation of 16384 bytes");
+        assertThatThrownBy(() -> mapper.map(range(0x9000, 0x4000, 2, "", "cuda:0")))
+            .isInstanceOf(RegistrationRefusedException.class);
+
+        assertThat(device.calls).as("the refused handle 2 closed at once; handle 1 kept for its range")
+            .containsExactly("open 0 handle 1", "open 0 handle 2", "close 0");
+        mapper.unmap(inside);
+        assertThat(device.calls).hasSize(4);
+        assertThat(mapper.openAllocations()).isZero();
+    }
+
+    @Test
     void shouldFindTheDeviceByPciBusIdOverTheLocationsOrdinal()
     {
         final Region region = mapper.map(range(0x1000, 0, 1, "0000:99:00.0", "cuda:0"));
@@ -102,6 +122,7 @@ class GpuRegionMapperTest
         final List<String> calls = new ArrayList<>();
         Availability availability = Availability.available("fake");
         boolean failOpen;
+        long allocationSize = -1;
 
         @Override
         public Availability availability()
@@ -136,6 +157,12 @@ class GpuRegionMapperTest
         public void close(final int device, final long baseAddress)
         {
             calls.add("close " + device);
+        }
+
+        @Override
+        public long allocationSize(final int device, final long baseAddress)
+        {
+            return allocationSize;
         }
 
         @Override

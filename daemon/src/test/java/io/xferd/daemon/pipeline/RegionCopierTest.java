@@ -50,7 +50,7 @@ class RegionCopierTest
     private static Region gpuRegion(final int ordinal, final long offsetInAllocation)
     {
         return Region.onDevice(OWNER_GPU, 4096, "cuda:" + ordinal,
-            new DeviceAllocation("handle", ordinal, DEVICE_BASE), offsetInAllocation);
+            new DeviceAllocation("handle", ordinal, DEVICE_BASE, -1), offsetInAllocation);
     }
 
     @Test
@@ -161,6 +161,12 @@ class RegionCopierTest
         public void close(final int device, final long baseAddress)
         {
             throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public long allocationSize(final int device, final long baseAddress)
+        {
+            return -1;
         }
 
         @Override

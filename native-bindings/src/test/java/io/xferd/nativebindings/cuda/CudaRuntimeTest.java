@@ -64,6 +64,17 @@ class CudaRuntimeTest
 
     @Test
     @Timeout(30)
+    void shouldThrowTypedFromTheDriverCallWithoutLibcuda()
+    {
+        assumeFalse(CudaDriver.availability().isAvailable(), "this host has libcuda");
+
+        assertThat(CudaDriver.availability().reason()).contains("cannot load libcuda.so.1");
+        assertThatThrownBy(() -> CudaDriver.bytesToEndOfAllocation(0x1000))
+            .isInstanceOf(LibraryUnavailableException.class).hasMessageContaining("libcuda: unavailable");
+    }
+
+    @Test
+    @Timeout(30)
     void shouldReportALibraryThatDoesNotExistAsUnavailable()
     {
         final Availability availability = CudaRuntime.probe(List.of("libcudart-xferd-missing.so.1"));
