@@ -3,6 +3,8 @@
  * IPC handles (a client exports GPU memory with {@code cudaIpcGetMemHandle}, the daemon maps it with
  * {@code cudaIpcOpenMemHandle}), device and pinned host memory, and {@code cudaMemcpy} for staging GPU memory
  * through pinned host memory on the TCP path.
+ * {@link io.xferd.nativebindings.cuda.CudaDriver} adds the one driver call the runtime lacks (an allocation's size),
+ * from libcuda, loaded lazily too.
  * <p>
  * Entry: {@link io.xferd.nativebindings.cuda.CudaRuntime#availability()}, never throwing: unavailable, naming
  * libcudart, when it is not installed, has no driver, or sees no device. Failed calls throw
