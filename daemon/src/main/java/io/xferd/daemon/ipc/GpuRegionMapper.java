@@ -67,7 +67,8 @@ final class GpuRegionMapper
                 registration.length() + " bytes at offset " + registration.allocationOffset() +
                 " ends beyond its allocation of " + allocation.size() + " bytes");
         }
-        return Region.onDevice(registration.devicePointer(), registration.length(), registration.location(),
+        // the daemon's own cuda:N, as its topology numbers GPUs: the client's may differ (CUDA_VISIBLE_DEVICES)
+        return Region.onDevice(registration.devicePointer(), registration.length(), "cuda:" + device,
             allocation, registration.allocationOffset());
     }
 

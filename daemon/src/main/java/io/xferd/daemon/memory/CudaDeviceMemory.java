@@ -9,9 +9,8 @@ import io.xferd.nativebindings.cuda.CudaRuntime;
 import java.util.Locale;
 
 /**
- * {@link DeviceMemory} through the CUDA runtime. libcudart is loaded on the first call that needs it (the first GPU
- * registration), never at daemon start, so a host without it pays nothing. Every call sets its device first: the
- * current device is per thread, and agents may share threads.
+ * {@link DeviceMemory} through the CUDA runtime; nothing here touches libcudart before the first GPU registration.
+ * Every call sets its device first: the current device is per thread, and agents may share threads.
  */
 public final class CudaDeviceMemory implements DeviceMemory
 {
