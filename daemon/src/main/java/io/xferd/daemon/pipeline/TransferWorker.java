@@ -219,7 +219,8 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         final Region local = command.submitter.regions().find(command.localAddress, length);
         if (local != null && local.isDevice())
         {
-            // GPU memory over TCP needs staging through pinned host memory: not in this build
+            // GPU memory to another daemon needs staging through pinned host memory (TCP) or GPUDirect (RDMA):
+            // neither is in this build
             return TransferStatus.UNSUPPORTED_MEMORY;
         }
         if (local == null || !local.tryAcquire())

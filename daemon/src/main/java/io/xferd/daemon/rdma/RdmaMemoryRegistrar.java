@@ -82,7 +82,8 @@ public final class RdmaMemoryRegistrar implements AutoCloseable
         for (int i = 0; i < table.size(); i++)
         {
             final Region region = table.get(i);
-            if (!region.isClosed() && !keys.containsKey(region))
+            // GPU memory has no host mapping to register; GPUDirect RDMA is not in this build
+            if (!region.isClosed() && !region.isDevice() && !keys.containsKey(region))
             {
                 try
                 {
