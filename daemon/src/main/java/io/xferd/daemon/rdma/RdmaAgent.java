@@ -19,7 +19,10 @@ import java.util.function.Supplier;
  * The RDMA data plane, on one thread: takes submitted requests, posts their slices as signaled RDMA READ/WRITE
  * work requests striped over the preferred paths (never more than {@code maxOutstanding} per QP), polls every
  * device's completion queue, and completes a request once every slice's completion is in: OK only when all
- * succeeded, TRANSPORT_ERROR on the first failed one, TIMEOUT when the transfer timeout passes first. It reads
+ * succeeded, TRANSPORT_ERROR on the first failed one, TIMEOUT when the transfer timeout passes first. A QP that
+ * completes a work request in error is in ERR for good (the rest of its work flushes) and is not posted to again;
+ * a QP holding an overdue slice is moved to ERR before the request is answered, so that no late RDMA lands in a
+ * buffer the client got back. A request none of whose paths has a live QP fails at once. It reads
  * the clock once per duty cycle and allocates, locks and logs nothing per slice; an idle strategy that backs off
  * runs it (see {@link io.xferd.daemon.DaemonContext#newIdleStrategy()}).
  */
@@ -29,6 +32,9 @@ public final class RdmaAgent implements Agent, CompletionHandler
     private static final int DRAIN_LIMIT = 64;
     private static final long TIMEOUT_CHECK_INTERVAL_NANOS = 1_000_000;
     private static final long FAILURE_LOG_INTERVAL_NANOS = 1_000_000_000L;
+    /** {@link #fail} causes that are not a work completion status. */
+    private static final int POST_REFUSED = -1;
+    private static final int NO_LIVE_QP = -2;
 
     private final RdmaDevices devices;
     private final ManyToOneConcurrentArrayQueue<RdmaRequest> submissions;
@@ -163,6 +169,10 @@ public final class RdmaAgent implements Agent, CompletionHandler
             }
             if (qp < 0)
             {
+                if (!anyLivePath(request))
+                {
+                    fail(request, TransferStatus.TRANSPORT_ERROR, NO_LIVE_QP); // else it would wait for its timeout
+                }
                 break;
             }
             postSlice(request, path, qp);
@@ -173,6 +183,19 @@ public final class RdmaAgent implements Agent, CompletionHandler
             finish(request); // nothing left in flight: e.g. failed before its first post
         }
         return posted;
+    }
+
+    private static boolean anyLivePath(final RdmaRequest request)
+    {
+        final RdmaPath[] paths = request.peer.paths;
+        for (int i = 0; i < paths.length; i++)
+        {
+            if ((request.paths & (1L << (i & 63))) != 0 && paths[i].isLive())
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void postSlice(final RdmaRequest request, final RdmaPath path, final int qp)
@@ -192,7 +215,8 @@ public final class RdmaAgent implements Agent, CompletionHandler
         {
             path.failures.increment();
             release(slice);
-            fail(request, TransferStatus.TRANSPORT_ERROR, -1);
+            breakQp(path, qp, true); // a QP refusing a post within its credit is unusable; flush what it holds
+            fail(request, TransferStatus.TRANSPORT_ERROR, POST_REFUSED);
             return;
         }
         path.outstanding[qp]++;
@@ -227,7 +251,11 @@ public final class RdmaAgent implements Agent, CompletionHandler
         }
         else
         {
-            path.failures.increment();
+            if (status != WorkCompletionStatus.WR_FLUSH_ERR)
+            {
+                path.failures.increment(); // a flush is the consequence of a failure counted already
+            }
+            breakQp(path, slice.qp, false); // already in ERR: its later work requests all flush
             fail(request, TransferStatus.TRANSPORT_ERROR, status);
         }
         journal.get().onSlice(request.submitter.slot(), request.requestId, request.traceId, slice.sliceIndex,
@@ -245,7 +273,8 @@ public final class RdmaAgent implements Agent, CompletionHandler
         {
             request.status = status;
             request.wcStatus = wcStatus;
-            final String what = wcStatus >= 0 ? WorkCompletionStatus.name(wcStatus) : "post refused by the send queue";
+            final String what = wcStatus >= 0 ? WorkCompletionStatus.name(wcStatus) :
+                wcStatus == NO_LIVE_QP ? "no live QP left to the peer" : "post refused by the send queue";
             lastFailure = what;
             if (now - lastFailureLog >= FAILURE_LOG_INTERVAL_NANOS)
             {
@@ -268,6 +297,8 @@ public final class RdmaAgent implements Agent, CompletionHandler
                 {
                     if (slice.request == request)
                     {
+                        // the work request is still the NIC's: move its QP to ERR before the buffer is given back
+                        breakQp(slice.path, slice.qp, true);
                         slice.path.outstanding[slice.qp]--;
                         slice.path.failures.increment();
                         slicesTimedOut.increment();
@@ -286,6 +317,24 @@ public final class RdmaAgent implements Agent, CompletionHandler
             }
         }
         return work;
+    }
+
+    /**
+     * Stop using a QP for good (an RC QP in ERR is not brought back; a new open connects the peer anew).
+     *
+     * @param abort also move it to ERR, so that the NIC stops and flushes its outstanding work requests.
+     */
+    private void breakQp(final RdmaPath path, final int qp, final boolean abort)
+    {
+        if (path.markBroken(qp))
+        {
+            if (abort)
+            {
+                path.qps[qp].abort();
+            }
+            LOG.warn("RDMA {} qp {} taken out of service{}", path, qp, path.isLive() ? "" :
+                "; no live QP left on this path");
+        }
     }
 
     private void release(final RdmaSlice slice)

@@ -70,6 +70,19 @@ final class VerbsRdmaQueuePair implements RdmaQueuePair
     }
 
     @Override
+    public void abort()
+    {
+        try
+        {
+            qp.toError();
+        }
+        catch (final RuntimeException ex)
+        {
+            // nothing better to do: the QP is abandoned either way and destroyed with its peer
+        }
+    }
+
+    @Override
     public void close()
     {
         qp.close();
