@@ -17,7 +17,8 @@ import java.nio.file.Path;
  */
 public final class VerbsRdmaDevice implements RdmaDevice
 {
-    static final int CQ_ENTRIES = 8192;
+    /** Shared by every QP of the device: 512 send queues of 2 x 64 (at most the device's max_cqe). */
+    static final int CQ_ENTRIES = 64 * 1024;
     static final int POLL_BATCH = 64;
     static final Path SYSFS = Path.of("/sys/class/infiniband");
 
@@ -29,6 +30,8 @@ public final class VerbsRdmaDevice implements RdmaDevice
     private final int gidIndex;
     private final Gid gid;
     private final int maxRdAtomic;
+    private final int maxQpWr;
+    private final CompletionQueueBudget cqBudget;
 
     /**
      * Takes ownership of {@code context} (closed with this device, or here when set-up fails).
@@ -64,9 +67,11 @@ public final class VerbsRdmaDevice implements RdmaDevice
             this.gid = context.queryGid(port, this.gidIndex);
             this.maxRdAtomic = Math.max(1, Math.min(16,
                 Math.min(attributes.maxQpRdAtom(), attributes.maxQpInitRdAtom())));
+            this.maxQpWr = attributes.maxQpWr();
             pd = context.allocateProtectionDomain();
             this.pd = pd;
             this.cq = context.createCompletionQueue(Math.min(CQ_ENTRIES, attributes.maxCqe()), POLL_BATCH);
+            this.cqBudget = new CompletionQueueBudget(context.deviceName(), cq.capacity());
         }
         catch (final RuntimeException ex)
         {
@@ -126,8 +131,22 @@ public final class VerbsRdmaDevice implements RdmaDevice
     @Override
     public RdmaQueuePair createQueuePair(final int maxOutstanding)
     {
-        return new VerbsRdmaQueuePair(this, pd.createQueuePair(cq, cq, maxOutstanding, 1, 1), portAttributes.lid(),
-            portAttributes.activeMtu(), maxRdAtomic);
+        if (maxOutstanding > maxQpWr)
+        {
+            throw new RdmaConnectException("RDMA device " + name() + " allows " + maxQpWr +
+                " work requests per QP, " + maxOutstanding + " asked for");
+        }
+        cqBudget.reserve(maxOutstanding);
+        try
+        {
+            return new VerbsRdmaQueuePair(this, pd.createQueuePair(cq, cq, maxOutstanding, 1, 1),
+                portAttributes.lid(), portAttributes.activeMtu(), maxRdAtomic, () -> cqBudget.release(maxOutstanding));
+        }
+        catch (final RuntimeException ex)
+        {
+            cqBudget.release(maxOutstanding);
+            throw ex;
+        }
     }
 
     @Override
