@@ -409,6 +409,7 @@ public final class RdmaAgent implements Agent, CompletionHandler
             {
                 if (slice.request == request)
                 {
+                    breakQp(slice.path, slice.qp, true); // as on a timeout: stop the NIC before answering
                     slice.path.outstanding[slice.qp]--;
                     release(slice);
                 }

@@ -357,6 +357,7 @@ class RdmaTransportTest
         a.transport.agent().onClose();
 
         assertThat(a.pollCompletion()).containsExactly(TransferStatus.SHUTTING_DOWN, 0, 14);
+        assertThat(fabric.abortedQueuePairs()).isEqualTo(4); // before the client got its buffer back
         assertThat(a.submit(15, Opcode.WRITE, local, A_BASE, handle, B_BASE, LENGTH))
             .isEqualTo(TransferStatus.SHUTTING_DOWN);
     }
