@@ -22,7 +22,8 @@ import java.util.function.Supplier;
  * succeeded, TRANSPORT_ERROR on the first failed one, TIMEOUT when the transfer timeout passes first. A QP that
  * completes a work request in error is in ERR for good (the rest of its work flushes) and is not posted to again;
  * a QP holding an overdue slice is moved to ERR before the request is answered, so that no late RDMA lands in a
- * buffer the client got back. A request none of whose paths has a live QP fails at once. It reads
+ * buffer the client got back. A request whose preferred paths have no live QP left uses the other paths, and
+ * fails at once when none has. It reads
  * the clock once per duty cycle and allocates, locks and logs nothing per slice; an idle strategy that backs off
  * runs it (see {@link io.xferd.daemon.DaemonContext#newIdleStrategy()}).
  */
@@ -169,8 +170,14 @@ public final class RdmaAgent implements Agent, CompletionHandler
             }
             if (qp < 0)
             {
-                if (!anyLivePath(request))
+                if (!anyLivePath(request.peer.paths, request.paths))
                 {
+                    final long all = paths.length >= 64 ? -1L : (1L << paths.length) - 1;
+                    if (request.paths != all && anyLivePath(paths, all))
+                    {
+                        request.paths = all; // the preferred NICs' QPs are broken: any live path beats none
+                        continue;
+                    }
                     fail(request, TransferStatus.TRANSPORT_ERROR, NO_LIVE_QP); // else it would wait for its timeout
                 }
                 break;
@@ -185,12 +192,11 @@ public final class RdmaAgent implements Agent, CompletionHandler
         return posted;
     }
 
-    private static boolean anyLivePath(final RdmaRequest request)
+    private static boolean anyLivePath(final RdmaPath[] paths, final long mask)
     {
-        final RdmaPath[] paths = request.peer.paths;
         for (int i = 0; i < paths.length; i++)
         {
-            if ((request.paths & (1L << (i & 63))) != 0 && paths[i].isLive())
+            if ((mask & (1L << (i & 63))) != 0 && paths[i].isLive())
             {
                 return true;
             }

@@ -108,6 +108,27 @@ class RdmaTransportTest
     }
 
     @Test
+    void shouldFallBackToTheOtherNicsWhenThePreferredOnesQpsAreBroken()
+    {
+        try (RdmaSide pinned = new RdmaSide(fabric, "10.0.0.4:12001", 44, List.of("mlx5_1"), "mlx5_0", "mlx5_1"))
+        {
+            final Region region = pinned.region(A_BASE, LENGTH);
+            final long handle = pinned.open(b);
+            fabric.breakQueuePairsOf(pinned.devices.get(1)); // the preferred NIC's port went down
+            pinned.submit(5, Opcode.WRITE, region, A_BASE, handle, B_BASE, LENGTH);
+            assertThat(pinned.awaitCompletion(1000)).containsExactly(TransferStatus.TRANSPORT_ERROR, 0, 5);
+
+            final byte[] data = fill(region.mapping(), 6);
+            assertThat(pinned.submit(6, Opcode.WRITE, region, A_BASE, handle, B_BASE, LENGTH))
+                .isEqualTo(TransferStatus.OK);
+
+            assertThat(pinned.awaitCompletion(1000)).containsExactly(TransferStatus.OK, LENGTH, 6);
+            assertThat(target.mapping().toArray(JAVA_BYTE)).isEqualTo(data);
+            assertThat(pinned.devices.get(0).bytesCarried.get()).isEqualTo(LENGTH);
+        }
+    }
+
+    @Test
     void shouldRefuseATargetRangeOutsideThePeersBuffersBeforePostingAndCountIt()
     {
         final long handle = a.open(b);

@@ -85,6 +85,15 @@ final class SimulatedFabric
         }
     }
 
+    /** The QPs of {@code device} go to ERR, as when its port goes down. */
+    synchronized void breakQueuePairsOf(final SimulatedDevice device)
+    {
+        for (final SimulatedQueuePair qp : queuePairs.values())
+        {
+            qp.errored |= qp.device == device;
+        }
+    }
+
     /** Held completions are released as failed with {@code status}, each QP in ERR. */
     synchronized void releaseCompletionsFailed(final int status)
     {
