@@ -65,6 +65,12 @@ public final class VerbsRdmaDevice implements RdmaDevice
             this.gidIndex = gidIndex == GidIndexSelector.AUTO ? GidIndexSelector.select(SYSFS, context.deviceName(),
                 port, portAttributes.gidTableLength(), portAttributes.isEthernet()) : gidIndex;
             this.gid = context.queryGid(port, this.gidIndex);
+            if (portAttributes.isEthernet() && gid.isZero())
+            {
+                // peers would connect without a GRH, which RoCE refuses (or route nowhere): say so here
+                throw new IllegalStateException("RDMA device " + context.deviceName() + " port " + port +
+                    " has no GID at index " + this.gidIndex + "; RoCE addresses QPs by GID (see show_gids, gid_index)");
+            }
             this.maxRdAtomic = Math.max(1, Math.min(16,
                 Math.min(attributes.maxQpRdAtom(), attributes.maxQpInitRdAtom())));
             this.maxQpWr = attributes.maxQpWr();
@@ -155,7 +161,7 @@ public final class VerbsRdmaDevice implements RdmaDevice
         final int polled = cq.poll();
         for (int i = 0; i < polled; i++)
         {
-            handler.onCompletion(cq.wrId(i), cq.status(i));
+            handler.onCompletion(cq.wrId(i), cq.status(i), cq.vendorError(i));
         }
         return polled;
     }
