@@ -221,7 +221,8 @@ public final class RdmaAgent implements Agent, CompletionHandler
         {
             path.failures.increment();
             release(slice);
-            breakQp(path, qp, true); // a QP refusing a post within its credit is unusable; flush what it holds
+            // a QP refusing a post within its credit is unusable; flush what it holds
+            breakQp(path, qp, true, "post refused", 0);
             fail(request, TransferStatus.TRANSPORT_ERROR, POST_REFUSED);
             return;
         }
@@ -231,7 +232,7 @@ public final class RdmaAgent implements Agent, CompletionHandler
     }
 
     @Override
-    public void onCompletion(final long wrId, final int status)
+    public void onCompletion(final long wrId, final int status, final int vendorError)
     {
         final int index = (int)wrId;
         if (index < 0 || index >= slices.length)
@@ -261,7 +262,8 @@ public final class RdmaAgent implements Agent, CompletionHandler
             {
                 path.failures.increment(); // a flush is the consequence of a failure counted already
             }
-            breakQp(path, slice.qp, false); // already in ERR: its later work requests all flush
+            // already in ERR: its later work requests all flush
+            breakQp(path, slice.qp, false, WorkCompletionStatus.name(status), vendorError);
             fail(request, TransferStatus.TRANSPORT_ERROR, status);
         }
         journal.get().onSlice(request.submitter.slot(), request.requestId, request.traceId, slice.sliceIndex,
@@ -304,7 +306,7 @@ public final class RdmaAgent implements Agent, CompletionHandler
                     if (slice.request == request)
                     {
                         // the work request is still the NIC's: move its QP to ERR before the buffer is given back
-                        breakQp(slice.path, slice.qp, true);
+                        breakQp(slice.path, slice.qp, true, "work request overdue", 0);
                         slice.path.outstanding[slice.qp]--;
                         slice.path.failures.increment();
                         slicesTimedOut.increment();
@@ -328,9 +330,11 @@ public final class RdmaAgent implements Agent, CompletionHandler
     /**
      * Stop using a QP for good (an RC QP in ERR is not brought back; a new open connects the peer anew).
      *
-     * @param abort also move it to ERR, so that the NIC stops and flushes its outstanding work requests.
+     * @param abort       also move it to ERR, so that the NIC stops and flushes its outstanding work requests.
+     * @param vendorError the completion's {@code vendor_err}, logged (in hex, as mlx5 syndromes are quoted).
      */
-    private void breakQp(final RdmaPath path, final int qp, final boolean abort)
+    private void breakQp(
+        final RdmaPath path, final int qp, final boolean abort, final String why, final int vendorError)
     {
         if (path.markBroken(qp))
         {
@@ -338,8 +342,9 @@ public final class RdmaAgent implements Agent, CompletionHandler
             {
                 path.qps[qp].abort();
             }
-            LOG.warn("RDMA {} qp {} taken out of service{}", path, qp, path.isLive() ? "" :
-                "; no live QP left on this path");
+            LOG.warn("RDMA {} qp {} taken out of service: {}{}{}", path, qp, why,
+                vendorError == 0 ? "" : String.format(" (vendor_err 0x%x)", vendorError),
+                path.isLive() ? "" : "; no live QP left on this path");
         }
     }
 
@@ -415,7 +420,8 @@ public final class RdmaAgent implements Agent, CompletionHandler
             {
                 if (slice.request == request)
                 {
-                    breakQp(slice.path, slice.qp, true); // as on a timeout: stop the NIC before answering
+                    // as on a timeout: stop the NIC before answering
+                    breakQp(slice.path, slice.qp, true, "shutting down", 0);
                     slice.path.outstanding[slice.qp]--;
                     release(slice);
                 }

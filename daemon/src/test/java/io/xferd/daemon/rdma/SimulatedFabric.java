@@ -215,7 +215,7 @@ final class SimulatedFabric
                     status = cq.status();
                     cq.remove();
                 }
-                handler.onCompletion(wrId, status);
+                handler.onCompletion(wrId, status, status == WorkCompletionStatus.SUCCESS ? 0 : 0x80 + status);
                 polled++;
             }
             return polled;
