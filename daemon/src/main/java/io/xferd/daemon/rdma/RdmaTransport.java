@@ -51,6 +51,8 @@ public final class RdmaTransport implements PeerTransport
     static final int MAX_SLICES = 16 * 1024;
     /** Signaled work requests in flight per QP; the send queue is twice as deep, a margin (an overdue QP is aborted). */
     static final int MAX_OUTSTANDING_PER_QP = 64;
+    /** The QPs made for a peer's CONNECT_QP only answer its READs and WRITEs: they never post. */
+    static final int PASSIVE_SEND_QUEUE_DEPTH = 1;
 
     private final DaemonContext context;
     private final SystemCounters counters;
@@ -388,7 +390,7 @@ public final class RdmaTransport implements PeerTransport
                     throw new RdmaConnectException("QP requested on RDMA device " + remote.peerNic() +
                         ", this daemon serves " + devices.names());
                 }
-                final RdmaQueuePair qp = devices.get(device).createQueuePair(2 * MAX_OUTSTANDING_PER_QP);
+                final RdmaQueuePair qp = devices.get(device).createQueuePair(PASSIVE_SEND_QUEUE_DEPTH);
                 made.add(qp);
                 qp.connect(remote);
                 answer.add(withPeerNic(qp.local(), remote.nic()));

@@ -129,6 +129,17 @@ class RdmaTransportTest
     }
 
     @Test
+    void shouldGiveTheQpsThatOnlyAnswerAPeerASendQueueOfOne()
+    {
+        a.open(b);
+
+        // the CQ is shared by every QP of a device and sized for the send queues that post
+        assertThat(a.devices.get(0).sendQueueDepths).containsExactly(128, 128);
+        assertThat(b.devices.get(0).sendQueueDepths).containsExactly(1, 1);
+        assertThat(b.devices.get(1).sendQueueDepths).containsExactly(1, 1);
+    }
+
+    @Test
     void shouldRefuseATargetRangeOutsideThePeersBuffersBeforePostingAndCountIt()
     {
         final long handle = a.open(b);

@@ -5,6 +5,8 @@ import io.xferd.nativebindings.verbs.Gid;
 import org.agrona.collections.Int2ObjectHashMap;
 
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -135,6 +137,7 @@ final class SimulatedFabric
         final String name;
         final Completions cq = new Completions();
         final AtomicLong bytesCarried = new AtomicLong();
+        final List<Integer> sendQueueDepths = new ArrayList<>();
         int registered;
 
         SimulatedDevice(final String name)
@@ -192,6 +195,7 @@ final class SimulatedFabric
             synchronized (SimulatedFabric.this)
             {
                 final SimulatedQueuePair qp = new SimulatedQueuePair(this, nextQpn++);
+                sendQueueDepths.add(maxOutstanding);
                 queuePairs.put(qp.qpn, qp);
                 return qp;
             }
