@@ -5,7 +5,6 @@ import io.xferd.client.TransferRequest;
 import io.xferd.client.XferClient;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.nativebindings.verbs.Verbs;
-import io.xferd.nativebindings.verbs.VerbsDevice;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -64,7 +63,8 @@ class RdmaEndToEndTest
     void shouldWriteAndReadAnotherDaemonsClientMemoryOverRdmaEveryByteVerified()
     {
         final String devices = System.getenv().getOrDefault("XFERD_RDMA_DEVICES", "");
-        final List<String> names = devices.isBlank() ? VerbsDevice.names() : List.of(devices.split(","));
+        // none listed: the daemons serve with every usable device (one without an active port is skipped)
+        final List<String> names = devices.isBlank() ? List.of() : List.of(devices.split(","));
         final int gidIndex = Integer.parseInt(System.getenv().getOrDefault("XFERD_RDMA_GID_INDEX",
             String.valueOf(DaemonContext.GID_INDEX_AUTO)));
         daemonA = XferDaemon.launch(SystemTests.daemonContext(dirA).protocol("rdma").deviceNames(names)

@@ -7,5 +7,8 @@ package io.xferd.daemon.rdma;
 @FunctionalInterface
 public interface CompletionHandler
 {
-    void onCompletion(long wrId, int status);
+    /**
+     * @param vendorError the provider's {@code vendor_err} (e.g. mlx5's syndrome), meaningful when it failed.
+     */
+    void onCompletion(long wrId, int status, int vendorError);
 }

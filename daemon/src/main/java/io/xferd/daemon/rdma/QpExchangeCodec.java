@@ -30,6 +30,9 @@ public final class QpExchangeCodec
 {
     public static final int MAX_ENDPOINTS = 1024;
     private static final int FIXED_ENTRY_LENGTH = 2 + 4 + 16 + 12;
+    private static final int QPN_MASK = 0xFFFFFF;
+    private static final int IBV_MTU_256 = 1;
+    private static final int IBV_MTU_4096 = 5;
 
     private QpExchangeCodec()
     {
@@ -83,7 +86,8 @@ public final class QpExchangeCodec
                 final String peerNic = getName(buffer);
                 final int lid = buffer.getInt();
                 final Gid gid = new Gid(buffer.getLong(), buffer.getLong());
-                endpoints.add(new QpEndpoint(nic, peerNic, lid, gid, buffer.getInt(), buffer.getInt(), buffer.getInt()));
+                endpoints.add(checked(
+                    new QpEndpoint(nic, peerNic, lid, gid, buffer.getInt(), buffer.getInt(), buffer.getInt())));
             }
             if (buffer.hasRemaining())
             {
@@ -96,6 +100,21 @@ public final class QpExchangeCodec
             throw new MalformedQpFrameException("QP exchange truncated at byte " + buffer.position() + " of " +
                 body.length);
         }
+    }
+
+    /**
+     * Values the QP's attributes cannot take would only fail later, as an EINVAL of {@code ibv_modify_qp}.
+     */
+    private static QpEndpoint checked(final QpEndpoint endpoint)
+    {
+        if ((endpoint.lid() & ~0xFFFF) != 0 || (endpoint.qpn() & ~QPN_MASK) != 0 || (endpoint.psn() & ~QPN_MASK) != 0 ||
+            endpoint.mtu() < IBV_MTU_256 || endpoint.mtu() > IBV_MTU_4096)
+        {
+            throw new MalformedQpFrameException(String.format(
+                "QP exchange endpoint out of range: lid %d (16 bits), qpn 0x%x and psn 0x%x (24 bits), mtu %d (1..5)",
+                endpoint.lid(), endpoint.qpn(), endpoint.psn(), endpoint.mtu()));
+        }
+        return endpoint;
     }
 
     private static void putName(final ByteBuffer buffer, final String name)

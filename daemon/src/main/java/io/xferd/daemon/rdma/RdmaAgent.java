@@ -19,7 +19,11 @@ import java.util.function.Supplier;
  * The RDMA data plane, on one thread: takes submitted requests, posts their slices as signaled RDMA READ/WRITE
  * work requests striped over the preferred paths (never more than {@code maxOutstanding} per QP), polls every
  * device's completion queue, and completes a request once every slice's completion is in: OK only when all
- * succeeded, TRANSPORT_ERROR on the first failed one, TIMEOUT when the transfer timeout passes first. It reads
+ * succeeded, TRANSPORT_ERROR on the first failed one, TIMEOUT when the transfer timeout passes first. A QP that
+ * completes a work request in error is in ERR for good (the rest of its work flushes) and is not posted to again;
+ * a QP holding an overdue slice is moved to ERR before the request is answered, so that no late RDMA lands in a
+ * buffer the client got back. A request whose preferred paths have no live QP left uses the other paths, and
+ * fails at once when none has. It reads
  * the clock once per duty cycle and allocates, locks and logs nothing per slice; an idle strategy that backs off
  * runs it (see {@link io.xferd.daemon.DaemonContext#newIdleStrategy()}).
  */
@@ -29,6 +33,9 @@ public final class RdmaAgent implements Agent, CompletionHandler
     private static final int DRAIN_LIMIT = 64;
     private static final long TIMEOUT_CHECK_INTERVAL_NANOS = 1_000_000;
     private static final long FAILURE_LOG_INTERVAL_NANOS = 1_000_000_000L;
+    /** {@link #fail} causes that are not a work completion status. */
+    private static final int POST_REFUSED = -1;
+    private static final int NO_LIVE_QP = -2;
 
     private final RdmaDevices devices;
     private final ManyToOneConcurrentArrayQueue<RdmaRequest> submissions;
@@ -163,6 +170,16 @@ public final class RdmaAgent implements Agent, CompletionHandler
             }
             if (qp < 0)
             {
+                if (!anyLivePath(request.peer.paths, request.paths))
+                {
+                    final long all = paths.length >= 64 ? -1L : (1L << paths.length) - 1;
+                    if (request.paths != all && anyLivePath(paths, all))
+                    {
+                        request.paths = all; // the preferred NICs' QPs are broken: any live path beats none
+                        continue;
+                    }
+                    fail(request, TransferStatus.TRANSPORT_ERROR, NO_LIVE_QP); // else it would wait for its timeout
+                }
                 break;
             }
             postSlice(request, path, qp);
@@ -173,6 +190,18 @@ public final class RdmaAgent implements Agent, CompletionHandler
             finish(request); // nothing left in flight: e.g. failed before its first post
         }
         return posted;
+    }
+
+    private static boolean anyLivePath(final RdmaPath[] paths, final long mask)
+    {
+        for (int i = 0; i < paths.length; i++)
+        {
+            if ((mask & (1L << (i & 63))) != 0 && paths[i].isLive())
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void postSlice(final RdmaRequest request, final RdmaPath path, final int qp)
@@ -192,7 +221,9 @@ public final class RdmaAgent implements Agent, CompletionHandler
         {
             path.failures.increment();
             release(slice);
-            fail(request, TransferStatus.TRANSPORT_ERROR, -1);
+            // a QP refusing a post within its credit is unusable; flush what it holds
+            breakQp(path, qp, true, "post refused", 0);
+            fail(request, TransferStatus.TRANSPORT_ERROR, POST_REFUSED);
             return;
         }
         path.outstanding[qp]++;
@@ -201,7 +232,7 @@ public final class RdmaAgent implements Agent, CompletionHandler
     }
 
     @Override
-    public void onCompletion(final long wrId, final int status)
+    public void onCompletion(final long wrId, final int status, final int vendorError)
     {
         final int index = (int)wrId;
         if (index < 0 || index >= slices.length)
@@ -227,7 +258,12 @@ public final class RdmaAgent implements Agent, CompletionHandler
         }
         else
         {
-            path.failures.increment();
+            if (status != WorkCompletionStatus.WR_FLUSH_ERR)
+            {
+                path.failures.increment(); // a flush is the consequence of a failure counted already
+            }
+            // already in ERR: its later work requests all flush
+            breakQp(path, slice.qp, false, WorkCompletionStatus.name(status), vendorError);
             fail(request, TransferStatus.TRANSPORT_ERROR, status);
         }
         journal.get().onSlice(request.submitter.slot(), request.requestId, request.traceId, slice.sliceIndex,
@@ -245,7 +281,8 @@ public final class RdmaAgent implements Agent, CompletionHandler
         {
             request.status = status;
             request.wcStatus = wcStatus;
-            final String what = wcStatus >= 0 ? WorkCompletionStatus.name(wcStatus) : "post refused by the send queue";
+            final String what = wcStatus >= 0 ? WorkCompletionStatus.name(wcStatus) :
+                wcStatus == NO_LIVE_QP ? "no live QP left to the peer" : "post refused by the send queue";
             lastFailure = what;
             if (now - lastFailureLog >= FAILURE_LOG_INTERVAL_NANOS)
             {
@@ -268,6 +305,8 @@ public final class RdmaAgent implements Agent, CompletionHandler
                 {
                     if (slice.request == request)
                     {
+                        // the work request is still the NIC's: move its QP to ERR before the buffer is given back
+                        breakQp(slice.path, slice.qp, true, "work request overdue", 0);
                         slice.path.outstanding[slice.qp]--;
                         slice.path.failures.increment();
                         slicesTimedOut.increment();
@@ -286,6 +325,27 @@ public final class RdmaAgent implements Agent, CompletionHandler
             }
         }
         return work;
+    }
+
+    /**
+     * Stop using a QP for good (an RC QP in ERR is not brought back; a new open connects the peer anew).
+     *
+     * @param abort       also move it to ERR, so that the NIC stops and flushes its outstanding work requests.
+     * @param vendorError the completion's {@code vendor_err}, logged (in hex, as mlx5 syndromes are quoted).
+     */
+    private void breakQp(
+        final RdmaPath path, final int qp, final boolean abort, final String why, final int vendorError)
+    {
+        if (path.markBroken(qp))
+        {
+            if (abort)
+            {
+                path.qps[qp].abort();
+            }
+            LOG.warn("RDMA {} qp {} taken out of service: {}{}{}", path, qp, why,
+                vendorError == 0 ? "" : String.format(" (vendor_err 0x%x)", vendorError),
+                path.isLive() ? "" : "; no live QP left on this path");
+        }
     }
 
     private void release(final RdmaSlice slice)
@@ -360,6 +420,8 @@ public final class RdmaAgent implements Agent, CompletionHandler
             {
                 if (slice.request == request)
                 {
+                    // as on a timeout: stop the NIC before answering
+                    breakQp(slice.path, slice.qp, true, "shutting down", 0);
                     slice.path.outstanding[slice.qp]--;
                     release(slice);
                 }

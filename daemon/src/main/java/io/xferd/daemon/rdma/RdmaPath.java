@@ -15,10 +15,13 @@ final class RdmaPath
     final String peerNic;
     final RdmaQueuePair[] qps;
     final int[] outstanding;
+    /** QPs no longer posted to: an RC QP that completed a work request in error stays in ERR for good. */
+    final boolean[] broken;
     final int journalNicId;
     final AtomicCounter bytes;
     final AtomicCounter failures;
     int nextQp;
+    private volatile int liveQps;
 
     RdmaPath(
         final int localDevice, final String localNic, final int peerDevice, final String peerNic,
@@ -32,24 +35,50 @@ final class RdmaPath
         this.peerNic = peerNic;
         this.qps = qps;
         this.outstanding = new int[qps.length];
+        this.broken = new boolean[qps.length];
+        this.liveQps = qps.length;
         this.journalNicId = journalNicId;
     }
 
     /**
-     * @return a QP with room for one more work request, round robin, or -1 when all are full.
+     * @return a live QP with room for one more work request, round robin, or -1 when all are full or broken.
      */
     int qpWithCredit(final int maxOutstanding)
     {
         for (int i = 0; i < qps.length; i++)
         {
             final int qp = (nextQp + i) % qps.length;
-            if (outstanding[qp] < maxOutstanding)
+            if (!broken[qp] && outstanding[qp] < maxOutstanding)
             {
                 nextQp = qp + 1;
                 return qp;
             }
         }
         return -1;
+    }
+
+    /**
+     * Stop posting to {@code qp}. Agent thread only.
+     *
+     * @return true the first time, false when it was already broken.
+     */
+    boolean markBroken(final int qp)
+    {
+        if (broken[qp])
+        {
+            return false;
+        }
+        broken[qp] = true;
+        liveQps--;
+        return true;
+    }
+
+    /**
+     * @return whether any QP of the path can still be posted to; any thread.
+     */
+    boolean isLive()
+    {
+        return liveQps > 0;
     }
 
     @Override

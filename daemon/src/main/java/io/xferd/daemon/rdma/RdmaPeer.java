@@ -45,6 +45,21 @@ final class RdmaPeer
         return mask != 0 ? mask : paths.length >= 64 ? -1L : (1L << paths.length) - 1;
     }
 
+    /**
+     * @return whether any path still has a live QP; when none has, the peer must be connected anew. Any thread.
+     */
+    boolean isUsable()
+    {
+        for (final RdmaPath path : paths)
+        {
+            if (path.isLive())
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
     void close()
     {
         for (final RdmaPath path : paths)

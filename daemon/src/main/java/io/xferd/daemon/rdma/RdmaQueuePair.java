@@ -27,6 +27,13 @@ public interface RdmaQueuePair extends AutoCloseable
      */
     boolean post(boolean read, long wrId, long localAddress, int length, int lkey, long remoteAddress, int rkey);
 
+    /**
+     * Any state -> ERR: the NIC stops working on this QP and completes what is posted with
+     * {@code IBV_WC_WR_FLUSH_ERR}. Used when its work can no longer be trusted (overdue), so that no late RDMA
+     * READ lands in a buffer whose request was already answered. Never throws; the QP is never used again.
+     */
+    void abort();
+
     @Override
     void close();
 }

@@ -49,8 +49,10 @@ public final class RdmaTransport implements PeerTransport
     private static final Logger LOG = LoggerFactory.getLogger(RdmaTransport.class);
     static final int MAX_REQUESTS = 4096;
     static final int MAX_SLICES = 16 * 1024;
-    /** Signaled work requests in flight per QP; the send queue is twice as deep, for late ones after a timeout. */
+    /** Signaled work requests in flight per QP; the send queue is twice as deep, a margin (an overdue QP is aborted). */
     static final int MAX_OUTSTANDING_PER_QP = 64;
+    /** The QPs made for a peer's CONNECT_QP only answer its READs and WRITEs: they never post. */
+    static final int PASSIVE_SEND_QUEUE_DEPTH = 1;
 
     private final DaemonContext context;
     private final SystemCounters counters;
@@ -60,6 +62,8 @@ public final class RdmaTransport implements PeerTransport
     private final RemoteSegments remoteSegments = new RemoteSegments();
     private final Map<String, RdmaPeer> peers = new ConcurrentHashMap<>();
     private final List<RdmaQueuePair> passiveQps = new ArrayList<>();
+    /** Peers replaced by a reconnect: the agent may still hold their paths, so their QPs go with the transport. */
+    private final List<RdmaPeer> retiredPeers = new ArrayList<>();
     private final ManyToOneConcurrentArrayQueue<RdmaRequest> submissions =
         new ManyToOneConcurrentArrayQueue<>(MAX_REQUESTS);
     private final ManyToManyConcurrentArrayQueue<RdmaRequest> requestPool =
@@ -158,9 +162,9 @@ public final class RdmaTransport implements PeerTransport
         }
         final SegmentDescriptor descriptor = target.descriptor();
         final RdmaPeer peer = descriptor == null ? null : peers.get(descriptor.rpcAddress());
-        if (peer == null || peer.epoch != target.epoch())
+        if (peer == null || peer.epoch != target.epoch() || !peer.isUsable())
         {
-            return TransferStatus.TARGET_GONE;
+            return TransferStatus.TARGET_GONE; // reopening the segment connects the peer anew
         }
         final SegmentDescriptor.Buffer remote = bufferOf(descriptor, targetAddress, length);
         if (remote == null)
@@ -278,11 +282,16 @@ public final class RdmaTransport implements PeerTransport
         synchronized (peers)
         {
             final RdmaPeer existing = peers.get(descriptor.rpcAddress());
-            if (existing == null || existing.epoch != descriptor.epoch())
+            if (existing == null || existing.epoch != descriptor.epoch() || !existing.isUsable())
             {
                 final RdmaPeer peer = connect(peerAddress, descriptor, exchange);
                 peers.put(descriptor.rpcAddress(), peer);
-                // a restarted peer's old QPs are left to the agent's timeouts, then closed with the transport
+                if (existing != null)
+                {
+                    // restarted, or every QP broken (in ERR): the agent may still see the old paths until their
+                    // completions or timeouts, so their QPs are destroyed with the transport, not now
+                    retiredPeers.add(existing);
+                }
                 LOG.info("RDMA peer {} connected: {}", peerAddress, peer);
             }
         }
@@ -381,7 +390,7 @@ public final class RdmaTransport implements PeerTransport
                     throw new RdmaConnectException("QP requested on RDMA device " + remote.peerNic() +
                         ", this daemon serves " + devices.names());
                 }
-                final RdmaQueuePair qp = devices.get(device).createQueuePair(2 * MAX_OUTSTANDING_PER_QP);
+                final RdmaQueuePair qp = devices.get(device).createQueuePair(PASSIVE_SEND_QUEUE_DEPTH);
                 made.add(qp);
                 qp.connect(remote);
                 answer.add(withPeerNic(qp.local(), remote.nic()));
@@ -448,6 +457,8 @@ public final class RdmaTransport implements PeerTransport
         {
             peers.values().forEach(RdmaPeer::close);
             peers.clear();
+            retiredPeers.forEach(RdmaPeer::close);
+            retiredPeers.clear();
         }
         synchronized (passiveQps)
         {

@@ -17,7 +17,11 @@ import java.nio.file.Path;
  */
 public final class VerbsRdmaDevice implements RdmaDevice
 {
-    static final int CQ_ENTRIES = 8192;
+    /**
+     * Shared by every QP of the device (at most the device's max_cqe): 128 send queues of 2 x 64, twice that on
+     * mlx5, which rounds up. Its buffer is pinned (RLIMIT_MEMLOCK): 2 MiB of 64-byte CQEs on mlx5.
+     */
+    static final int CQ_ENTRIES = 16 * 1024;
     static final int POLL_BATCH = 64;
     static final Path SYSFS = Path.of("/sys/class/infiniband");
 
@@ -29,6 +33,8 @@ public final class VerbsRdmaDevice implements RdmaDevice
     private final int gidIndex;
     private final Gid gid;
     private final int maxRdAtomic;
+    private final int maxQpWr;
+    private final CompletionQueueBudget cqBudget;
 
     /**
      * Takes ownership of {@code context} (closed with this device, or here when set-up fails).
@@ -62,11 +68,19 @@ public final class VerbsRdmaDevice implements RdmaDevice
             this.gidIndex = gidIndex == GidIndexSelector.AUTO ? GidIndexSelector.select(SYSFS, context.deviceName(),
                 port, portAttributes.gidTableLength(), portAttributes.isEthernet()) : gidIndex;
             this.gid = context.queryGid(port, this.gidIndex);
+            if (portAttributes.isEthernet() && gid.isZero())
+            {
+                // peers would connect without a GRH, which RoCE refuses (or route nowhere): say so here
+                throw new IllegalStateException("RDMA device " + context.deviceName() + " port " + port +
+                    " has no GID at index " + this.gidIndex + "; RoCE addresses QPs by GID (see show_gids, gid_index)");
+            }
             this.maxRdAtomic = Math.max(1, Math.min(16,
                 Math.min(attributes.maxQpRdAtom(), attributes.maxQpInitRdAtom())));
+            this.maxQpWr = attributes.maxQpWr();
             pd = context.allocateProtectionDomain();
             this.pd = pd;
             this.cq = context.createCompletionQueue(Math.min(CQ_ENTRIES, attributes.maxCqe()), POLL_BATCH);
+            this.cqBudget = new CompletionQueueBudget(context.deviceName(), cq.capacity());
         }
         catch (final RuntimeException ex)
         {
@@ -126,8 +140,22 @@ public final class VerbsRdmaDevice implements RdmaDevice
     @Override
     public RdmaQueuePair createQueuePair(final int maxOutstanding)
     {
-        return new VerbsRdmaQueuePair(this, pd.createQueuePair(cq, cq, maxOutstanding, 1, 1), portAttributes.lid(),
-            portAttributes.activeMtu(), maxRdAtomic);
+        if (maxOutstanding > maxQpWr)
+        {
+            throw new RdmaConnectException("RDMA device " + name() + " allows " + maxQpWr +
+                " work requests per QP, " + maxOutstanding + " asked for");
+        }
+        cqBudget.reserve(maxOutstanding);
+        try
+        {
+            return new VerbsRdmaQueuePair(this, pd.createQueuePair(cq, cq, maxOutstanding, 1, 1),
+                portAttributes.lid(), portAttributes.activeMtu(), maxRdAtomic, () -> cqBudget.release(maxOutstanding));
+        }
+        catch (final RuntimeException ex)
+        {
+            cqBudget.release(maxOutstanding);
+            throw ex;
+        }
     }
 
     @Override
@@ -136,7 +164,7 @@ public final class VerbsRdmaDevice implements RdmaDevice
         final int polled = cq.poll();
         for (int i = 0; i < polled; i++)
         {
-            handler.onCompletion(cq.wrId(i), cq.status(i));
+            handler.onCompletion(cq.wrId(i), cq.status(i), cq.vendorError(i));
         }
         return polled;
     }

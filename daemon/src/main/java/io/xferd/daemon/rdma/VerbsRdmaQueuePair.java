@@ -15,13 +15,20 @@ final class VerbsRdmaQueuePair implements RdmaQueuePair
     private final QueuePair qp;
     private final QpEndpoint local;
     private final int maxRdAtomic;
+    private final Runnable onClose;
+    private boolean closed;
 
+    /**
+     * @param onClose run once the QP is destroyed (gives its send queue's share of the CQ back).
+     */
     VerbsRdmaQueuePair(
-        final VerbsRdmaDevice device, final QueuePair qp, final int lid, final int mtu, final int maxRdAtomic)
+        final VerbsRdmaDevice device, final QueuePair qp, final int lid, final int mtu, final int maxRdAtomic,
+        final Runnable onClose)
     {
         this.device = device;
         this.qp = qp;
         this.maxRdAtomic = maxRdAtomic;
+        this.onClose = onClose;
         this.local = new QpEndpoint(device.name(), "?", lid, device.gid(), qp.qpNum(),
             ThreadLocalRandom.current().nextInt() & 0xFFFFFF, mtu);
     }
@@ -70,8 +77,33 @@ final class VerbsRdmaQueuePair implements RdmaQueuePair
     }
 
     @Override
-    public void close()
+    public void abort()
     {
-        qp.close();
+        try
+        {
+            qp.toError();
+        }
+        catch (final RuntimeException ex)
+        {
+            // nothing better to do: the QP is abandoned either way and destroyed with its peer
+        }
+    }
+
+    @Override
+    public synchronized void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
+        try
+        {
+            qp.close();
+        }
+        finally
+        {
+            onClose.run();
+        }
     }
 }

@@ -56,6 +56,24 @@ class QpExchangeCodecTest
     }
 
     @Test
+    void shouldRefuseValuesAQpCannotTake()
+    {
+        final Gid gid = new Gid(0, 0x0000_ffff_0a00_0001L);
+        for (final QpEndpoint bad : List.of(
+            new QpEndpoint("mlx5_0", "mlx5_0", 0x10000, gid, 1, 1, 5),
+            new QpEndpoint("mlx5_0", "mlx5_0", 0, gid, 0x1000000, 1, 5),
+            new QpEndpoint("mlx5_0", "mlx5_0", 0, gid, 1, -1, 5),
+            new QpEndpoint("mlx5_0", "mlx5_0", 0, gid, 1, 1, 0),
+            new QpEndpoint("mlx5_0", "mlx5_0", 0, gid, 1, 1, 6)))
+        {
+            assertThatThrownBy(() -> QpExchangeCodec.decode(QpExchangeCodec.encode(List.of(bad))))
+                .as("%s", bad)
+                .isInstanceOf(MalformedQpFrameException.class)
+                .hasMessageStartingWith("QP exchange endpoint out of range");
+        }
+    }
+
+    @Test
     void shouldRefuseAnEmptyNicName()
     {
         final byte[] body = QpExchangeCodec.encode(ENDPOINTS.subList(0, 1));

@@ -108,6 +108,38 @@ class RdmaTransportTest
     }
 
     @Test
+    void shouldFallBackToTheOtherNicsWhenThePreferredOnesQpsAreBroken()
+    {
+        try (RdmaSide pinned = new RdmaSide(fabric, "10.0.0.4:12001", 44, List.of("mlx5_1"), "mlx5_0", "mlx5_1"))
+        {
+            final Region region = pinned.region(A_BASE, LENGTH);
+            final long handle = pinned.open(b);
+            fabric.breakQueuePairsOf(pinned.devices.get(1)); // the preferred NIC's port went down
+            pinned.submit(5, Opcode.WRITE, region, A_BASE, handle, B_BASE, LENGTH);
+            assertThat(pinned.awaitCompletion(1000)).containsExactly(TransferStatus.TRANSPORT_ERROR, 0, 5);
+
+            final byte[] data = fill(region.mapping(), 6);
+            assertThat(pinned.submit(6, Opcode.WRITE, region, A_BASE, handle, B_BASE, LENGTH))
+                .isEqualTo(TransferStatus.OK);
+
+            assertThat(pinned.awaitCompletion(1000)).containsExactly(TransferStatus.OK, LENGTH, 6);
+            assertThat(target.mapping().toArray(JAVA_BYTE)).isEqualTo(data);
+            assertThat(pinned.devices.get(0).bytesCarried.get()).isEqualTo(LENGTH);
+        }
+    }
+
+    @Test
+    void shouldGiveTheQpsThatOnlyAnswerAPeerASendQueueOfOne()
+    {
+        a.open(b);
+
+        // the CQ is shared by every QP of a device and sized for the send queues that post
+        assertThat(a.devices.get(0).sendQueueDepths).containsExactly(128, 128);
+        assertThat(b.devices.get(0).sendQueueDepths).containsExactly(1, 1);
+        assertThat(b.devices.get(1).sendQueueDepths).containsExactly(1, 1);
+    }
+
+    @Test
     void shouldRefuseATargetRangeOutsideThePeersBuffersBeforePostingAndCountIt()
     {
         final long handle = a.open(b);
@@ -204,10 +236,84 @@ class RdmaTransportTest
         assertThat(a.counter(SystemCounter.SLICES_TIMED_OUT)).isPositive();
         assertThat(a.transport.agent().activeRequests()).isZero();
 
-        fabric.holdCompletions(false); // the late completions find their slices reused or free: dropped
+        // the overdue QPs were moved to ERR before the client got its buffer back: nothing lands in it late
+        assertThat(fabric.abortedQueuePairs()).isEqualTo(4);
+        fabric.holdCompletions(false); // the late (flushed) completions find their slices reused or free: dropped
         assertThat(a.awaitCompletion(20)).isNull();
-        assertThat(a.submit(12, Opcode.WRITE, local, A_BASE, handle, B_BASE, LENGTH)).isEqualTo(TransferStatus.OK);
+        assertThat(a.submit(12, Opcode.WRITE, local, A_BASE, handle, B_BASE, LENGTH))
+            .isEqualTo(TransferStatus.TARGET_GONE);
+
+        final long reopened = a.open(b); // connects new QPs
+        assertThat(a.submit(12, Opcode.WRITE, local, A_BASE, reopened, B_BASE, LENGTH)).isEqualTo(TransferStatus.OK);
         assertThat(a.awaitCompletion(1000)).containsExactly(TransferStatus.OK, LENGTH, 12);
+    }
+
+    @Test
+    void shouldStopPostingToAQpAfterItsErrorCompletionAndCarryOnOverTheOthers()
+    {
+        final long handle = a.open(b);
+        fabric.failNextWith(WorkCompletionStatus.REM_ACCESS_ERR);
+        a.submit(20, Opcode.WRITE, local, A_BASE, handle, B_BASE, LENGTH);
+        assertThat(a.awaitCompletion(1000)).containsExactly(TransferStatus.TRANSPORT_ERROR, 0, 20);
+        final long postedBefore = fabric.postedWorkRequests();
+
+        // an RC QP that failed a work request is in ERR and would flush every later one: it is not used again
+        for (int request = 21; request < 25; request++)
+        {
+            final byte[] data = fill(local.mapping(), request);
+            assertThat(a.submit(request, Opcode.WRITE, local, A_BASE, handle, B_BASE, LENGTH))
+                .isEqualTo(TransferStatus.OK);
+            assertThat(a.awaitCompletion(1000)).containsExactly(TransferStatus.OK, LENGTH, request);
+            assertThat(target.mapping().toArray(JAVA_BYTE)).isEqualTo(data);
+        }
+        assertThat(fabric.postedWorkRequests() - postedBefore).isEqualTo(4 * ((LENGTH + RdmaSide.SLICE - 1) /
+            RdmaSide.SLICE));
+        assertThat(a.counter(SystemCounter.REQUESTS_FAILED)).isEqualTo(1);
+    }
+
+    @Test
+    void shouldFailAtOnceAndAskForAReopenWhenEveryQpToThePeerIsBroken()
+    {
+        final int slices = 300; // more than the QPs' credit: some wait for room when the QPs break
+        final Region bigLocal = a.region(A_BASE + (1L << 30), slices * RdmaSide.SLICE);
+        final Region bigTarget = b.region(B_BASE + (1L << 30), slices * RdmaSide.SLICE);
+        final long handle = a.open(b);
+        fabric.holdCompletions(true);
+        a.submit(30, Opcode.READ, bigLocal, bigLocal.ownerAddress(), handle, bigTarget.ownerAddress(),
+            bigLocal.length());
+        a.submit(32, Opcode.READ, local, A_BASE, handle, B_BASE, LENGTH); // waits for credit: nothing posted
+        assertThat(a.awaitCompletion(20)).isNull();
+
+        fabric.releaseCompletionsFailed(WorkCompletionStatus.RETRY_EXC_ERR); // the peer's NIC went away
+
+        // both answered without waiting for the transfer timeout (the clock does not move), nothing more posted
+        assertThat(a.awaitCompletion(100)).containsExactly(TransferStatus.TRANSPORT_ERROR, 0, 30);
+        assertThat(a.awaitCompletion(100)).containsExactly(TransferStatus.TRANSPORT_ERROR, 0, 32);
+        assertThat(a.transport.agent().lastFailure()).isEqualTo("no live QP left to the peer");
+        assertThat(fabric.postedWorkRequests()).isEqualTo(2 * 2 * RdmaTransport.MAX_OUTSTANDING_PER_QP);
+        assertThat(a.transport.agent().activeRequests()).isZero();
+        assertThat(a.submit(31, Opcode.READ, local, A_BASE, handle, B_BASE, LENGTH))
+            .isEqualTo(TransferStatus.TARGET_GONE);
+
+        final long reopened = a.open(b);
+        final byte[] data = fill(target.mapping(), 31);
+        assertThat(a.submit(31, Opcode.READ, local, A_BASE, reopened, B_BASE, LENGTH)).isEqualTo(TransferStatus.OK);
+        assertThat(a.awaitCompletion(1000)).containsExactly(TransferStatus.OK, LENGTH, 31);
+        assertThat(local.mapping().toArray(JAVA_BYTE)).isEqualTo(data);
+    }
+
+    @Test
+    void shouldFailARequestWhoseQpsAllFlushWithoutWaitingForTheTimeout()
+    {
+        final long handle = a.open(b);
+        fabric.breakAllQueuePairs(); // e.g. the link went down after the QPs were connected
+
+        a.submit(40, Opcode.WRITE, local, A_BASE, handle, B_BASE, LENGTH);
+
+        assertThat(a.awaitCompletion(100)).containsExactly(TransferStatus.TRANSPORT_ERROR, 0, 40);
+        assertThat(a.transport.agent().activeRequests()).isZero();
+        assertThat(a.submit(41, Opcode.WRITE, local, A_BASE, handle, B_BASE, LENGTH))
+            .isEqualTo(TransferStatus.TARGET_GONE);
     }
 
     @Test
@@ -283,6 +389,7 @@ class RdmaTransportTest
         a.transport.agent().onClose();
 
         assertThat(a.pollCompletion()).containsExactly(TransferStatus.SHUTTING_DOWN, 0, 14);
+        assertThat(fabric.abortedQueuePairs()).isEqualTo(4); // before the client got its buffer back
         assertThat(a.submit(15, Opcode.WRITE, local, A_BASE, handle, B_BASE, LENGTH))
             .isEqualTo(TransferStatus.SHUTTING_DOWN);
     }

@@ -5,13 +5,17 @@ import io.xferd.nativebindings.verbs.Gid;
 import org.agrona.collections.Int2ObjectHashMap;
 
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A simulated RDMA fabric for tests, NOT RDMA: devices of two in-process transports whose "work requests" copy
  * bytes between the registered mappings at post time and queue a completion on the poster's device. It enforces
- * what a NIC would (a key belongs to its device, the range lies inside the registration, QPs are connected) and
- * injects faults: an error completion, lost completions, held completions, a refused connect. Posting and
+ * what a NIC would (a key belongs to its device, the range lies inside the registration, QPs are connected; an RC
+ * QP whose work request failed, or that was aborted, is in ERR for good and flushes every later work request with
+ * {@code IBV_WC_WR_FLUSH_ERR}) and injects faults: an error completion, lost completions, held completions, a
+ * refused connect, every QP failing at once. Posting and
  * polling allocate nothing, so that tests can show the transport's data path does not either.
  */
 final class SimulatedFabric
@@ -74,6 +78,49 @@ final class SimulatedFabric
         }
     }
 
+    /** Every QP goes to ERR, as when the link or the peer's NIC fails: later work requests flush. */
+    synchronized void breakAllQueuePairs()
+    {
+        for (final SimulatedQueuePair qp : queuePairs.values())
+        {
+            qp.errored = true;
+        }
+    }
+
+    /** The QPs of {@code device} go to ERR, as when its port goes down. */
+    synchronized void breakQueuePairsOf(final SimulatedDevice device)
+    {
+        for (final SimulatedQueuePair qp : queuePairs.values())
+        {
+            qp.errored |= qp.device == device;
+        }
+    }
+
+    /** Held completions are released as failed with {@code status}, each QP in ERR. */
+    synchronized void releaseCompletionsFailed(final int status)
+    {
+        for (final SimulatedQueuePair qp : queuePairs.values())
+        {
+            if (!qp.held.isEmpty())
+            {
+                qp.errored = true;
+                qp.held.failAll(status);
+            }
+        }
+        holdCompletions(false);
+    }
+
+    /** @return how many QPs were aborted (moved to ERR by the transport). */
+    synchronized int abortedQueuePairs()
+    {
+        int aborted = 0;
+        for (final SimulatedQueuePair qp : queuePairs.values())
+        {
+            aborted += qp.aborts;
+        }
+        return aborted;
+    }
+
     synchronized long postedWorkRequests()
     {
         return posted;
@@ -90,6 +137,7 @@ final class SimulatedFabric
         final String name;
         final Completions cq = new Completions();
         final AtomicLong bytesCarried = new AtomicLong();
+        final List<Integer> sendQueueDepths = new ArrayList<>();
         int registered;
 
         SimulatedDevice(final String name)
@@ -147,6 +195,7 @@ final class SimulatedFabric
             synchronized (SimulatedFabric.this)
             {
                 final SimulatedQueuePair qp = new SimulatedQueuePair(this, nextQpn++);
+                sendQueueDepths.add(maxOutstanding);
                 queuePairs.put(qp.qpn, qp);
                 return qp;
             }
@@ -170,7 +219,7 @@ final class SimulatedFabric
                     status = cq.status();
                     cq.remove();
                 }
-                handler.onCompletion(wrId, status);
+                handler.onCompletion(wrId, status, status == WorkCompletionStatus.SUCCESS ? 0 : 0x80 + status);
                 polled++;
             }
             return polled;
@@ -197,6 +246,8 @@ final class SimulatedFabric
         final Completions held = new Completions();
         SimulatedQueuePair peer;
         boolean closed;
+        boolean errored;
+        int aborts;
 
         SimulatedQueuePair(final SimulatedDevice device, final int qpn)
         {
@@ -243,7 +294,11 @@ final class SimulatedFabric
                 int status = WorkCompletionStatus.SUCCESS;
                 final Registration local = registrations.get(lkey);
                 final Registration remote = registrations.get(rkey);
-                if (failNextWith >= 0)
+                if (errored)
+                {
+                    status = WorkCompletionStatus.WR_FLUSH_ERR;
+                }
+                else if (failNextWith >= 0)
                 {
                     status = failNextWith;
                     failNextWith = -1;
@@ -270,11 +325,23 @@ final class SimulatedFabric
                     }
                     device.bytesCarried.addAndGet(length);
                 }
+                errored |= status != WorkCompletionStatus.SUCCESS;
                 if (!dropCompletions)
                 {
                     (holdCompletions ? held : device.cq).add(wrId, status);
                 }
                 return true;
+            }
+        }
+
+        @Override
+        public void abort()
+        {
+            synchronized (SimulatedFabric.this)
+            {
+                errored = true;
+                aborts++;
+                held.failAll(WorkCompletionStatus.WR_FLUSH_ERR); // what the NIC had not completed is flushed
             }
         }
 
@@ -324,6 +391,19 @@ final class SimulatedFabric
         void remove()
         {
             head++;
+        }
+
+        /** Every queued completion not already failed now reports {@code status}. */
+        void failAll(final int status)
+        {
+            for (long i = head; i < tail; i++)
+            {
+                final int index = (int)(i & (wrIds.length - 1));
+                if (statuses[index] == WorkCompletionStatus.SUCCESS)
+                {
+                    statuses[index] = status;
+                }
+            }
         }
     }
 }

@@ -108,6 +108,14 @@ public final class CompletionQueue implements AutoCloseable
         return pollBatch;
     }
 
+    /**
+     * @return the entries the queue holds ({@code ibv_cq.cqe}): at least those asked for, providers round up.
+     */
+    public int capacity()
+    {
+        return cq.get(JAVA_INT, offset(IBV_CQ, "cqe"));
+    }
+
     public long wrId(final int index)
     {
         return completions.get(JAVA_LONG, index * WC_SIZE + WR_ID);

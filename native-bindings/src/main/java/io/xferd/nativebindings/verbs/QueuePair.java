@@ -309,7 +309,8 @@ public final class QueuePair implements AutoCloseable
         if (rc != 0)
         {
             final long bad = badWr.get(JAVA_LONG, 0);
-            throw new NativeException("ibv_post_send", rc,
+            // mlx5 returns a positive errno, rxe a negative one (-ENOMEM when the send queue is full)
+            throw new NativeException("ibv_post_send", Math.abs(rc),
                 deviceName + " qp " + qpNum + " request " + (bad == 0 ? -1 : (bad - requests.address()) / WR_SIZE) + " of " + count);
         }
     }

@@ -126,8 +126,10 @@ class VerbsOpsDispatchTest
     {
         final MemorySegment cq = arena.allocate(IBV_CQ);
         cq.set(ADDRESS, offset(IBV_CQ, "context"), context);
+        cq.set(JAVA_INT, offset(IBV_CQ, "cqe"), 16383); // a provider rounded 8192 up
         final CompletionQueue queue = new CompletionQueue("fake0", cq, 4);
 
+        assertThat(queue.capacity()).isEqualTo(16383);
         assertThat(queue.poll()).isEqualTo(2);
         assertThat(lastObject).isEqualTo(cq.address());
         assertThat(queue.wrId(0)).isEqualTo(100);
@@ -181,6 +183,20 @@ class VerbsOpsDispatchTest
             .hasMessage("ibv_post_send failed: ENOMEM (12) Cannot allocate memory; fake0 qp 5 request 1 of 2");
         assertThat(POSTED).hasSize(1);
         assertThatThrownBy(() -> qp.postSend(5)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    @Timeout(10)
+    void shouldReportTheErrnoOfAProviderThatReturnsItNegated()
+    {
+        final QueuePair qp = new QueuePair("rxe0", fakeQp(6), 4);
+        qp.setRdma(0, IBV_WR_RDMA_READ, 1, IBV_SEND_SIGNALED, 0x1000, 8, 1, 0x2000, 2);
+        qp.setRdma(1, IBV_WR_RDMA_READ, 2, IBV_SEND_SIGNALED, 0x1008, 8, 1, 0x2008, 2);
+        postResult = -12; // rxe: -ENOMEM
+
+        assertThatThrownBy(() -> qp.postSend(2)).isInstanceOf(NativeException.class)
+            .hasMessageStartingWith("ibv_post_send failed: ENOMEM (12)")
+            .satisfies(ex -> assertThat(((NativeException)ex).errno()).isEqualTo(12));
     }
 
     @Test
