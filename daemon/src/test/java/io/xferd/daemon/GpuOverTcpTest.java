@@ -247,6 +247,21 @@ class GpuOverTcpTest
     }
 
     @Test
+    void shouldFailAWriteFromGpuMemoryWithoutPinnedMemoryAndServeTheNextOneOnAFreshConnection()
+    {
+        SystemTests.fill(localAllocation.asSlice(OFFSET, LENGTH), 13);
+        localGpu.failPinned = true;
+
+        assertStatus(gpuInitiator.submitAndAwait(Opcode.WRITE, hostSegmentOfGpu, GPU_POINTER + OFFSET,
+            targetHost.address(), LENGTH, WAIT), "TRANSPORT_ERROR");
+
+        localGpu.failPinned = false;
+        assertStatus(gpuInitiator.submitAndAwait(Opcode.WRITE, hostSegmentOfGpu, GPU_POINTER + OFFSET,
+            targetHost.address(), LENGTH, WAIT), "OK");
+        assertLanded(targetHost.segment(), 0, 13);
+    }
+
+    @Test
     void shouldFreeEveryPinnedBufferWhenTheDaemonsClose()
     {
         SystemTests.fill(localAllocation.asSlice(OFFSET, LENGTH), 12);

@@ -30,6 +30,7 @@ final class HostBackedDeviceMemory implements DeviceMemory
     // counts copies down to a failure: at 1 the next copy fails, at 0 or less none does
     private final AtomicInteger copiesToFailure = new AtomicInteger();
     volatile boolean failCopies;
+    volatile boolean failPinned;
 
     /**
      * Make the {@code n}th copy from now fail (once).
@@ -110,6 +111,10 @@ final class HostBackedDeviceMemory implements DeviceMemory
     @Override
     public MemorySegment allocatePinned(final long size)
     {
+        if (failPinned)
+        {
+            throw new IllegalStateException("cudaMallocHost failed: cudaErrorMemoryAllocation (2) stood in by the test");
+        }
         final Arena arena = Arena.ofShared();
         final MemorySegment memory = arena.allocate(size, 4096);
         pinned.put(memory.address(), arena);

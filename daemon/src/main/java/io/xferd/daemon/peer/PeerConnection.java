@@ -196,8 +196,9 @@ final class PeerConnection implements AutoCloseable
         {
             writeRequest(current, slice, transfer);
         }
-        catch (final IOException ex)
+        catch (final IOException | RuntimeException ex)
         {
+            // also a runtime failure (no pinned memory for a GPU slice): its frame may be cut short
             resetGather();
             broken(current, "send failed: " + ex);
         }
