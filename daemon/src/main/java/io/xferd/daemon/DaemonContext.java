@@ -44,6 +44,7 @@ public final class DaemonContext
     private String clusterToken;
     private int connectionsPerPeer = 2;
     private int sliceSize = 512 * 1024;
+    private int stagingBufferSize = 1024 * 1024;
     private long transferTimeoutMs = 5000;
     private String metadataServer = "P2PHANDSHAKE";
     private Path topologyMatrixFile;
@@ -75,6 +76,8 @@ public final class DaemonContext
         require(connectionsPerPeer >= 1 && connectionsPerPeer <= 64,
             "connections per peer must be 1..64: " + connectionsPerPeer);
         require(sliceSize >= 4096 && sliceSize <= 64 * 1024 * 1024, "slice size must be 4 KiB..64 MiB: " + sliceSize);
+        require(stagingBufferSize >= 4096 && stagingBufferSize <= 64 * 1024 * 1024,
+            "staging buffer size must be 4 KiB..64 MiB: " + stagingBufferSize);
         require(transferTimeoutMs >= 10, "transfer timeout must be at least 10 ms: " + transferTimeoutMs);
         require(clusterToken == null || !clusterToken.isEmpty(), "cluster token must not be empty when set");
         require(clusterId != null && clusterId.matches("[A-Za-z0-9._-]{1,64}"),
@@ -144,6 +147,7 @@ public final class DaemonContext
         map.put("cluster_token", clusterToken == null ? "(none)" : "(set)");
         map.put("connections_per_peer", connectionsPerPeer);
         map.put("slice_size", sliceSize);
+        map.put("staging_buffer_size", stagingBufferSize);
         map.put("transfer_timeout_ms", transferTimeoutMs);
         notUsed.forEach((key, why) -> map.put(key, "accepted, not used: " + why));
         operations.describe(map);
@@ -444,6 +448,21 @@ public final class DaemonContext
     public DaemonContext sliceSize(final int value)
     {
         this.sliceSize = value;
+        return this;
+    }
+
+    public int stagingBufferSize()
+    {
+        return stagingBufferSize;
+    }
+
+    /**
+     * The pinned host buffer each peer thread moves GPU memory through over TCP, a chunk of this size per device
+     * copy; allocated on the first GPU slice. Any slice size works with any staging size.
+     */
+    public DaemonContext stagingBufferSize(final int value)
+    {
+        this.stagingBufferSize = value;
         return this;
     }
 

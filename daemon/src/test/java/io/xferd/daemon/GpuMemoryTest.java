@@ -2,7 +2,6 @@ package io.xferd.daemon;
 
 import io.xferd.client.CudaUnavailableException;
 import io.xferd.client.SharedBuffer;
-import io.xferd.client.TaskStatus;
 import io.xferd.client.TransferRequest;
 import io.xferd.client.XferClient;
 import io.xferd.ipc.ControlError;
@@ -30,8 +29,9 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 /**
  * GPU memory handed to the daemon through a CUDA IPC handle (REGISTER_GPU_MEMORY). On this host class: without
  * CUDA every refusal is typed and nobody is disconnected; with {@link HostBackedDeviceMemory} standing in for the
- * CUDA runtime, the daemon's GPU path (registration, copies through the device runtime, handle refcounts, the TCP
- * refusal) runs end to end. Real GPUs are checked by daemon/src/test/gpu/run-gpu-transfer.sh.
+ * CUDA runtime, the daemon's GPU path (registration, copies through the device runtime, handle refcounts) runs end
+ * to end; {@link GpuOverTcpTest} covers GPU memory between daemons. Real GPUs are checked by
+ * daemon/src/test/gpu/run-gpu-transfer.sh.
  */
 @Timeout(60)
 class GpuMemoryTest
@@ -40,10 +40,8 @@ class GpuMemoryTest
     private static final long GPU_POINTER = 0x7f00_0000_0000L;
 
     private final Path directory = SystemTests.newDaemonDirectory();
-    private final Path peerDirectory = SystemTests.newDaemonDirectory();
     private final Arena arena = Arena.ofShared();
     private XferDaemon daemon;
-    private XferDaemon peer;
 
     @AfterEach
     void tearDown()
@@ -52,13 +50,8 @@ class GpuMemoryTest
         {
             daemon.close();
         }
-        if (peer != null)
-        {
-            peer.close();
-        }
         arena.close();
         SystemTests.deleteRecursively(directory);
-        SystemTests.deleteRecursively(peerDirectory);
     }
 
     private static GpuMemoryRegistration gpuRange(
@@ -254,63 +247,6 @@ class GpuMemoryTest
             .containsExactly("open device 1", "close device 1 0x" + Long.toHexString(allocation.address()));
         assertThat(counter(daemon, SystemCounter.REGIONS_REGISTERED)).isZero();
         assertThat(counter(daemon, SystemCounter.REGISTERED_BYTES)).isZero();
-    }
-
-    @Test
-    void shouldRefuseGpuMemoryOverTcpWithUnsupportedMemoryOnEitherSide()
-    {
-        peer = XferDaemon.launch(SystemTests.daemonContext(peerDirectory).deviceMemory(new HostBackedDeviceMemory()));
-        daemon = XferDaemon.launch(SystemTests.daemonContext(directory).deviceMemory(new HostBackedDeviceMemory()));
-        final MemorySegment peerAllocation = arena.allocate(LENGTH, 4096);
-        final MemorySegment localAllocation = arena.allocate(LENGTH, 4096);
-        try (RawControlSession gpuTarget = RawControlSession.hello(peerDirectory, "gpu-target", WAIT);
-            XferClient hostTarget = XferClient.connect(SystemTests.clientContext(peerDirectory, "host-target"));
-            RawControlSession gpuInitiator = RawControlSession.hello(directory, "gpu-initiator", WAIT);
-            XferClient hostInitiator = XferClient.connect(SystemTests.clientContext(directory, "host-initiator")))
-        {
-            assertOk(gpuTarget.request(frame -> gpuRange(1, GPU_POINTER, LENGTH, 0,
-                HostBackedDeviceMemory.handleOf(peerAllocation)).encode(frame), WAIT));
-            final SharedBuffer targetHost = hostTarget.allocateMemory(LENGTH);
-            hostTarget.registerMemory(targetHost, "cpu:0");
-            assertOk(gpuInitiator.request(frame -> gpuRange(1, GPU_POINTER, LENGTH, 0,
-                HostBackedDeviceMemory.handleOf(localAllocation)).encode(frame), WAIT));
-            final SharedBuffer local = hostInitiator.allocateMemory(LENGTH);
-            hostInitiator.registerMemory(local, "cpu:0");
-
-            // the target range is GPU memory: the peer daemon refuses each slice
-            final long gpuSegment = hostInitiator.openSegment(peer.rpcAddress() + "/gpu-target");
-            final long batch = hostInitiator.allocateBatch(2);
-            hostInitiator.submitTransfer(batch, TransferRequest.write(local.address(), gpuSegment, GPU_POINTER, 4096));
-            hostInitiator.submitTransfer(batch, TransferRequest.read(local.address(), gpuSegment, GPU_POINTER, 4096));
-            assertThat(hostInitiator.awaitBatch(batch, WAIT.toMillis())).isFalse();
-            for (int task = 0; task < 2; task++)
-            {
-                final TaskStatus status = hostInitiator.getTransferStatus(batch, task);
-                assertThat(TransferStatus.name(status.status())).as("task %d", task).isEqualTo("UNSUPPORTED_MEMORY");
-                assertThat(status.transferredBytes()).isZero();
-            }
-            hostInitiator.freeBatch(batch);
-
-            // the local range is GPU memory: refused before anything is sent
-            final ControlFrame opened = gpuInitiator.request(frame -> frame.begin(ControlMessages.OPEN_SEGMENT)
-                .putLong(ControlMessages.CORRELATION_ID, 2)
-                .putString(ControlMessages.OPEN_SEGMENT_NAME, peer.rpcAddress() + "/host-target"), WAIT);
-            assertOk(opened);
-            final long hostSegment = opened.getLong(ControlMessages.OK_VALUE);
-            assertThat(TransferStatus.name(gpuInitiator.submitAndAwait(Opcode.WRITE, hostSegment, GPU_POINTER,
-                targetHost.address(), 4096, WAIT))).isEqualTo("UNSUPPORTED_MEMORY");
-            assertThat(TransferStatus.name(gpuInitiator.submitAndAwait(Opcode.READ, hostSegment, GPU_POINTER,
-                targetHost.address(), 4096, WAIT))).isEqualTo("UNSUPPORTED_MEMORY");
-
-            // host memory between the same daemons still moves
-            final long hostSegmentOfHost = hostInitiator.openSegment(peer.rpcAddress() + "/host-target");
-            SystemTests.fill(local.segment(), 23);
-            hostInitiator.transferSyncWrite(hostSegmentOfHost, local.address(), targetHost.address(), LENGTH);
-            assertThat(SystemTests.firstMismatch(targetHost.segment(), 0, SystemTests.randomBytes(23, LENGTH), 0,
-                LENGTH)).isEqualTo(-1);
-            assertThat(counter(peer, SystemCounter.CLIENTS_DISCONNECTED)).isZero();
-            assertThat(counter(daemon, SystemCounter.CLIENTS_DISCONNECTED)).isZero();
-        }
     }
 
     /**

@@ -3,6 +3,7 @@ package io.xferd.daemon;
 import io.xferd.daemon.memory.DeviceMemory;
 import io.xferd.nativebindings.Availability;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -14,7 +15,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A GPU runtime for hosts without a GPU: "device memory" is host memory the test allocated, and its "IPC handle"
  * carries the memory's address and size in its first 16 bytes. The daemon cannot tell, so its GPU plumbing (registration,
  * region kinds, copy dispatch, handle refcounts, refusals) runs for real; only the CUDA calls are stood in for.
- * Two devices: 0 with PCI bus id 0000:1b:00.0, 1 with 0000:99:00.0. Records what the daemon asked.
+ * Two devices: 0 with PCI bus id 0000:1b:00.0, 1 with 0000:99:00.0. "Pinned" memory is plain host memory. Records
+ * what the daemon asked; its copies can be made to fail, all of them or one.
  */
 final class HostBackedDeviceMemory implements DeviceMemory
 {
@@ -23,7 +25,20 @@ final class HostBackedDeviceMemory implements DeviceMemory
     final List<String> calls = new CopyOnWriteArrayList<>();
     final AtomicInteger copies = new AtomicInteger();
     final java.util.Map<Long, Long> sizes = new java.util.concurrent.ConcurrentHashMap<>();
+    final java.util.Map<Long, Arena> pinned = new java.util.concurrent.ConcurrentHashMap<>();
+    final AtomicInteger pinnedAllocations = new AtomicInteger();
+    // counts copies down to a failure: at 1 the next copy fails, at 0 or less none does
+    private final AtomicInteger copiesToFailure = new AtomicInteger();
     volatile boolean failCopies;
+    volatile boolean failPinned;
+
+    /**
+     * Make the {@code n}th copy from now fail (once).
+     */
+    void failCopyNumber(final int n)
+    {
+        copiesToFailure.set(n);
+    }
 
     /**
      * @return the 64-byte "IPC handle" of test memory at {@code address}.
@@ -84,12 +99,32 @@ final class HostBackedDeviceMemory implements DeviceMemory
     @SuppressWarnings("restricted")
     public void copy(final int device, final long destination, final long source, final long length)
     {
-        if (failCopies)
+        if (failCopies || copiesToFailure.getAndDecrement() == 1)
         {
             throw new IllegalStateException("cudaMemcpy failed: cudaErrorIllegalAddress (700) stood in by the test");
         }
         copies.incrementAndGet();
         MemorySegment.copy(MemorySegment.ofAddress(source).reinterpret(length), 0,
             MemorySegment.ofAddress(destination).reinterpret(length), 0, length);
+    }
+
+    @Override
+    public MemorySegment allocatePinned(final long size)
+    {
+        if (failPinned)
+        {
+            throw new IllegalStateException("cudaMallocHost failed: cudaErrorMemoryAllocation (2) stood in by the test");
+        }
+        final Arena arena = Arena.ofShared();
+        final MemorySegment memory = arena.allocate(size, 4096);
+        pinned.put(memory.address(), arena);
+        pinnedAllocations.incrementAndGet();
+        return memory;
+    }
+
+    @Override
+    public void freePinned(final MemorySegment memory)
+    {
+        pinned.remove(memory.address()).close();
     }
 }

@@ -33,8 +33,8 @@ public final class TransferStatus
     /** The daemon went away; raised by the client library, never written by a daemon. */
     public static final int DAEMON_GONE = 11;
     /**
-     * The path the request needs cannot reach that kind of memory: GPU memory between daemons needs staging through
-     * pinned host memory (TCP) or GPUDirect (RDMA), which this build does not have.
+     * The path the request needs cannot reach that kind of memory: GPU memory between daemons over RDMA needs
+     * GPUDirect, which this build does not have (TCP stages it through pinned host memory).
      */
     public static final int UNSUPPORTED_MEMORY = 12;
 

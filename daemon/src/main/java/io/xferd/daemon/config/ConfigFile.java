@@ -53,6 +53,7 @@ public final class ConfigFile
         field("cluster_token_file", (value, all) -> clusterTokenFile(value, all));
         field("connections_per_peer", (value, all) -> intSetting(value, DaemonContext::connectionsPerPeer));
         field("slice_size", (value, all) -> sliceSize(value));
+        field("staging_buffer_size", (value, all) -> stagingBufferSize(value));
         field("transfer_timeout_ms", (value, all) -> longSetting(value, DaemonContext::transferTimeoutMs));
         field("liveness_timeout_ms", (value, all) -> longSetting(value, DaemonContext::livenessTimeoutMs));
         field("max_clients", (value, all) -> intSetting(value, DaemonContext::maxClients));
@@ -347,12 +348,24 @@ public final class ConfigFile
 
     private static Consumer<DaemonContext> sliceSize(final ConfigValue value)
     {
+        final int bytes = intBytes(value);
+        return context -> context.sliceSize(bytes);
+    }
+
+    private static Consumer<DaemonContext> stagingBufferSize(final ConfigValue value)
+    {
+        final int bytes = intBytes(value);
+        return context -> context.stagingBufferSize(bytes);
+    }
+
+    private static int intBytes(final ConfigValue value)
+    {
         final long bytes = value.bytes();
         if (bytes <= 0 || bytes > Integer.MAX_VALUE)
         {
             throw value.error("must be 4 KiB..64 MiB: " + bytes);
         }
-        return context -> context.sliceSize((int)bytes);
+        return (int)bytes;
     }
 
     private static Consumer<DaemonContext> deviceNames(final ConfigValue value)

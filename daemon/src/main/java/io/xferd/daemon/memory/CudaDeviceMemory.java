@@ -6,6 +6,7 @@ import io.xferd.nativebindings.cuda.CudaIpcMemHandle;
 import io.xferd.nativebindings.cuda.CudaLayouts;
 import io.xferd.nativebindings.cuda.CudaRuntime;
 
+import java.lang.foreign.MemorySegment;
 import java.util.Locale;
 
 /**
@@ -90,5 +91,20 @@ public final class CudaDeviceMemory implements DeviceMemory
         CudaRuntime.setDevice(device);
         CudaRuntime.memcpy(destination, source, length, CudaLayouts.MEMCPY_DEFAULT);
         CudaRuntime.deviceSynchronize();
+    }
+
+    /**
+     * {@code cudaMallocHost}: portable across devices under unified addressing, so one buffer serves them all.
+     */
+    @Override
+    public MemorySegment allocatePinned(final long size)
+    {
+        return CudaRuntime.mallocHost(size);
+    }
+
+    @Override
+    public void freePinned(final MemorySegment pinned)
+    {
+        CudaRuntime.freeHost(pinned);
     }
 }

@@ -2,9 +2,12 @@ package io.xferd.daemon.memory;
 
 import io.xferd.nativebindings.Availability;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * What the daemon needs from a GPU runtime to serve GPU memory: whether there is one, which device a client means,
- * opening and closing a client's allocation from its IPC handle, and copying to, from or between device memory.
+ * opening and closing a client's allocation from its IPC handle, copying to, from or between device memory, and the
+ * pinned host memory through which GPU memory goes to and from sockets.
  * {@link CudaDeviceMemory} is the CUDA runtime; tests put host memory behind it to check the daemon's plumbing on
  * hosts without a GPU. Calls may fail with any runtime exception, which the caller turns into a typed answer.
  */
@@ -44,4 +47,14 @@ public interface DeviceMemory
      * @param device the device whose context issues the copy.
      */
     void copy(int device, long destination, long source, long length);
+
+    /**
+     * Page-locked host memory, which device copies reach by DMA: sockets read and write it, the device copies to
+     * and from it. Usable with every device (unified addressing). Release with {@link #freePinned(MemorySegment)}.
+     *
+     * @return {@code size} bytes.
+     */
+    MemorySegment allocatePinned(long size);
+
+    void freePinned(MemorySegment pinned);
 }

@@ -20,8 +20,9 @@ import java.util.concurrent.locks.LockSupport;
  * One pooled TCP connection to a peer daemon. A sender thread takes slices from this connection's queue and
  * writes them (bytes straight from registered memory), keeping up to a window of slices in flight; a receiver
  * thread reads the answers, which come back in order, and completes the slices (a READ's bytes land straight
- * in registered memory). When the connection breaks or its oldest slice waits past the transfer timeout, every
- * slice on it fails with a typed status and the connection is re-established for the next slice.
+ * in registered memory). GPU memory crosses each thread's {@link StagingBuffer} instead. When the connection
+ * breaks or its oldest slice waits past the transfer timeout, every slice on it fails with a typed status and
+ * the connection is re-established for the next slice.
  */
 final class PeerConnection implements AutoCloseable
 {
@@ -47,6 +48,7 @@ final class PeerConnection implements AutoCloseable
     private final ByteBuffer[] headers = new ByteBuffer[MAX_GATHER];
     private final ByteBuffer[] gather = new ByteBuffer[2 * MAX_GATHER];
     private final RegionWindows payloadWindows = new RegionWindows(MAX_GATHER + 1);
+    private final StagingBuffer staging;
     private int gatherCount;
     private int gatherSlices;
     private long gatherBytes;
@@ -69,6 +71,7 @@ final class PeerConnection implements AutoCloseable
         this.path = path;
         this.number = number;
         this.transport = transport;
+        this.staging = transport.newStagingBuffer();
         this.sender = new Thread(this::sendLoop, "xferd-peer-out-" + path.remoteHost() + "-" + number);
         this.sender.setDaemon(true);
         this.sender.start();
@@ -129,6 +132,7 @@ final class PeerConnection implements AutoCloseable
             }
         }
         flushGather();
+        staging.close();
         Slice slice;
         while ((slice = sendQueue.poll()) != null)
         {
@@ -192,8 +196,9 @@ final class PeerConnection implements AutoCloseable
         {
             writeRequest(current, slice, transfer);
         }
-        catch (final IOException ex)
+        catch (final IOException | RuntimeException ex)
         {
+            // also a runtime failure (no pinned memory for a GPU slice): its frame may be cut short
             resetGather();
             broken(current, "send failed: " + ex);
         }
@@ -305,6 +310,15 @@ final class PeerConnection implements AutoCloseable
             .putLong(transfer.length)
             .flip();
         gather[gatherCount++] = header;
+        if (write && transfer.local.isDevice())
+        {
+            flushGather();
+            if (channel == current)
+            {
+                writeFromDevice(current, slice, transfer);
+            }
+            return;
+        }
         if (write)
         {
             gather[gatherCount++] = payloadWindows.window(transfer.local,
@@ -317,10 +331,28 @@ final class PeerConnection implements AutoCloseable
         }
     }
 
+    /**
+     * A WRITE from GPU memory, after its header: chunk by chunk through the staging buffer. A failed copy cannot
+     * take back the header, so the frame is completed with zeros and the slice fails when its answer comes.
+     */
+    private void writeFromDevice(final SocketChannel current, final Slice slice, final RemoteTransfer transfer)
+        throws IOException
+    {
+        final long sent = staging.send(current, transfer.local, transfer.localAddress + slice.offset, slice.length,
+            false);
+        if (sent < slice.length)
+        {
+            slice.stagingFailed = true;
+            staging.pad(current, slice.length - sent);
+        }
+        transport.bytesSent(slice.length);
+    }
+
     private void receiveLoop(final SocketChannel current)
     {
         final BufferedChannel answers = new BufferedChannel(current, 64 * 1024, 0);
         final RegionWindows landing = new RegionWindows(1);
+        final StagingBuffer landingStaging = transport.newStagingBuffer();
         Slice answering = null;
         try
         {
@@ -357,9 +389,29 @@ final class PeerConnection implements AutoCloseable
                         transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
                         throw new IOException("unexpected payload of " + length + " bytes");
                     }
-                    answers.readFully(landing.window(transfer.local,
-                        transfer.local.offsetOf(transfer.localAddress) + slice.offset, length));
+                    if (transfer.local.isDevice())
+                    {
+                        if (!landingStaging.receive(answers, transfer.local,
+                            transfer.localAddress + slice.offset, length))
+                        {
+                            transport.bytesReceived(length);
+                            answering = null;
+                            transport.failStaging(slice, path);
+                            continue;
+                        }
+                    }
+                    else
+                    {
+                        answers.readFully(landing.window(transfer.local,
+                            transfer.local.offsetOf(transfer.localAddress) + slice.offset, length));
+                    }
                     transport.bytesReceived(length);
+                }
+                else if (transfer.local.isDevice() && slice.stagingFailed)
+                {
+                    answering = null;
+                    transport.failStaging(slice, path);
+                    continue;
                 }
                 answering = null;
                 transport.finishSlice(slice, status, path);
@@ -373,6 +425,10 @@ final class PeerConnection implements AutoCloseable
                 transport.finishSlice(answering, TransferStatus.TRANSPORT_ERROR, path);
             }
             broken(current, ex.toString());
+        }
+        finally
+        {
+            landingStaging.close();
         }
     }
 

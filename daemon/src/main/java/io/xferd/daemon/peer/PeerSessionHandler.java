@@ -23,7 +23,8 @@ import java.nio.charset.StandardCharsets;
 /**
  * Serves one connection from a peer daemon: handshake, then each request in order. Every WRITE, READ and
  * NOTIFY is checked against the target segment's registered regions; bytes go straight between the socket and
- * the target's mapping (the region is borrowed for the duration, so its owner's death cannot unmap it).
+ * the target's mapping (the region is borrowed for the duration, so its owner's death cannot unmap it), or for
+ * GPU memory through this thread's {@link StagingBuffer}, a chunk per device copy.
  */
 final class PeerSessionHandler implements Runnable
 {
@@ -40,6 +41,7 @@ final class PeerSessionHandler implements Runnable
     private final RegionWindows landing = new RegionWindows(1);
     // queued READ answers hold their windows until the batch is sent, at most MAX_ANSWERS of them
     private final RegionWindows answerWindows = new RegionWindows(BufferedChannel.MAX_ANSWERS + 1);
+    private final StagingBuffer staging;
     private final AtomicCounter refused;
     private final AtomicCounter bytesReceived;
     private final AtomicCounter bytesSent;
@@ -56,6 +58,7 @@ final class PeerSessionHandler implements Runnable
         this.server = server;
         this.registry = registry;
         this.sender = sender;
+        this.staging = new StagingBuffer(server.context().deviceMemory(), server.context().stagingBufferSize());
         this.refused = counters.get(SystemCounter.REMOTE_ACCESS_REFUSED);
         this.bytesReceived = counters.get(SystemCounter.REMOTE_BYTES_RECEIVED);
         this.bytesSent = counters.get(SystemCounter.REMOTE_BYTES_SENT);
@@ -101,6 +104,7 @@ final class PeerSessionHandler implements Runnable
         finally
         {
             buffered.discard();
+            staging.close();
             close();
             server.closed(this);
         }
@@ -202,16 +206,26 @@ final class PeerSessionHandler implements Runnable
             final Region region = target.regions().find(address, length);
             if (region != null && region.tryAcquire())
             {
+                boolean placed = true;
                 try
                 {
-                    buffered.readFully(landing.window(region, region.offsetOf(address), length));
+                    if (region.isDevice())
+                    {
+                        // a copy that fails leaves the rest of the payload read and dropped: the stream stays in step
+                        placed = staging.receive(buffered, region, address, length);
+                    }
+                    else
+                    {
+                        buffered.readFully(landing.window(region, region.offsetOf(address), length));
+                    }
                     bytesReceived.getAndAdd(length);
                 }
                 finally
                 {
                     region.release();
                 }
-                status = target.isClosed() ? TransferStatus.TARGET_GONE : TransferStatus.OK;
+                status = !placed ? TransferStatus.TRANSPORT_ERROR :
+                    target.isClosed() ? TransferStatus.TARGET_GONE : TransferStatus.OK;
             }
             else
             {
@@ -252,11 +266,56 @@ final class PeerSessionHandler implements Runnable
             buffered.answer(null, null);
             return;
         }
+        if (region.isDevice())
+        {
+            answerFromDevice(header, sliceId, region, address, length);
+            return;
+        }
         header.putInt(PeerProtocol.ACK_FIELDS_LENGTH + (int)length).putInt(PeerProtocol.ACK)
             .putLong(sliceId).putInt(TransferStatus.OK).putInt(0).putLong(length);
         // from here the channel owns the borrow: it releases the region once the bytes have left (or failed to)
         buffered.answer(answerWindows.window(region, region.offsetOf(address), length), region);
         bytesSent.getAndAdd(length);
+    }
+
+    /**
+     * A READ of GPU memory cannot wait in the output queue (the staging buffer is reused), so it goes now: earlier
+     * answers and its header, then the payload a chunk at a time. The first chunk is staged before the header, so
+     * a copy that fails there is answered with an error; one that fails later cannot take back the promised
+     * length, so the connection is closed and the initiator fails the slice.
+     */
+    private void answerFromDevice(
+        final ByteBuffer header, final long sliceId, final Region region, final long address, final long length)
+        throws IOException
+    {
+        try
+        {
+            try
+            {
+                staging.fromDevice(region, address, (int)Math.min(staging.capacity(), length));
+            }
+            catch (final RuntimeException ex)
+            {
+                LOG.warn("copy from {} failed, READ answered with an error: {}", region, ex.toString());
+                header.putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
+                    .putLong(sliceId).putInt(TransferStatus.TRANSPORT_ERROR).putInt(0).putLong(0);
+                buffered.answer(null, null);
+                return;
+            }
+            header.putInt(PeerProtocol.ACK_FIELDS_LENGTH + (int)length).putInt(PeerProtocol.ACK)
+                .putLong(sliceId).putInt(TransferStatus.OK).putInt(0).putLong(length);
+            buffered.answer(null, null);
+            buffered.flush();
+            if (staging.send(channel, region, address, length, true) < length)
+            {
+                throw new IOException("copy from " + region + " failed in the middle of a READ answer");
+            }
+            bytesSent.getAndAdd(length);
+        }
+        finally
+        {
+            region.release();
+        }
     }
 
     private void onNotify(final int bodyLength) throws IOException
@@ -324,11 +383,6 @@ final class PeerSessionHandler implements Runnable
             if (region == null)
             {
                 status = TransferStatus.TARGET_RANGE_NOT_REGISTERED;
-            }
-            else if (region.isDevice())
-            {
-                // GPU memory over TCP needs staging through pinned host memory: not in this build
-                status = TransferStatus.UNSUPPORTED_MEMORY;
             }
             else
             {

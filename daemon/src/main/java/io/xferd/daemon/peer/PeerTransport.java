@@ -54,6 +54,15 @@ public interface PeerTransport extends AutoCloseable
     void openAsync(String peerAddress, String segmentName, Consumer<Object> onResult);
 
     /**
+     * @return whether a local GPU range can take part in a remote request; RDMA would need GPUDirect, which this
+     * build does not have.
+     */
+    default boolean carriesDeviceMemory()
+    {
+        return false;
+    }
+
+    /**
      * @return the per-peer links with their paths' counters (empty where the transport keeps none).
      */
     Map<String, PeerLink> links();

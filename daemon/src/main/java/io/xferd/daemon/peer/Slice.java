@@ -18,6 +18,9 @@ final class Slice
     long length;
     long sentNanos;
     int attempts;
+    // set by the sender when a GPU WRITE's device copy failed mid-frame (the frame went out padded), read by the
+    // receiver when the answer comes: the slice fails whatever the target says
+    volatile boolean stagingFailed;
 
     Slice(final int index)
     {

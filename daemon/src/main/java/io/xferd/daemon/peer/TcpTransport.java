@@ -34,6 +34,7 @@ import java.util.function.Consumer;
  * pooled connections, and writes the request's completion when the last slice is answered (a WRITE only once
  * the target acknowledged that its bytes are in memory; a READ only once every byte arrived). A watchdog fails
  * connections that wait past the transfer timeout, so nothing hangs. Requests and slices come from pools.
+ * GPU memory goes through each peer thread's {@link StagingBuffer} on either side.
  */
 public final class TcpTransport implements PeerTransport
 {
@@ -196,6 +197,10 @@ public final class TcpTransport implements PeerTransport
         slice.offset = offset;
         slice.length = length;
         slice.attempts = 1;
+        if (slice.stagingFailed)
+        {
+            slice.stagingFailed = false;
+        }
         final PeerPath path = transfer.target.link().choosePath(
             localNics.preferred(transfer.local.location()), transfer.remotePreferred, null, System.nanoTime());
         if (path == null)
@@ -282,6 +287,16 @@ public final class TcpTransport implements PeerTransport
         submitter.release();
         transfer.reset();
         transfers.offer(transfer);
+    }
+
+    /**
+     * A slice whose bytes could not be staged through device memory on this side: it fails, and is not retried on
+     * another path, which would not help (the path is not at fault).
+     */
+    void failStaging(final Slice slice, final PeerPath path)
+    {
+        slice.attempts = MAX_ATTEMPTS;
+        finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
     }
 
     /**
@@ -385,6 +400,20 @@ public final class TcpTransport implements PeerTransport
     void sliceTimedOut()
     {
         counters.get(SystemCounter.SLICES_TIMED_OUT).increment();
+    }
+
+    /**
+     * Staging through pinned host memory.
+     */
+    @Override
+    public boolean carriesDeviceMemory()
+    {
+        return true;
+    }
+
+    StagingBuffer newStagingBuffer()
+    {
+        return new StagingBuffer(context.deviceMemory(), context.stagingBufferSize());
     }
 
     PeerAuthenticator authenticator()

@@ -217,10 +217,9 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             return TransferStatus.UNKNOWN_SEGMENT;
         }
         final Region local = command.submitter.regions().find(command.localAddress, length);
-        if (local != null && local.isDevice())
+        if (local != null && local.isDevice() && !transport.carriesDeviceMemory())
         {
-            // GPU memory to another daemon needs staging through pinned host memory (TCP) or GPUDirect (RDMA):
-            // neither is in this build
+            // TCP stages GPU memory through pinned host memory; RDMA would need GPUDirect, not in this build
             return TransferStatus.UNSUPPORTED_MEMORY;
         }
         if (local == null || !local.tryAcquire())

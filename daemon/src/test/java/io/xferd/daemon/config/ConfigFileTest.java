@@ -141,6 +141,7 @@ class ConfigFileTest
         assertThat(apply("{\"slice_size\": \"512KiB\"}").sliceSize()).isEqualTo(512 * 1024);
         assertThat(apply("{\"slice_size\": \"64 KiB\"}").sliceSize()).isEqualTo(64 * 1024);
         assertThat(apply("{\"slice_size\": \"2M\"}").sliceSize()).isEqualTo(2 * 1024 * 1024);
+        assertThat(apply("{\"staging_buffer_size\": \"256KiB\"}").stagingBufferSize()).isEqualTo(256 * 1024);
         assertThatThrownBy(() -> apply("{\"slice_size\": \"1MB\"}"))
             .isInstanceOf(ConfigException.class).hasMessageContaining("slice_size").hasMessageContaining("MiB");
         assertThatThrownBy(() -> apply("{\"slice_size\": \"lots\"}"))

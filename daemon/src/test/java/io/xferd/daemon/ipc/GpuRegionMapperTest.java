@@ -8,6 +8,7 @@ import io.xferd.nativebindings.Availability;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -167,6 +168,18 @@ class GpuRegionMapperTest
 
         @Override
         public void copy(final int device, final long destination, final long source, final long length)
+        {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public MemorySegment allocatePinned(final long size)
+        {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void freePinned(final MemorySegment pinned)
         {
             throw new UnsupportedOperationException();
         }

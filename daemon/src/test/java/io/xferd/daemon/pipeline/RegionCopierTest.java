@@ -178,5 +178,17 @@ class RegionCopierTest
             }
             copies.add(new Copy(device, destination, source, length));
         }
+
+        @Override
+        public MemorySegment allocatePinned(final long size)
+        {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void freePinned(final MemorySegment pinned)
+        {
+            throw new UnsupportedOperationException();
+        }
     }
 }
