@@ -34,6 +34,24 @@ public final class PeerRpcClient implements AutoCloseable
     }
 
     /**
+     * @return the socket address of a peer's {@code host:port} (resolving the host).
+     * @throws IOException saying the address is not {@code host:port}.
+     */
+    static InetSocketAddress socketAddress(final String peerAddress) throws IOException
+    {
+        final int colon = peerAddress.lastIndexOf(':');
+        try
+        {
+            return new InetSocketAddress(peerAddress.substring(0, colon),
+                Integer.parseInt(peerAddress.substring(colon + 1)));
+        }
+        catch (final RuntimeException ex)
+        {
+            throw new IOException("not a host:port: " + peerAddress);
+        }
+    }
+
+    /**
      * Connect to {@code host:port} and pass the handshake, all within {@code timeoutMs} (which also bounds every
      * later request on this connection).
      *
@@ -43,17 +61,7 @@ public final class PeerRpcClient implements AutoCloseable
         final String peerAddress, final String clusterToken, final long timeoutMs,
         final ScheduledExecutorService watchdog) throws IOException
     {
-        final int colon = peerAddress.lastIndexOf(':');
-        final InetSocketAddress address;
-        try
-        {
-            address = new InetSocketAddress(peerAddress.substring(0, colon),
-                Integer.parseInt(peerAddress.substring(colon + 1)));
-        }
-        catch (final RuntimeException ex)
-        {
-            throw new IOException("not a host:port: " + peerAddress);
-        }
+        final InetSocketAddress address = socketAddress(peerAddress);
         final SocketChannel channel = SocketChannel.open();
         final ScheduledFuture<?> timeout = watchdog.schedule(() -> closeQuietly(channel), timeoutMs,
             TimeUnit.MILLISECONDS);

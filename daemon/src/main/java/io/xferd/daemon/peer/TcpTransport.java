@@ -325,17 +325,7 @@ public final class TcpTransport implements PeerTransport
 
     private SegmentDescriptor fetchDescriptor(final String peerAddress, final String segmentName) throws IOException
     {
-        final int colon = peerAddress.lastIndexOf(':');
-        final InetSocketAddress address;
-        try
-        {
-            address = new InetSocketAddress(peerAddress.substring(0, colon),
-                Integer.parseInt(peerAddress.substring(colon + 1)));
-        }
-        catch (final RuntimeException ex)
-        {
-            throw new IOException("not a host:port: " + peerAddress);
-        }
+        final InetSocketAddress address = PeerRpcClient.socketAddress(peerAddress);
         try (SocketChannel channel = SocketChannel.open())
         {
             channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
