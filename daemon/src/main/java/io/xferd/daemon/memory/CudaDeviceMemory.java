@@ -15,6 +15,8 @@ import java.util.Locale;
  */
 public final class CudaDeviceMemory implements DeviceMemory
 {
+    private static final ThreadLocal<long[]> THREAD_STREAMS = ThreadLocal.withInitial(() -> new long[0]);
+
     private volatile String[] pciBusIds;
 
     @Override
@@ -82,15 +84,36 @@ public final class CudaDeviceMemory implements DeviceMemory
     }
 
     /**
-     * {@code cudaMemcpy} with {@code cudaMemcpyDefault} then {@code cudaDeviceSynchronize}: a device-to-device copy,
-     * or one from pageable host memory, may return before the bytes landed, and the completion must not.
+     * {@code cudaMemcpyAsync} with {@code cudaMemcpyDefault} on this thread's own stream for the device, then
+     * {@code cudaStreamSynchronize} of that stream: the completion must not come before the bytes landed, and
+     * waiting for the whole device ({@code cudaDeviceSynchronize}) would serialise every thread's copies.
      */
     @Override
     public void copy(final int device, final long destination, final long source, final long length)
     {
         CudaRuntime.setDevice(device);
-        CudaRuntime.memcpy(destination, source, length, CudaLayouts.MEMCPY_DEFAULT);
-        CudaRuntime.deviceSynchronize();
+        final long stream = streamOf(device);
+        CudaRuntime.memcpyAsync(destination, source, length, CudaLayouts.MEMCPY_DEFAULT, stream);
+        CudaRuntime.streamSynchronize(stream);
+    }
+
+    /**
+     * The calling thread's non-blocking stream on {@code device}, made on its first copy there. Worker and peer
+     * threads live as long as the daemon, so their streams do too (the driver frees them with the context).
+     */
+    private long streamOf(final int device)
+    {
+        long[] streams = THREAD_STREAMS.get();
+        if (device >= streams.length)
+        {
+            streams = java.util.Arrays.copyOf(streams, device + 1);
+            THREAD_STREAMS.set(streams);
+        }
+        if (streams[device] == 0)
+        {
+            streams[device] = CudaRuntime.streamCreate(CudaLayouts.STREAM_NON_BLOCKING);
+        }
+        return streams[device];
     }
 
     /**

@@ -33,6 +33,11 @@ final class CudaFunctions
     static final MethodHandle FREE_HOST = of("cudaFreeHost", JAVA_LONG);
     static final MethodHandle MEMCPY = of("cudaMemcpy", JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_INT);
     static final MethodHandle DEVICE_SYNCHRONIZE = of("cudaDeviceSynchronize");
+    // cudaStream_t is a pointer: passed and returned as a long, like device pointers
+    static final MethodHandle STREAM_CREATE_WITH_FLAGS = of("cudaStreamCreateWithFlags", ADDRESS, JAVA_INT);
+    static final MethodHandle STREAM_DESTROY = of("cudaStreamDestroy", JAVA_LONG);
+    static final MethodHandle STREAM_SYNCHRONIZE = of("cudaStreamSynchronize", JAVA_LONG);
+    static final MethodHandle MEMCPY_ASYNC = of("cudaMemcpyAsync", JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_LONG);
     static final MethodHandle GET_ERROR_STRING =
         library().downcall("cudaGetErrorString", FunctionDescriptor.of(ADDRESS, JAVA_INT));
     static final MethodHandle GET_ERROR_NAME =

@@ -37,6 +37,8 @@ public final class CudaLayouts
     public static final int MEMCPY_DEVICE_TO_DEVICE = 3;
     /** Direction inferred from the pointers (unified virtual addressing). */
     public static final int MEMCPY_DEFAULT = 4;
+    /** {@code cudaStreamNonBlocking}: no implicit synchronisation with the legacy default stream. */
+    public static final int STREAM_NON_BLOCKING = 1;
 
     public static final int MEMORY_TYPE_UNREGISTERED = 0;
     public static final int MEMORY_TYPE_HOST = 1;

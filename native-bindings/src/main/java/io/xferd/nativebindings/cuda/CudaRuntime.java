@@ -272,6 +272,78 @@ public final class CudaRuntime
         }
     }
 
+    /**
+     * {@code cudaStreamCreateWithFlags} on the calling thread's current device.
+     *
+     * @param flags {@code CudaLayouts.STREAM_*}.
+     * @return the stream (a {@code cudaStream_t}); destroy with {@link #streamDestroy(long)}.
+     */
+    public static long streamCreate(final int flags)
+    {
+        requireLoaded();
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment stream = arena.allocate(JAVA_LONG);
+            check((int)CudaFunctions.STREAM_CREATE_WITH_FLAGS.invokeExact(stream, flags), "cudaStreamCreateWithFlags",
+                null);
+            return stream.get(JAVA_LONG, 0);
+        }
+        catch (final Throwable t)
+        {
+            throw rethrow(t);
+        }
+    }
+
+    public static void streamDestroy(final long stream)
+    {
+        call1(CudaFunctions.STREAM_DESTROY, "cudaStreamDestroy", stream);
+    }
+
+    /**
+     * {@code cudaStreamSynchronize}: waits for this stream's work only, not for other threads' streams.
+     */
+    public static void streamSynchronize(final long stream)
+    {
+        final int code;
+        try
+        {
+            code = (int)CudaFunctions.STREAM_SYNCHRONIZE.invokeExact(stream);
+        }
+        catch (final Throwable t)
+        {
+            throw rethrow(t);
+        }
+        // on the data path: no detail string unless it failed
+        if (code != CudaLayouts.CUDA_SUCCESS)
+        {
+            throw exception("cudaStreamSynchronize", code, String.format("stream=0x%x", stream));
+        }
+    }
+
+    /**
+     * {@code cudaMemcpyAsync} of {@code count} bytes on {@code stream}; wait with {@link #streamSynchronize(long)}.
+     *
+     * @param kind {@code CudaLayouts.MEMCPY_*}.
+     */
+    public static void memcpyAsync(
+        final long destination, final long source, final long count, final int kind, final long stream)
+    {
+        final int code;
+        try
+        {
+            code = (int)CudaFunctions.MEMCPY_ASYNC.invokeExact(destination, source, count, kind, stream);
+        }
+        catch (final Throwable t)
+        {
+            throw rethrow(t);
+        }
+        if (code != CudaLayouts.CUDA_SUCCESS)
+        {
+            throw exception("cudaMemcpyAsync", code, String.format("dst=0x%x src=0x%x count=%d kind=%d",
+                destination, source, count, kind));
+        }
+    }
+
     public static void deviceSynchronize()
     {
         requireLoaded();

@@ -54,6 +54,8 @@ class CudaLayoutTest
             .constant("cudaMemcpyDeviceToHost", MEMCPY_DEVICE_TO_HOST)
             .constant("cudaMemcpyDeviceToDevice", MEMCPY_DEVICE_TO_DEVICE)
             .constant("cudaMemcpyDefault", MEMCPY_DEFAULT)
+            .constant("cudaStreamNonBlocking", STREAM_NON_BLOCKING)
+            .constant("sizeof(cudaStream_t)", 8)
             .constant("cudaMemoryTypeUnregistered", MEMORY_TYPE_UNREGISTERED)
             .constant("cudaMemoryTypeHost", MEMORY_TYPE_HOST)
             .constant("cudaMemoryTypeDevice", MEMORY_TYPE_DEVICE)

@@ -50,6 +50,14 @@ class CudaRuntimeTest
                 .hasMessageStartingWith("cudaGetDevice failed: ");
             assertThatThrownBy(() -> CudaRuntime.ipcOpenMemHandle(CudaIpcMemHandle.of(new byte[64])))
                 .isInstanceOf(CudaException.class);
+            // the stream calls the daemon's copies use reach the runtime and come back typed
+            assertThatThrownBy(() -> CudaRuntime.streamCreate(CudaLayouts.STREAM_NON_BLOCKING))
+                .isInstanceOfSatisfying(CudaException.class,
+                    e -> assertThat(e.function()).isEqualTo("cudaStreamCreateWithFlags"));
+            assertThatThrownBy(() -> CudaRuntime.memcpyAsync(0, 0, 4096, CudaLayouts.MEMCPY_DEFAULT, 0))
+                .isInstanceOf(CudaException.class).hasMessageContaining("cudaMemcpyAsync failed");
+            assertThatThrownBy(() -> CudaRuntime.streamSynchronize(0)).isInstanceOf(CudaException.class)
+                .hasMessageStartingWith("cudaStreamSynchronize failed: ");
             assertThat(CudaRuntime.errorString(CudaLayouts.CUDA_ERROR_INSUFFICIENT_DRIVER))
                 .isEqualTo("CUDA driver version is insufficient for CUDA runtime version");
         }
