@@ -101,12 +101,13 @@ public final class XferDaemon implements AutoCloseable
         final ClientRegistry registry = new ClientRegistry(context.maxClients());
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects = new ManyToOneConcurrentArrayQueue<>(1024);
         final LocalNics localNics;
+        final long epoch = newEpoch(); // the peer handshake announces it, CONNECT_QP carries it
         try
         {
             // with rdma (or its TCP fallback) device_name lists RDMA devices, not the NICs TCP stripes over
             localNics = "tcp".equals(context.protocol()) ?
                 LocalNics.resolve(context.deviceNames(), context.topologyMatrixFile()) : LocalNics.resolve(List.of());
-            this.peerServer = new PeerServer(context, registry, counters, disconnects, newEpoch(), localNics);
+            this.peerServer = new PeerServer(context, registry, counters, disconnects, epoch, localNics);
         }
         catch (final RuntimeException ex)
         {
@@ -122,7 +123,7 @@ public final class XferDaemon implements AutoCloseable
         if (rdmaDevices != null)
         {
             this.rdmaRegistrar = new RdmaMemoryRegistrar(rdmaDevices);
-            final RdmaTransport rdma = new RdmaTransport(context, counters, disconnects, rdmaRegistrar,
+            final RdmaTransport rdma = new RdmaTransport(context, epoch, counters, disconnects, rdmaRegistrar,
                 RdmaNicPreference.of(rdmaDevices.names(), context.topologyMatrixFile()), SystemNanoClock.INSTANCE);
             peerServer.describeWith(rdma.name(), rdmaDevices.names(), rdma::describe);
             peerServer.handle(PeerProtocol.CONNECT_QP, rdma::acceptConnect);

@@ -13,7 +13,8 @@ package io.xferd.daemon.peer;
  *
  * GET_SEGMENT (10)  C->S  UTF-8 segment name (without host:port)
  * DESCRIPTOR (11)   S->C  int32 status, then the descriptor JSON (status 0) or a UTF-8 reason
- * CONNECT_QP (12)   C->S  RDMA QP endpoints of the requester (see io.xferd.daemon.rdma.QpExchangeCodec)
+ * CONNECT_QP (12)   C->S  u8 length + the requester's rpc address (UTF-8 host:port), int64 the requester's
+ *                         epoch (&gt; 0), then its RDMA QP endpoints (see io.xferd.daemon.rdma.QpExchangeCodec)
  * QP_ANSWER (13)    S->C  the server's endpoints, one per requested one; or REFUSE with a UTF-8 reason, after
  *                         which the connection stays usable
  *
@@ -32,11 +33,16 @@ package io.xferd.daemon.peer;
  * without touching memory; the payload of a refused WRITE is read and dropped so the stream stays in step.
  * Each slice carries the whole request's range and the server checks that range, not just the slice's: a
  * request reaching past a registered region is refused in every slice, so none of its bytes land.
+ * <p>
+ * The server keeps the QPs it answered a CONNECT_QP with per requester (its rpc address): a CONNECT_QP from the
+ * same requester at the same or a newer epoch replaces them (the previous ones go to ERR, then are destroyed);
+ * one at an older epoch than the server saw from that requester is refused (REFUSE naming both epochs), and the
+ * current QPs stay. Version 3 added the requester and its epoch to CONNECT_QP.
  */
 public final class PeerProtocol
 {
     public static final int MAGIC = 0x52504658;
-    public static final int VERSION = 2;
+    public static final int VERSION = 3;
     public static final int HEADER_LENGTH = 8;
     public static final int NONCE_LENGTH = 16;
     public static final int PROOF_LENGTH = 32;

@@ -11,7 +11,19 @@ import java.util.List;
 
 /**
  * The body of the CONNECT_QP request and the QP_ANSWER answer on the authenticated RPC connection
- * ({@link io.xferd.daemon.peer.PeerProtocol}), little-endian like every peer frame:
+ * ({@link io.xferd.daemon.peer.PeerProtocol}), little-endian like every peer frame. A CONNECT_QP body names its
+ * requester first, so that the answering daemon keeps one set of answering QPs per requester and destroys the
+ * previous set when the same requester connects again (same or newer epoch):
+ * <pre>
+ *  +---------------------------------------------------------------+
+ *  | u8 requester length, requester rpc address (UTF-8 host:port)  |
+ *  +---------------------------------------------------------------+
+ *  |                 int64 requester epoch (&gt; 0)                   |
+ *  +---------------------------------------------------------------+
+ *  | the endpoint list, as below                                   |
+ *  +---------------------------------------------------------------+
+ * </pre>
+ * A QP_ANSWER body is the endpoint list alone:
  * <pre>
  *   0                   1                   2                   3
  *   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
@@ -38,6 +50,58 @@ public final class QpExchangeCodec
     {
     }
 
+    /**
+     * A decoded CONNECT_QP body: who asks (its rpc address and epoch) and the endpoints of its QPs.
+     */
+    public record ConnectRequest(String requester, long epoch, List<QpEndpoint> endpoints)
+    {
+    }
+
+    /**
+     * @return a CONNECT_QP body from {@code requester} (its rpc address) at {@code epoch} (its start).
+     */
+    public static byte[] encodeRequest(final String requester, final long epoch, final List<QpEndpoint> endpoints)
+    {
+        if (epoch <= 0)
+        {
+            throw new IllegalArgumentException("requester epoch must be positive: " + epoch);
+        }
+        final byte[] name = utf8(requester, "requester address");
+        final byte[] list = encode(endpoints);
+        return ByteBuffer.allocate(1 + name.length + 8 + list.length).order(ByteOrder.LITTLE_ENDIAN)
+            .put((byte)name.length).put(name).putLong(epoch).put(list).array();
+    }
+
+    /**
+     * @throws MalformedQpFrameException when the body is truncated, has trailing bytes, an empty requester, an
+     *                                   epoch that is not positive, or a count or value out of range.
+     */
+    public static ConnectRequest decodeRequest(final byte[] body)
+    {
+        final ByteBuffer buffer = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
+        try
+        {
+            final int length = Byte.toUnsignedInt(buffer.get());
+            if (length == 0)
+            {
+                throw new MalformedQpFrameException("QP request names no requester");
+            }
+            final byte[] name = new byte[length];
+            buffer.get(name);
+            final long epoch = buffer.getLong();
+            if (epoch <= 0)
+            {
+                throw new MalformedQpFrameException("QP request with requester epoch " + epoch + " (must be > 0)");
+            }
+            return new ConnectRequest(new String(name, StandardCharsets.UTF_8), epoch, decodeEndpoints(buffer, body));
+        }
+        catch (final BufferUnderflowException ex)
+        {
+            throw new MalformedQpFrameException("QP request truncated at byte " + buffer.position() + " of " +
+                body.length);
+        }
+    }
+
     public static byte[] encode(final List<QpEndpoint> endpoints)
     {
         if (endpoints.size() > MAX_ENDPOINTS)
@@ -47,7 +111,8 @@ public final class QpExchangeCodec
         int length = 4;
         for (final QpEndpoint endpoint : endpoints)
         {
-            length += FIXED_ENTRY_LENGTH + utf8(endpoint.nic()).length + utf8(endpoint.peerNic()).length;
+            length += FIXED_ENTRY_LENGTH + utf8(endpoint.nic(), "NIC name").length +
+                utf8(endpoint.peerNic(), "NIC name").length;
         }
         final ByteBuffer buffer = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
         buffer.putInt(endpoints.size());
@@ -70,7 +135,14 @@ public final class QpExchangeCodec
      */
     public static List<QpEndpoint> decode(final byte[] body)
     {
-        final ByteBuffer buffer = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
+        return decodeEndpoints(ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN), body);
+    }
+
+    /**
+     * The endpoint list from {@code buffer}'s position to its end.
+     */
+    private static List<QpEndpoint> decodeEndpoints(final ByteBuffer buffer, final byte[] body)
+    {
         try
         {
             final int count = buffer.getInt();
@@ -119,7 +191,7 @@ public final class QpExchangeCodec
 
     private static void putName(final ByteBuffer buffer, final String name)
     {
-        final byte[] bytes = utf8(name);
+        final byte[] bytes = utf8(name, "NIC name");
         buffer.put((byte)bytes.length).put(bytes);
     }
 
@@ -135,12 +207,12 @@ public final class QpExchangeCodec
         return new String(bytes, StandardCharsets.UTF_8);
     }
 
-    private static byte[] utf8(final String name)
+    private static byte[] utf8(final String name, final String what)
     {
         final byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
         if (bytes.length == 0 || bytes.length > 255)
         {
-            throw new IllegalArgumentException("NIC name must be 1..255 bytes: " + name);
+            throw new IllegalArgumentException(what + " must be 1..255 bytes: " + name);
         }
         return bytes;
     }

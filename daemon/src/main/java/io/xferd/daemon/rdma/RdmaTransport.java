@@ -27,6 +27,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -43,6 +44,12 @@ import java.util.function.UnaryOperator;
  * for every (local device, peer device) path with a CONNECT_QP / QP_ANSWER exchange on that connection. A
  * request is checked against the descriptor before anything is posted, then handed to the {@link RdmaAgent},
  * which posts its slices and completes it. Registration of local memory is the {@link RdmaMemoryRegistrar}'s.
+ * <p>
+ * The answering side of a CONNECT_QP keeps its ("passive") QPs per requester, by the requester's rpc address:
+ * a new CONNECT_QP from the same requester at the same or a newer epoch means it abandoned its previous QPs
+ * (it reconnects only once none of them is usable, after a restart, or after its own connect failed), so the
+ * previous set is moved to ERR and destroyed, which gives their share of the completion queue back. One from an
+ * older epoch is refused ({@link StaleQpRequestException}).
  */
 public final class RdmaTransport implements PeerTransport
 {
@@ -55,13 +62,15 @@ public final class RdmaTransport implements PeerTransport
     static final int PASSIVE_SEND_QUEUE_DEPTH = 1;
 
     private final DaemonContext context;
+    private final long epoch;
     private final SystemCounters counters;
     private final RdmaDevices devices;
     private final RdmaMemoryRegistrar registrar;
     private final Function<String, List<String>> preferredNics;
     private final RemoteSegments remoteSegments = new RemoteSegments();
     private final Map<String, RdmaPeer> peers = new ConcurrentHashMap<>();
-    private final List<RdmaQueuePair> passiveQps = new ArrayList<>();
+    /** The answering QPs by requester rpc address; guarded by itself. */
+    private final Map<String, PassiveQps> passiveQps = new HashMap<>();
     /** Peers replaced by a reconnect: the agent may still hold their paths, so their QPs go with the transport. */
     private final List<RdmaPeer> retiredPeers = new ArrayList<>();
     private final ManyToOneConcurrentArrayQueue<RdmaRequest> submissions =
@@ -79,10 +88,13 @@ public final class RdmaTransport implements PeerTransport
     private volatile boolean running = true;
 
     /**
+     * @param epoch         this daemon's epoch (its start, as the peer handshake announces it); sent with every
+     *                      CONNECT_QP together with {@code context.rpcAddress()}, which names this daemon.
      * @param preferredNics the local devices preferred for memory at a location ("cpu:0"), from the topology.
      */
     public RdmaTransport(
         final DaemonContext context,
+        final long epoch,
         final SystemCounters counters,
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
         final RdmaMemoryRegistrar registrar,
@@ -90,6 +102,7 @@ public final class RdmaTransport implements PeerTransport
         final NanoClock clock)
     {
         this.context = context;
+        this.epoch = epoch;
         this.counters = counters;
         this.registrar = registrar;
         this.devices = registrar.devices();
@@ -317,7 +330,8 @@ public final class RdmaTransport implements PeerTransport
                     request.add(withPeerNic(qps[d][q].local(), peerNic));
                 }
             }
-            final List<QpEndpoint> answer = QpExchangeCodec.decode(exchange.apply(QpExchangeCodec.encode(request)));
+            final List<QpEndpoint> answer = QpExchangeCodec.decode(exchange.apply(
+                QpExchangeCodec.encodeRequest(context.rpcAddress(), epoch, request)));
             if (answer.size() != request.size())
             {
                 throw new MalformedQpFrameException("peer " + peerAddress + " answered " + answer.size() +
@@ -370,44 +384,103 @@ public final class RdmaTransport implements PeerTransport
 
     /**
      * The server side of the QP exchange (a CONNECT_QP body in, a QP_ANSWER body out): one QP per requested
-     * endpoint on the device it names, connected to the requester's QP. Control path; any thread.
+     * endpoint on the device it names, connected to the requester's QP. The QPs answered to the same requester
+     * before are moved to ERR and destroyed first (the request's epoch is the same as theirs or newer). Control
+     * path; any thread (serialized).
      *
-     * @throws RdmaConnectException when the request is malformed, names a device this daemon lacks, or a QP
-     *                              cannot be connected; nothing is left half made.
+     * @throws StaleQpRequestException when the requester's epoch is older than one seen from it; its QPs stay.
+     * @throws RdmaConnectException    when the request is malformed ({@link MalformedQpFrameException}), names a
+     *                                 device this daemon lacks, or a QP cannot be connected; nothing is left half
+     *                                 made.
      */
     public byte[] acceptConnect(final byte[] body)
     {
-        final List<QpEndpoint> request = QpExchangeCodec.decode(body);
-        final List<RdmaQueuePair> made = new ArrayList<>(request.size());
-        final List<QpEndpoint> answer = new ArrayList<>(request.size());
-        try
-        {
-            for (final QpEndpoint remote : request)
-            {
-                final int device = devices.names().indexOf(remote.peerNic());
-                if (device < 0)
-                {
-                    throw new RdmaConnectException("QP requested on RDMA device " + remote.peerNic() +
-                        ", this daemon serves " + devices.names());
-                }
-                final RdmaQueuePair qp = devices.get(device).createQueuePair(PASSIVE_SEND_QUEUE_DEPTH);
-                made.add(qp);
-                qp.connect(remote);
-                answer.add(withPeerNic(qp.local(), remote.nic()));
-            }
-        }
-        catch (final RuntimeException ex)
-        {
-            connectFailures.increment();
-            made.forEach(RdmaQueuePair::close);
-            throw ex instanceof RdmaConnectException connect ? connect :
-                new RdmaConnectException("accepting RDMA QPs failed: " + ex.getMessage(), ex);
-        }
+        final QpExchangeCodec.ConnectRequest request = QpExchangeCodec.decodeRequest(body);
         synchronized (passiveQps)
         {
-            passiveQps.addAll(made);
+            if (!running)
+            {
+                throw new RdmaConnectException("daemon shutting down: no QPs for " + request.requester());
+            }
+            final PassiveQps previous = passiveQps.get(request.requester());
+            if (previous != null)
+            {
+                if (request.epoch() < previous.epoch)
+                {
+                    connectFailures.increment();
+                    throw new StaleQpRequestException("QP request from " + request.requester() + " at epoch " +
+                        request.epoch() + ", older than its epoch " + previous.epoch + " seen before: refused");
+                }
+                // the requester abandoned these (it reconnects only when none is usable, after a restart, or
+                // after its connect failed); its QPs may still have work in flight towards them: ERR flushes it
+                passiveQps.remove(request.requester());
+                destroy(previous.qps);
+                LOG.info("RDMA requester {} (epoch {}) connects again: destroyed its {} previous answering QPs " +
+                    "(epoch {})", request.requester(), request.epoch(), previous.qps.size(), previous.epoch);
+            }
+            final List<RdmaQueuePair> made = new ArrayList<>(request.endpoints().size());
+            final List<QpEndpoint> answer = new ArrayList<>(request.endpoints().size());
+            try
+            {
+                for (final QpEndpoint remote : request.endpoints())
+                {
+                    final int device = devices.names().indexOf(remote.peerNic());
+                    if (device < 0)
+                    {
+                        throw new RdmaConnectException("QP requested on RDMA device " + remote.peerNic() +
+                            ", this daemon serves " + devices.names());
+                    }
+                    final RdmaQueuePair qp = devices.get(device).createQueuePair(PASSIVE_SEND_QUEUE_DEPTH);
+                    made.add(qp);
+                    qp.connect(remote);
+                    answer.add(withPeerNic(qp.local(), remote.nic()));
+                }
+            }
+            catch (final RuntimeException ex)
+            {
+                connectFailures.increment();
+                made.forEach(RdmaQueuePair::close);
+                // remember the epoch, so that an older one stays refused
+                passiveQps.put(request.requester(), new PassiveQps(request.epoch(), List.of()));
+                throw ex instanceof RdmaConnectException connect ? connect :
+                    new RdmaConnectException("accepting RDMA QPs failed: " + ex.getMessage(), ex);
+            }
+            passiveQps.put(request.requester(), new PassiveQps(request.epoch(), List.copyOf(made)));
+            return QpExchangeCodec.encode(answer);
         }
-        return QpExchangeCodec.encode(answer);
+    }
+
+    /**
+     * @return how many answering QPs are open, over all requesters. Any thread.
+     */
+    public int passiveQueuePairs()
+    {
+        synchronized (passiveQps)
+        {
+            int count = 0;
+            for (final PassiveQps set : passiveQps.values())
+            {
+                count += set.qps.size();
+            }
+            return count;
+        }
+    }
+
+    /**
+     * ERR first, so that the NIC flushes what the requester still had in flight on them, then destroy (which
+     * releases each QP's share of its device's completion queue). Passive QPs post nothing themselves, so no
+     * completion of theirs can reach the agent.
+     */
+    private static void destroy(final List<RdmaQueuePair> qps)
+    {
+        for (final RdmaQueuePair qp : qps)
+        {
+            qp.abort();
+        }
+        for (final RdmaQueuePair qp : qps)
+        {
+            qp.close();
+        }
     }
 
     /**
@@ -462,12 +535,19 @@ public final class RdmaTransport implements PeerTransport
         }
         synchronized (passiveQps)
         {
-            passiveQps.forEach(RdmaQueuePair::close);
+            passiveQps.values().forEach(set -> set.qps.forEach(RdmaQueuePair::close));
             passiveQps.clear();
         }
         registrar.close();
         devices.close();
         LOG.debug("rdma transport closed");
+    }
+
+    /**
+     * The answering QPs made for one requester, and the epoch it connected them at.
+     */
+    private record PassiveQps(long epoch, List<RdmaQueuePair> qps)
+    {
     }
 
     private static Thread daemonThread(final Runnable runnable, final String name)

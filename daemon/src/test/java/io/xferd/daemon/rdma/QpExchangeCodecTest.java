@@ -82,4 +82,64 @@ class QpExchangeCodecTest
         assertThatThrownBy(() -> QpExchangeCodec.decode(body))
             .isInstanceOf(MalformedQpFrameException.class);
     }
+
+    @Test
+    void shouldDecodeTheRequestItEncodedWithTheRequestersIdentityAndEpoch()
+    {
+        final byte[] body = QpExchangeCodec.encodeRequest("10.0.0.1:12001", 0x1234_5678_9abcL, ENDPOINTS);
+
+        assertThat(QpExchangeCodec.decodeRequest(body))
+            .isEqualTo(new QpExchangeCodec.ConnectRequest("10.0.0.1:12001", 0x1234_5678_9abcL, ENDPOINTS));
+        assertThatThrownBy(() -> QpExchangeCodec.decode(body)) // an answer is not a request
+            .isInstanceOf(MalformedQpFrameException.class);
+    }
+
+    @Test
+    void shouldRefuseATruncatedRequestAtEveryLengthAndTrailingBytes()
+    {
+        final byte[] body = QpExchangeCodec.encodeRequest("h:1", 7, ENDPOINTS);
+        for (int length = 0; length < body.length; length++)
+        {
+            final byte[] truncated = Arrays.copyOf(body, length);
+            assertThatThrownBy(() -> QpExchangeCodec.decodeRequest(truncated))
+                .as("truncated to %d bytes", length)
+                .isInstanceOf(MalformedQpFrameException.class);
+        }
+        assertThatThrownBy(() -> QpExchangeCodec.decodeRequest(Arrays.copyOf(body, body.length + 1)))
+            .isInstanceOf(MalformedQpFrameException.class)
+            .hasMessage("QP exchange has 1 trailing bytes");
+    }
+
+    @Test
+    void shouldRefuseARequestWithoutARequesterOrWithAnEpochThatIsNotPositive()
+    {
+        final byte[] noRequester = QpExchangeCodec.encodeRequest("h:1", 7, ENDPOINTS);
+        noRequester[0] = 0;
+        assertThatThrownBy(() -> QpExchangeCodec.decodeRequest(noRequester))
+            .isInstanceOf(MalformedQpFrameException.class)
+            .hasMessage("QP request names no requester");
+
+        for (final long epoch : new long[] {0, -1, Long.MIN_VALUE})
+        {
+            final byte[] body = QpExchangeCodec.encodeRequest("h:1", 7, ENDPOINTS);
+            java.nio.ByteBuffer.wrap(body).order(java.nio.ByteOrder.LITTLE_ENDIAN).putLong(4, epoch);
+            assertThatThrownBy(() -> QpExchangeCodec.decodeRequest(body))
+                .isInstanceOf(MalformedQpFrameException.class)
+                .hasMessage("QP request with requester epoch " + epoch + " (must be > 0)");
+        }
+        assertThatThrownBy(() -> QpExchangeCodec.decodeRequest(QpExchangeCodec.encodeRequest("h:1", 7, List.of())))
+            .isInstanceOf(MalformedQpFrameException.class)
+            .hasMessage("QP exchange with 0 endpoints (1..1024)");
+    }
+
+    @Test
+    void shouldNotEncodeARequestItWouldRefuse()
+    {
+        assertThatThrownBy(() -> QpExchangeCodec.encodeRequest("", 7, ENDPOINTS))
+            .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> QpExchangeCodec.encodeRequest("h".repeat(256), 7, ENDPOINTS))
+            .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> QpExchangeCodec.encodeRequest("h:1", 0, ENDPOINTS))
+            .isInstanceOf(IllegalArgumentException.class);
+    }
 }

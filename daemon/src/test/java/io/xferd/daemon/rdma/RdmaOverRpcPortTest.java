@@ -95,10 +95,32 @@ class RdmaOverRpcPortTest
         assertThat(open()).asString().contains("simulated: port down");
     }
 
+    @Test
+    void shouldRefuseAQpRequestFromAnOlderEpochOfTheSameRequesterOverTheWire() throws Exception
+    {
+        server.handle(PeerProtocol.CONNECT_QP, b.transport::acceptConnect);
+        server.start();
+        try (RdmaSide restarted = new RdmaSide(fabric, a.address, a.epoch + 4, "mlx5_0"))
+        {
+            restarted.context.clusterToken("secret").transferTimeoutMs(10_000);
+            assertThat(open(restarted)).isInstanceOf(Long.class);
+            assertThat(b.transport.passiveQueuePairs()).isEqualTo(2);
+
+            assertThat(open(a)).asString().startsWith("QP exchange with ")
+                .endsWith("failed: peer refused: QP request from 127.0.0.1:1 at epoch 1, older than its epoch 5 seen before: refused");
+            assertThat(b.transport.passiveQueuePairs()).isEqualTo(2);
+        }
+    }
+
     private Object open() throws Exception
     {
+        return open(a);
+    }
+
+    private Object open(final RdmaSide requester) throws Exception
+    {
         final CompletableFuture<Object> result = new CompletableFuture<>();
-        a.transport.openAsync(server.advertisedAddress(), "seg", result::complete);
+        requester.transport.openAsync(server.advertisedAddress(), "seg", result::complete);
         return result.get(10, TimeUnit.SECONDS);
     }
 }

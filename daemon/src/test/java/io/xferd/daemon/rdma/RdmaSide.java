@@ -59,7 +59,7 @@ final class RdmaSide implements AutoCloseable
         this.address = address;
         this.epoch = epoch;
         this.context = new DaemonContext().protocol("rdma").sliceSize(SLICE).transferTimeoutMs(TIMEOUT_MS)
-            .connectionsPerPeer(2);
+            .connectionsPerPeer(2).rpcAddress(address);
         final List<RdmaDevice> opened = new ArrayList<>();
         for (final String name : deviceNames)
         {
@@ -69,7 +69,7 @@ final class RdmaSide implements AutoCloseable
         }
         this.registrar = new RdmaMemoryRegistrar(new RdmaDevices(opened));
         clock.update(1_000_000_000L);
-        this.transport = new RdmaTransport(context, counters, new ManyToOneConcurrentArrayQueue<>(16), registrar,
+        this.transport = new RdmaTransport(context, epoch, counters, new ManyToOneConcurrentArrayQueue<>(16), registrar,
             location -> preferred, clock);
         final ManyToOneRingBuffer ring = new ManyToOneRingBuffer(new UnsafeBuffer(
             ByteBuffer.allocateDirect(64 * 1024 + RingBufferDescriptor.TRAILER_LENGTH)));

@@ -366,7 +366,7 @@ class RdmaTransportTest
     @Test
     void shouldRefuseAQpRequestForADeviceItDoesNotHaveOrThatIsMalformed()
     {
-        final byte[] wrongDevice = QpExchangeCodec.encode(List.of(
+        final byte[] wrongDevice = QpExchangeCodec.encodeRequest(a.address, a.epoch, List.of(
             new QpEndpoint("mlx5_0", "mlx5_9", 0, new io.xferd.nativebindings.verbs.Gid(0, 1), 0x99, 1, 5)));
 
         assertThatThrownBy(() -> b.transport.acceptConnect(wrongDevice))

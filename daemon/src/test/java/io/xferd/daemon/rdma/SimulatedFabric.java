@@ -110,6 +110,39 @@ final class SimulatedFabric
         holdCompletions(false);
     }
 
+    /** @return how many QPs are created and not yet destroyed, on every device. */
+    synchronized int liveQueuePairs()
+    {
+        int live = 0;
+        for (final SimulatedQueuePair qp : queuePairs.values())
+        {
+            live += qp.closed ? 0 : 1;
+        }
+        return live;
+    }
+
+    /** @return how many QPs of {@code device} are created and not yet destroyed. */
+    synchronized int liveQueuePairsOf(final SimulatedDevice device)
+    {
+        int live = 0;
+        for (final SimulatedQueuePair qp : queuePairs.values())
+        {
+            live += qp.device == device && !qp.closed ? 1 : 0;
+        }
+        return live;
+    }
+
+    /** @return how many QPs were destroyed after being moved to ERR (aborted) first. */
+    synchronized int destroyedAfterAbort()
+    {
+        int destroyed = 0;
+        for (final SimulatedQueuePair qp : queuePairs.values())
+        {
+            destroyed += qp.closed && qp.aborts > 0 ? 1 : 0;
+        }
+        return destroyed;
+    }
+
     /** @return how many QPs were aborted (moved to ERR by the transport). */
     synchronized int abortedQueuePairs()
     {
@@ -138,11 +171,14 @@ final class SimulatedFabric
         final Completions cq = new Completions();
         final AtomicLong bytesCarried = new AtomicLong();
         final List<Integer> sendQueueDepths = new ArrayList<>();
+        /** As the verbs device keeps it: every QP's send queue depth, reserved until it is destroyed. */
+        final CompletionQueueBudget budget;
         int registered;
 
         SimulatedDevice(final String name)
         {
             this.name = name;
+            this.budget = new CompletionQueueBudget(name, 8192);
         }
 
         @Override
@@ -194,7 +230,8 @@ final class SimulatedFabric
         {
             synchronized (SimulatedFabric.this)
             {
-                final SimulatedQueuePair qp = new SimulatedQueuePair(this, nextQpn++);
+                budget.reserve(maxOutstanding);
+                final SimulatedQueuePair qp = new SimulatedQueuePair(this, nextQpn++, maxOutstanding);
                 sendQueueDepths.add(maxOutstanding);
                 queuePairs.put(qp.qpn, qp);
                 return qp;
@@ -243,16 +280,18 @@ final class SimulatedFabric
     {
         final SimulatedDevice device;
         final int qpn;
+        final int sendQueueDepth;
         final Completions held = new Completions();
         SimulatedQueuePair peer;
         boolean closed;
         boolean errored;
         int aborts;
 
-        SimulatedQueuePair(final SimulatedDevice device, final int qpn)
+        SimulatedQueuePair(final SimulatedDevice device, final int qpn, final int sendQueueDepth)
         {
             this.device = device;
             this.qpn = qpn;
+            this.sendQueueDepth = sendQueueDepth;
         }
 
         @Override
@@ -297,6 +336,10 @@ final class SimulatedFabric
                 if (errored)
                 {
                     status = WorkCompletionStatus.WR_FLUSH_ERR;
+                }
+                else if (peer.closed)
+                {
+                    status = WorkCompletionStatus.RETRY_EXC_ERR; // no QP answers at the other end any more
                 }
                 else if (failNextWith >= 0)
                 {
@@ -348,7 +391,14 @@ final class SimulatedFabric
         @Override
         public void close()
         {
-            closed = true;
+            synchronized (SimulatedFabric.this)
+            {
+                if (!closed)
+                {
+                    closed = true;
+                    device.budget.release(sendQueueDepth);
+                }
+            }
         }
     }
 
