@@ -338,6 +338,9 @@ final class PeerConnection implements AutoCloseable
     private void writeFromDevice(final SocketChannel current, final Slice slice, final RemoteTransfer transfer)
         throws IOException
     {
+        // a slice retried here after its copy failed on a path that then broke starts clean (set before the
+        // frame goes out, so before its answer can come)
+        slice.stagingFailed = false;
         final long sent = staging.send(current, transfer.local, transfer.localAddress + slice.offset, slice.length,
             false);
         if (sent < slice.length)
