@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Timeout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import java.util.concurrent.locks.LockSupport;
 
 import static io.xferd.daemon.SystemTests.WAIT;
 import static io.xferd.daemon.SystemTests.counter;
@@ -259,6 +260,41 @@ class GpuOverTcpTest
         assertStatus(gpuInitiator.submitAndAwait(Opcode.WRITE, hostSegmentOfGpu, GPU_POINTER + OFFSET,
             targetHost.address(), LENGTH, WAIT), "OK");
         assertLanded(targetHost.segment(), 0, 13);
+    }
+
+    @Test
+    void shouldKeepGpuMemoryOpenUntilTheSendersCopyEndsWhenTheConnectionBreaksUnderIt() throws Exception
+    {
+        SystemTests.fill(localAllocation.asSlice(OFFSET, SLICE), 15);
+        // one slice, whose first copy out of GPU memory takes long enough for the peer to go away under it
+        localGpu.copyMillis = 1500;
+        final XferDaemon gone = peer;
+        final Thread closer = new Thread(() ->
+        {
+            LockSupport.parkNanos(300_000_000L);
+            gone.close();
+        });
+        closer.start();
+        try
+        {
+            // the break (the peer's close, or the watchdog) fails the slice, so the request ends while the copy runs
+            assertStatus(gpuInitiator.submitAndAwait(Opcode.WRITE, hostSegmentOfGpu, GPU_POINTER + OFFSET,
+                targetHost.address(), SLICE, WAIT), "TRANSPORT_ERROR");
+        }
+        finally
+        {
+            closer.join(10_000);
+            peer = null;
+        }
+        assertThat(localGpu.isCopying()).as("the copy is still under way").isTrue();
+
+        // its owner goes: the daemon closes the GPU allocation once nothing borrows the region
+        gpuInitiator.close();
+        gpuInitiator = null;
+        SystemTests.awaitCondition(() -> !localGpu.isCopying() &&
+            localGpu.calls.stream().anyMatch(call -> call.startsWith("close device")), WAIT,
+            () -> "calls: " + localGpu.calls);
+        assertThat(localGpu.closedWhileCopying).as("GPU memory closed while a copy still read it").isFalse();
     }
 
     @Test

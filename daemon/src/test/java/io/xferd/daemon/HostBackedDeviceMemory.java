@@ -30,11 +30,20 @@ final class HostBackedDeviceMemory implements DeviceMemory
     // counts copies down to a failure: at 1 the next copy fails, at 0 or less none does
     private final AtomicInteger copiesToFailure = new AtomicInteger();
     volatile boolean failCopies;
+    // how long each copy takes, and whether an allocation was closed while a copy was under way
+    volatile long copyMillis;
+    private final AtomicInteger copying = new AtomicInteger();
+    volatile boolean closedWhileCopying;
     volatile boolean failPinned;
 
     /**
      * Make the {@code n}th copy from now fail (once).
      */
+    boolean isCopying()
+    {
+        return copying.get() > 0;
+    }
+
     void failCopyNumber(final int n)
     {
         copiesToFailure.set(n);
@@ -87,6 +96,10 @@ final class HostBackedDeviceMemory implements DeviceMemory
     public void close(final int device, final long baseAddress)
     {
         calls.add("close device " + device + " 0x" + Long.toHexString(baseAddress));
+        if (copying.get() > 0)
+        {
+            closedWhileCopying = true;
+        }
     }
 
     @Override
@@ -104,8 +117,20 @@ final class HostBackedDeviceMemory implements DeviceMemory
             throw new IllegalStateException("cudaMemcpy failed: cudaErrorIllegalAddress (700) stood in by the test");
         }
         copies.incrementAndGet();
-        MemorySegment.copy(MemorySegment.ofAddress(source).reinterpret(length), 0,
-            MemorySegment.ofAddress(destination).reinterpret(length), 0, length);
+        copying.incrementAndGet();
+        try
+        {
+            if (copyMillis > 0)
+            {
+                java.util.concurrent.locks.LockSupport.parkNanos(copyMillis * 1_000_000L);
+            }
+            MemorySegment.copy(MemorySegment.ofAddress(source).reinterpret(length), 0,
+                MemorySegment.ofAddress(destination).reinterpret(length), 0, length);
+        }
+        finally
+        {
+            copying.decrementAndGet();
+        }
     }
 
     @Override

@@ -169,6 +169,29 @@ class PeerTransferTest
     }
 
     @Test
+    void shouldRefuseASliceTooLongForOneFrameAndKeepServingTheConnection() throws Exception
+    {
+        startDaemons(null, null);
+        // 3 GiB of memfd, never touched, so it costs no memory: room for a 2 GiB slice inside the 4 GiB maximum
+        final long regionLength = 3L << 30;
+        try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode"));
+            io.xferd.daemon.peer.RawPeer peer = io.xferd.daemon.peer.RawPeer.connect(daemonB.rpcAddress()))
+        {
+            final SharedBuffer target = decode.allocateMemory(regionLength);
+            decode.registerMemory(target, "cpu:0");
+            final long handle = peer.handle("decode");
+
+            // a slice of 2 GiB cannot be framed (int lengths) nor viewed as one ByteBuffer: refused, not a crash
+            peer.read(1, handle, target.address(), 1L << 31);
+            assertThat(peer.ack()).containsExactly(1, TransferStatus.INVALID_LENGTH, 0);
+
+            // the connection is still in step and serves the next slice
+            peer.read(2, handle, target.address(), 4096);
+            assertThat(peer.ack()).containsExactly(2, TransferStatus.OK, 4096);
+        }
+    }
+
+    @Test
     void shouldRefuseAPeerThatCannotProveTheClusterToken()
     {
         startDaemons("sesame", "something-else");

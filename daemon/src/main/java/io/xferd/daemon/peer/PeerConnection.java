@@ -49,6 +49,12 @@ final class PeerConnection implements AutoCloseable
     private final ByteBuffer[] gather = new ByteBuffer[2 * MAX_GATHER];
     private final RegionWindows payloadWindows = new RegionWindows(MAX_GATHER + 1);
     private final StagingBuffer staging;
+    // a GPU WRITE being sent, as send() took it before the slice went in flight (sender thread only): the region
+    // with the sender's own borrow (null when it could not be borrowed), where and how much, and which use of it
+    private io.xferd.daemon.memory.Region deviceRegion;
+    private long deviceAddress;
+    private long deviceLength;
+    private int deviceGeneration;
     private int gatherCount;
     private int gatherSlices;
     private long gatherBytes;
@@ -186,6 +192,18 @@ final class PeerConnection implements AutoCloseable
         {
             busySinceNanos = slice.sentNanos;
         }
+        if (slice.kind == Slice.DATA && transfer.opcode == Opcode.WRITE && transfer.local.isDevice())
+        {
+            // the request's borrow can end as soon as the slice is in flight (a break fails it): copies out of the
+            // device memory hold a borrow of their own; a slice still ours has its request's, so this only fails
+            // once the owner has let the region go
+            deviceRegion = transfer.local.tryAcquire() ? transfer.local : null;
+            deviceAddress = transfer.localAddress + slice.offset;
+            deviceLength = slice.length;
+            deviceGeneration = slice.generation;
+            // a slice retried here after its copy failed on a path that then broke starts clean
+            slice.stagingFailed = false;
+        }
         // never drop: a slot the receiver just freed may not be reusable yet (bounded MPMC queue), so retry;
         // the queue is twice the window, so this is rare and short
         while (!inFlight.offer(slice))
@@ -201,6 +219,15 @@ final class PeerConnection implements AutoCloseable
             // also a runtime failure (no pinned memory for a GPU slice): its frame may be cut short
             resetGather();
             broken(current, "send failed: " + ex);
+        }
+        finally
+        {
+            final io.xferd.daemon.memory.Region borrowed = deviceRegion;
+            if (borrowed != null)
+            {
+                deviceRegion = null;
+                borrowed.release();
+            }
         }
         if (channel != current)
         {
@@ -315,7 +342,7 @@ final class PeerConnection implements AutoCloseable
             flushGather();
             if (channel == current)
             {
-                writeFromDevice(current, slice, transfer);
+                writeFromDevice(current, slice);
             }
             return;
         }
@@ -335,17 +362,21 @@ final class PeerConnection implements AutoCloseable
      * A WRITE from GPU memory, after its header: chunk by chunk through the staging buffer. A failed copy cannot
      * take back the header, so the frame is completed with zeros and the slice fails when its answer comes.
      */
-    private void writeFromDevice(final SocketChannel current, final Slice slice, final RemoteTransfer transfer)
-        throws IOException
+    private void writeFromDevice(final SocketChannel current, final Slice slice) throws IOException
     {
-        final long sent = staging.send(current, transfer.local, transfer.localAddress + slice.offset, slice.length,
-            false);
-        if (sent < slice.length)
+        // the slice is in flight, so a break noticed by another thread (the receiver, the watchdog) may fail it,
+        // finish its request and recycle both: only what send() took before the slice went in flight is used here
+        final long sent = deviceRegion == null ? 0 :
+            staging.send(current, deviceRegion, deviceAddress, deviceLength, false);
+        if (sent < deviceLength)
         {
-            slice.stagingFailed = true;
-            staging.pad(current, slice.length - sent);
+            if (slice.generation == deviceGeneration)
+            {
+                slice.stagingFailed = true;
+            }
+            staging.pad(current, deviceLength - sent);
         }
-        transport.bytesSent(slice.length);
+        transport.bytesSent(deviceLength);
     }
 
     private void receiveLoop(final SocketChannel current)

@@ -29,6 +29,10 @@ import java.nio.charset.StandardCharsets;
 final class PeerSessionHandler implements Runnable
 {
     private static final Logger LOG = LoggerFactory.getLogger(PeerSessionHandler.class);
+    // a slice travels in one frame whose length is an int, and lands through one ByteBuffer (the request may be
+    // larger, up to the configured maximum, but not one slice of it)
+    static final long MAX_SLICE_LENGTH =
+        Integer.MAX_VALUE - Math.max(PeerProtocol.REQUEST_FIELDS_LENGTH, PeerProtocol.ACK_FIELDS_LENGTH);
 
     private final SocketChannel channel;
     private final PeerServer server;
@@ -85,7 +89,7 @@ final class PeerSessionHandler implements Runnable
                 switch (type)
                 {
                     case PeerProtocol.GET_SEGMENT -> onGetSegment(length);
-                    case PeerProtocol.WRITE -> onWrite();
+                    case PeerProtocol.WRITE -> onWrite(length);
                     case PeerProtocol.READ -> onRead();
                     case PeerProtocol.NOTIFY -> onNotify(length);
                     case PeerProtocol.CONNECT_QP -> onTransportRequest(type, length);
@@ -189,7 +193,7 @@ final class PeerSessionHandler implements Runnable
         return server.describe(session);
     }
 
-    private void onWrite() throws IOException
+    private void onWrite(final int bodyLength) throws IOException
     {
         readFields(PeerProtocol.REQUEST_FIELDS_LENGTH);
         final long sliceId = fields.getLong();
@@ -198,6 +202,11 @@ final class PeerSessionHandler implements Runnable
         final long length = fields.getLong();
         final long requestAddress = fields.getLong();
         final long requestLength = fields.getLong();
+        if (bodyLength != PeerProtocol.REQUEST_FIELDS_LENGTH + Math.max(0, length))
+        {
+            // the frame carries a payload of another size than the slice claims: no skip can keep it in step
+            throw new IOException("WRITE frame of " + bodyLength + " bytes for a slice of " + length);
+        }
         final ClientSession target = registry.segment(handle);
         final int check = check(target, address, length, requestAddress, requestLength);
         int status = check;
@@ -273,8 +282,18 @@ final class PeerSessionHandler implements Runnable
         }
         header.putInt(PeerProtocol.ACK_FIELDS_LENGTH + (int)length).putInt(PeerProtocol.ACK)
             .putLong(sliceId).putInt(TransferStatus.OK).putInt(0).putLong(length);
+        final ByteBuffer payload;
+        try
+        {
+            payload = answerWindows.window(region, region.offsetOf(address), length);
+        }
+        catch (final RuntimeException ex)
+        {
+            region.release();
+            throw ex;
+        }
         // from here the channel owns the borrow: it releases the region once the bytes have left (or failed to)
-        buffered.answer(answerWindows.window(region, region.offsetOf(address), length), region);
+        buffered.answer(payload, region);
         bytesSent.getAndAdd(length);
     }
 
@@ -372,7 +391,8 @@ final class PeerSessionHandler implements Runnable
         {
             status = TransferStatus.UNKNOWN_SEGMENT;
         }
-        else if (length <= 0 || requestLength < length || requestLength > server.context().maxRequestLength() ||
+        else if (length <= 0 || length > MAX_SLICE_LENGTH || requestLength < length ||
+            requestLength > server.context().maxRequestLength() ||
             address < requestAddress || address - requestAddress > requestLength - length)
         {
             status = TransferStatus.INVALID_LENGTH;
