@@ -17,7 +17,8 @@ import enum
 
 
 class TransferStatus(enum.IntEnum):
-    """Status of a completion record (stable protocol values; 11 is raised by client libraries only)."""
+    """Status of a completion record (stable protocol values; 11 is raised by client libraries only; 13: process
+    memory registered by address could not be read or written, e.g. its owner unmapped it)."""
 
     OK = 0
     UNKNOWN_SEGMENT = 1
@@ -32,6 +33,7 @@ class TransferStatus(enum.IntEnum):
     TIMEOUT = 10
     DAEMON_GONE = 11
     UNSUPPORTED_MEMORY = 12
+    MEMORY_FAULT = 13
 
     @classmethod
     def describe(cls, value: int) -> str:
@@ -143,6 +145,7 @@ TransferTimeoutError = _subclass(TransferFailedError, "TransferTimeoutError")
 TransferDaemonGoneError = type("TransferDaemonGoneError", (TransferFailedError, DaemonGoneError),
                                {"__doc__": "A transfer failed because the daemon went away (DAEMON_GONE)."})
 UnsupportedMemoryError = _subclass(TransferFailedError, "UnsupportedMemoryError")
+MemoryFaultError = _subclass(TransferFailedError, "MemoryFaultError")
 
 _TRANSFER_ERRORS: dict[int, type] = {
     TransferStatus.UNKNOWN_SEGMENT: UnknownSegmentError,
@@ -157,6 +160,7 @@ _TRANSFER_ERRORS: dict[int, type] = {
     TransferStatus.TIMEOUT: TransferTimeoutError,
     TransferStatus.DAEMON_GONE: TransferDaemonGoneError,
     TransferStatus.UNSUPPORTED_MEMORY: UnsupportedMemoryError,
+    TransferStatus.MEMORY_FAULT: MemoryFaultError,
 }
 
 ProtocolVersionMismatchError = _subclass(ControlError, "ProtocolVersionMismatchError")
