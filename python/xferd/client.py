@@ -123,6 +123,7 @@ class Client:
         self._gone: str | None = None
         self._closed = False
         self._next_liveness_ns = 0
+        self._ptracer_set = False
         name = segment_name or f"py-{os.getpid()}-{id(self) & 0xffffff:x}"
         self._cnc = CncFile(os.path.join(directory, p.CNC_FILE))
         try:
@@ -270,9 +271,26 @@ class Client:
 
     def register_process_memory(self, address: int, length: int, location: str = "*") -> None:
         """Register ordinary memory of this process (heap, anonymous, a numpy array, a torch CPU tensor): the daemon
-        copies with ``process_vm_readv/writev`` (one extra copy on the daemon's side; same uid, or ptrace
-        permission). Keep the memory alive until it is unregistered."""
+        copies with ``process_vm_readv/writev`` (no shared mapping: every byte crosses the kernel; the daemon needs
+        the same uid or CAP_SYS_PTRACE). Under Yama ``ptrace_scope`` 1 this process first names the daemon as its
+        ptracer (``prctl(PR_SET_PTRACER, daemon pid)``). Keep the memory alive until it is unregistered."""
+        self._allow_daemon_to_reach_memory()
         self._request(lambda cid: p.encode_register_process_memory(cid, address, length, location))
+
+    def _allow_daemon_to_reach_memory(self) -> None:
+        if self._ptracer_set:
+            return
+        try:
+            with open("/proc/sys/kernel/yama/ptrace_scope") as f:
+                scope = int(f.read().strip() or 0)
+        except (OSError, ValueError):
+            scope = 0
+        if scope == 1:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(0x59616D61, ctypes.c_ulong(self._channel.peer_pid()), 0, 0, 0) != 0:  # PR_SET_PTRACER
+                raise XferError(f"prctl(PR_SET_PTRACER) failed: {os.strerror(ctypes.get_errno())}")
+        self._ptracer_set = True
 
     def register_gpu_memory(self, pointer: int, length: int, location: str | None = None) -> None:
         """Register device memory through a CUDA IPC handle of the allocation holding it (a range inside a caching

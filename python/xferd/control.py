@@ -77,6 +77,12 @@ class ControlChannel:
                     raise XferError(f"daemon sent a malformed frame: {ex}") from ex
         return bytes(data), fds
 
+    def peer_pid(self) -> int:
+        """The daemon's pid as the kernel says (SO_PEERCRED), not as any file claims."""
+        import struct
+        raw = self._sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return struct.unpack("3i", raw)[0]
+
     def peer_closed(self) -> bool:
         """True when the daemon closed the connection (end of file), without consuming any byte."""
         if self._closed:
