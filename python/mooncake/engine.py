@@ -14,6 +14,7 @@ default 30, at least 5), which bounds a synchronous transfer or :meth:`TransferE
 
 from __future__ import annotations
 
+import array
 import ctypes
 import enum
 import itertools
@@ -94,10 +95,15 @@ def _unsigned(value: Any, what: str) -> int:
     return number
 
 
-def _unsigned_list(values: Any, what: str) -> list[int]:
-    if isinstance(values, (str, bytes, bytearray)) or not hasattr(values, "__len__") or not hasattr(values, "__iter__"):
+def _unsigned_list(values: Any, what: str) -> array.array:
+    """A list of addresses or sizes, converted in C in one go (4,096 of them cost tens of microseconds)."""
+    if isinstance(values, (str, bytes, bytearray, memoryview)) or not hasattr(values, "__len__") \
+            or not hasattr(values, "__iter__"):
         raise TypeError(f"{what}: expected a list of integers, got {type(values).__name__}")
-    return [_unsigned(v, f"{what}[{i}]") for i, v in enumerate(values)]
+    try:
+        return array.array("Q", values)
+    except (TypeError, OverflowError) as ex:
+        raise TypeError(f"{what}: expected unsigned 64-bit integers ({ex})") from None
 
 
 def _opcode(value: Any) -> int:
@@ -267,7 +273,7 @@ class TransferEngine:
             logger.error("xferd: %s: buffers, peer_buffer_addresses and lengths have different size (%d, %d, %d)",
                          call, len(local), len(remote), len(sizes))
             return None, session, 0
-        if any(size == 0 for size in sizes):
+        if 0 in sizes:
             logger.error("xferd: %s to %s: a length is 0 (INVALID_LENGTH)", call, session)
             return None, session, 0
         handle = self._segment(client, session, call)

@@ -338,22 +338,16 @@ class Client:
         :raises DaemonGoneError: when the daemon is gone.
         :raises XferError: when no ring space or in-flight slot frees up within the control timeout.
         """
-        count = len(local_addresses)
-        if count == 0 or count != len(target_addresses) or count != len(lengths):
-            raise ValueError(f"batch of {count} local, {len(target_addresses)} target addresses and "
-                             f"{len(lengths)} lengths")
+        locals_, targets, lengths_ = _int64s(local_addresses), _int64s(target_addresses), _int64s(lengths)
+        count = len(locals_)
+        if count == 0 or count != len(targets) or count != len(lengths_):
+            raise ValueError(f"batch of {count} local, {len(targets)} target addresses and {len(lengths_)} lengths")
         notify = bytes(notify)
         if len(notify) > self.welcome.max_notify_length:
             raise ValueError(f"notify of {len(notify)} bytes; the daemon takes at most {self.welcome.max_notify_length}")
-        entries = array.array("q", bytes(p.BATCH_ENTRY_LENGTH * count))
-        entries[0::3] = array.array("q", local_addresses)
-        entries[1::3] = array.array("q", target_addresses)
-        entries[2::3] = array.array("q", lengths)
-        total = sum(entries[2::3])
         per_record = self._entries_per_record(len(notify))
         parts = [(start, min(count, start + per_record)) for start in range(0, count, per_record)]
-        transfer = Transfer(opcode, count, total, len(parts))
-        raw = memoryview(entries).cast("B")
+        transfer = Transfer(opcode, count, sum(lengths_), len(parts))
         deadline = time.monotonic_ns() + int(self._control_timeout_s * 1e9)
         for part, (start, end) in enumerate(parts):
             last = part == len(parts) - 1
@@ -361,12 +355,13 @@ class Client:
                 self._await(transfer, lambda: transfer._remaining == 1 or transfer.done(), deadline)
                 if transfer.done():
                     return transfer
-            self._write_record(transfer, part, opcode, segment, raw[start * 24:end * 24], end - start,
+            self._write_record(transfer, part, opcode, segment,
+                               (locals_[start:end], targets[start:end], lengths_[start:end]), end - start,
                                notify if last else b"", trace_id, deadline)
         return transfer
 
-    def _write_record(self, transfer: Transfer, part: int, opcode: int, segment: int, entries: memoryview,
-                      count: int, notify: bytes, trace_id: int, deadline_ns: int) -> None:
+    def _write_record(self, transfer: Transfer, part: int, opcode: int, segment: int,
+                      entries: tuple[memoryview, memoryview, memoryview], count: int, notify: bytes, trace_id: int, deadline_ns: int) -> None:
         single = count == 1
         body_length = p.submit_length(len(notify)) if single else p.batch_length(count, len(notify))
         record_type = p.SUBMIT if single else p.SUBMIT_BATCH
@@ -390,7 +385,7 @@ class Client:
                 time.sleep(sleep_s)
 
     def _publish(self, index: int, transfer: Transfer, part: int, single: bool, opcode: int, segment: int,
-                 entries: memoryview, count: int, notify: bytes, trace_id: int) -> None:
+                 entries: tuple[memoryview, memoryview, memoryview], count: int, notify: bytes, trace_id: int) -> None:
         request_id = self._next_request_id
         self._next_request_id += 1
         with self._state_lock:
@@ -398,12 +393,17 @@ class Client:
             self._in_flight += 1
         ring = self._writer.buffer
         now = time.monotonic_ns()
+        locals_, targets, lengths = entries
         if single:
-            local, target, length = entries.cast("q")
-            p.pack_submit(ring, index, request_id, opcode, segment, local, target, length, trace_id, now, notify)
+            p.pack_submit(ring, index, request_id, opcode, segment, locals_[0], targets[0], lengths[0], trace_id, now,
+                          notify)
         else:
-            at = p.pack_batch_header(ring, index, request_id, opcode, count, segment, trace_id, now, notify)
-            ring[at:at + len(entries)] = entries
+            # the three columns go straight into the record's 24-byte entries, interleaved by strided copies
+            at = p.pack_batch_header(ring, index, request_id, opcode, count, segment, trace_id, now, notify) // 8
+            words = self._submit_view.i64
+            words[at:at + 3 * count:3] = locals_
+            words[at + 1:at + 3 * count:3] = targets
+            words[at + 2:at + 3 * count:3] = lengths
         self._writer.commit(index)
 
     def wait(self, transfer: Transfer, timeout_s: float | None = None) -> int:
@@ -558,6 +558,16 @@ class Client:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _int64s(values) -> memoryview:
+    """A native int64 view of a sequence of integers: arrays of 8-byte items are taken as they are (no copy), anything
+    else is converted in one go (``array('q', ...)``, C speed; TypeError/OverflowError for what is not an int64)."""
+    if isinstance(values, memoryview) and values.itemsize == 8 and values.ndim == 1 and values.format in "qQlL":
+        return values.cast("B").cast("q")
+    if not (isinstance(values, array.array) and values.itemsize == 8):
+        values = array.array("q", values)
+    return memoryview(values).cast("B").cast("q")
 
 
 def connect(directory: str | None = None, segment_name: str | None = None, *, listen: bool = False,
