@@ -240,17 +240,23 @@ class ClientProtocolTest(unittest.TestCase):
         with self.assertRaises(errors.DaemonGoneError):
             client.submit(p.WRITE, 1, [address], [address + 64], [64])
 
-    def test_a_stale_heartbeat_fails_pending_transfers_with_daemon_gone(self) -> None:
+    def test_a_heartbeat_stale_for_five_liveness_timeouts_fails_pending_transfers_with_daemon_gone(self) -> None:
+        """The played daemon's process (this one) exists, so one timeout is not enough: a busy host is not a dead
+        daemon; five are (a hung one)."""
         daemon, client = self.played()
         memory = bytearray(128)
         address = xferd.memory.address_of(memory)
         daemon.hold.set()
         transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
         daemon.heartbeat = False
-        struct.pack_into("<q", daemon.cnc, 48, PlayedDaemon.now_ms() - 10_000)
+        time.sleep(0.05)
+        struct.pack_into("<q", daemon.cnc, 48, PlayedDaemon.now_ms() - 4_000)
+        with self.assertRaises(errors.TransferTimeoutError):
+            client.wait(transfer, 0.3)
+        struct.pack_into("<q", daemon.cnc, 48, PlayedDaemon.now_ms() - 16_000)
         with self.assertRaises(errors.DaemonGoneError) as raised:
             client.wait(transfer, 30)
-        self.assertIn("heartbeat", str(client._gone))
+        self.assertIn("hung", str(client._gone))
         self.assertIsInstance(raised.exception, errors.TransferFailedError)
 
 

@@ -164,6 +164,7 @@ class Client:
         self._reader = RingReader(self._completion_view)
         self._writer = SubmitRingWriter(self._submit_view)
         self._max_in_flight = max(1, welcome.max_in_flight)
+        self._daemon_pid = self._channel.peer_pid()
 
     # ---------------------------------------------------------------- facts from WELCOME
 
@@ -496,7 +497,7 @@ class Client:
         if now_ns < self._next_liveness_ns or self._gone is not None:
             return
         self._next_liveness_ns = now_ns + _LIVENESS_CHECK_NS
-        reason = self._cnc.stale_reason()
+        reason = self._cnc.stale_reason(daemon_pid=self._daemon_pid)
         if reason is None and self._control_lock.acquire(blocking=False):
             try:
                 if self._channel.peer_closed():

@@ -16,6 +16,21 @@ from . import protocol as p
 from .errors import DaemonGoneError, XferError
 
 
+HUNG_FACTOR = 5
+
+
+def _process_exists(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class CncFile:
     """A read-only mapping of ``cnc.dat``'s header."""
 
@@ -61,12 +76,24 @@ class CncFile:
         """Milliseconds since the last heartbeat."""
         return (time.time_ns() // 1_000_000 if now_ms is None else now_ms) - self.heartbeat_ms
 
-    def stale_reason(self, now_ms: int | None = None) -> str | None:
-        """Why the daemon counts as gone, or None while its heartbeat is fresh."""
+    def stale_reason(self, now_ms: int | None = None, daemon_pid: int | None = None) -> str | None:
+        """Why the daemon counts as gone, or None while it may still be alive.
+
+        A heartbeat older than the liveness timeout means gone when the daemon's process no longer exists; while it
+        exists (a starved or stopped daemon on a loaded host: its socket is still open, or end of file would have
+        told) it counts as gone only past :data:`HUNG_FACTOR` times the timeout, so a busy machine does not fail
+        every transfer at once, and a hung daemon still cannot make anyone wait forever.
+        """
         age = self.heartbeat_age_ms(now_ms)
         timeout = self.liveness_timeout_ms
-        if age > timeout:
-            return f"daemon heartbeat is {age} ms old (liveness timeout {timeout} ms)"
+        if age <= timeout:
+            return None
+        pid = self.daemon_pid if daemon_pid is None else daemon_pid
+        if not _process_exists(pid):
+            return f"daemon heartbeat is {age} ms old (liveness timeout {timeout} ms) and its process {pid} is gone"
+        if age > HUNG_FACTOR * timeout:
+            return f"daemon heartbeat is {age} ms old: its process {pid} exists but is hung (over {HUNG_FACTOR} x " \
+                   f"the {timeout} ms liveness timeout)"
         return None
 
     def close(self) -> None:
