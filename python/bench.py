@@ -140,8 +140,7 @@ def throughput(directory: str, seconds: float) -> None:
     target.close()
 
 
-def java_bench(directory: str, seconds: float) -> None:
-    launcher = os.path.join(os.path.dirname(HERE), "bin", "xferd")
+def java_bench(directory: str, seconds: float, launcher: str) -> None:
     runs = [("64 B round trip", ["--block-size", "64", "--batch-size", "1", "--window", "1"]),
             ("1 MiB batches", ["--block-size", "1MiB", "--batch-size", "32", "--window", "4"])]
     for label, arguments in runs:
@@ -157,6 +156,8 @@ def main() -> int:
     parser.add_argument("--dir", help="a running daemon's directory (default: start one)")
     parser.add_argument("--duration", type=float, default=5.0)
     parser.add_argument("--skip-java", action="store_true")
+    parser.add_argument("--xferd", default=os.path.join(os.path.dirname(HERE), "bin", "xferd"),
+                        help="the launcher whose `bench` is the Java baseline (default: this checkout's bin/xferd)")
     options = parser.parse_args()
     daemon = None
     directory = options.dir
@@ -171,7 +172,7 @@ def main() -> int:
         round_trips(directory, options.duration)
         throughput(directory, options.duration)
         if not options.skip_java:
-            java_bench(directory, options.duration)
+            java_bench(directory, options.duration, options.xferd)
     finally:
         if daemon is not None:
             daemon.stop()

@@ -36,48 +36,51 @@ from .protocol import Notification
 from .rings import RingReader, RingView, SubmitRingWriter
 
 DEFAULT_DIRECTORY = "/dev/shm/xferd"
-_SPIN_NS = 50_000            # spin on the completion ring this long before sleeping
-_MIN_SLEEP_S = 20e-6
-_MAX_SLEEP_S = 1e-3          # sleeping waiters look again at least every millisecond
+_SPIN_NS = 30_000            # spin on the completion ring this long,
+_YIELD_NS = 300_000          # then look again after giving up the GIL and the CPU (sleep(0)) until this long,
+_MIN_SLEEP_S = 20e-6         # then sleep on the transfer's event, 20 us doubling to
+_MAX_SLEEP_S = 1e-3          # 1 ms: sleeping waiters look again at least every millisecond
 _LIVENESS_CHECK_NS = 20_000_000
 
 
 class Transfer:
-    """One submitted batch (one or more ring records, one status). Returned by :meth:`Client.submit`."""
+    """One submitted batch (one or more ring records, one status). Returned by :meth:`Client.submit`.
 
-    __slots__ = ("opcode", "entries", "total_bytes", "_parts", "_remaining", "_statuses", "_bytes", "_event",
-                 "_lock", "status")
+    Its state changes under its client's state lock; a waiting thread's event is made only when it goes to sleep.
+    """
+
+    __slots__ = ("opcode", "entries", "total_bytes", "_remaining", "_statuses", "_bytes", "_event", "status")
 
     def __init__(self, opcode: int, entries: int, total_bytes: int, parts: int) -> None:
         self.opcode = opcode
         self.entries = entries
         self.total_bytes = total_bytes
-        self._parts = parts
         self._remaining = parts
-        self._statuses = [TransferStatus.OK] * parts
+        self._statuses = [TransferStatus.OK] * parts if parts > 1 else None
         self._bytes = 0
-        self._event = threading.Event()
-        self._lock = threading.Lock()
+        self._event: threading.Event | None = None
         #: None while pending, then the status of the lowest-index failed entry, or 0 (OK)
         self.status: int | None = None
 
-    def _part_done(self, part: int, status: int, transferred: int) -> None:
-        with self._lock:
-            if self.status is not None:
-                return
+    def _part_done(self, part: int, status: int, transferred: int) -> threading.Event | None:
+        """Record one part's completion (state lock held); returns the event to set when it finished the transfer."""
+        if self.status is not None:
+            return None
+        self._bytes += transferred
+        self._remaining -= 1
+        if self._statuses is None:
+            self.status = status
+        else:
             self._statuses[part] = status
-            self._bytes += transferred
-            self._remaining -= 1
             if self._remaining == 0:
                 self.status = next((s for s in self._statuses if s != TransferStatus.OK), TransferStatus.OK)
-        if self.status is not None:
-            self._event.set()
+        return self._event if self.status is not None else None
 
-    def _fail(self, status: int) -> None:
-        with self._lock:
-            if self.status is None:
-                self.status = status
-        self._event.set()
+    def _fail(self, status: int) -> threading.Event | None:
+        """Fail it (state lock held); returns the event to set."""
+        if self.status is None:
+            self.status = status
+        return self._event
 
     def done(self) -> bool:
         """True once the outcome is known (without polling)."""
@@ -436,10 +439,21 @@ class Client:
                 return predicate()
             if worked or now - start < _SPIN_NS:
                 continue
+            if now - start < _YIELD_NS:
+                time.sleep(0)  # let other threads have the GIL and the CPU, then look again
+                continue
             sleep_s = min(max(sleep_s * 2, _MIN_SLEEP_S), _MAX_SLEEP_S)
             if deadline_ns is not None:
                 sleep_s = max(0.0, min(sleep_s, (deadline_ns - now) / 1e9))
-            transfer._event.wait(sleep_s)
+            event = transfer._event
+            if event is None:
+                with self._state_lock:
+                    if transfer._event is None:
+                        transfer._event = threading.Event()
+                    event = transfer._event
+                if predicate():
+                    return True
+            event.wait(sleep_s)
         return True
 
     def transfer_sync(self, opcode: int, segment: int, local_address: int, target_address: int, length: int,
@@ -476,10 +490,12 @@ class Client:
             completion = p.decode_completion(buffer, offset, length)
             with self._state_lock:
                 entry = self._pending.pop(completion.request_id, None)
-                if entry is not None:
-                    self._in_flight -= 1
-            if entry is not None:
-                entry[0]._part_done(entry[1], completion.status, completion.bytes_transferred)
+                if entry is None:
+                    return
+                self._in_flight -= 1
+                event = entry[0]._part_done(entry[1], completion.status, completion.bytes_transferred)
+            if event is not None:
+                event.set()
         elif record_type == p.NOTIFICATION:
             self._notifications.append(p.decode_notification(buffer, offset, length))
 
@@ -518,11 +534,12 @@ class Client:
             if self._gone is not None:
                 return
             self._gone = reason
-            failed = [transfer for transfer, _part in self._pending.values()]
+            events = [transfer._fail(TransferStatus.DAEMON_GONE) for transfer, _part in self._pending.values()]
             self._pending.clear()
             self._in_flight = 0
-        for transfer in failed:
-            transfer._fail(TransferStatus.DAEMON_GONE)
+        for event in events:
+            if event is not None:
+                event.set()
 
     def _check_gone(self) -> None:
         if self._closed:

@@ -59,6 +59,7 @@ class ControlErrorCode(enum.IntEnum):
     INVALID_ARGUMENT = 10
     NOT_CONNECTED = 11
     CUDA_UNAVAILABLE = 12
+    LIMIT_REACHED = 13
 
     @classmethod
     def describe(cls, value: int) -> str:
@@ -175,6 +176,7 @@ MapFailedError = _subclass(ControlError, "MapFailedError")
 InvalidArgumentError = _subclass(ControlError, "InvalidArgumentError")
 NotConnectedError = _subclass(ControlError, "NotConnectedError")
 DaemonCudaUnavailableError = _subclass(ControlError, "DaemonCudaUnavailableError")
+LimitReachedError = _subclass(ControlError, "LimitReachedError")
 
 _CONTROL_ERRORS: dict[int, type] = {
     ControlErrorCode.PROTOCOL_VERSION_MISMATCH: ProtocolVersionMismatchError,
@@ -189,4 +191,5 @@ _CONTROL_ERRORS: dict[int, type] = {
     ControlErrorCode.INVALID_ARGUMENT: InvalidArgumentError,
     ControlErrorCode.NOT_CONNECTED: NotConnectedError,
     ControlErrorCode.CUDA_UNAVAILABLE: DaemonCudaUnavailableError,
+    ControlErrorCode.LIMIT_REACHED: LimitReachedError,
 }
