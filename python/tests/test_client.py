@@ -245,46 +245,47 @@ if __name__ == "__main__":
     unittest.main()
 
 
+def _schedstat() -> tuple[int, int]:
+    """(ns on a CPU, ns runnable but waiting for one) of the calling thread (/proc/thread-self/schedstat)."""
+    with open("/proc/thread-self/schedstat") as f:
+        on_cpu, waiting, _slices = (int(x) for x in f.read().split())
+    return on_cpu, waiting
+
+
 def _loop_rate(seconds: float) -> float:
-    """Iterations per second of a pure-Python loop (the fifth thread of the GIL test)."""
+    """Iterations per second of a pure-Python loop, counting only the time the kernel let it run or had it sleep:
+    time spent runnable in the run queue (other processes on a loaded host, the daemon's copying) is left out, time
+    blocked on the GIL (asleep, not in the run queue) is not. So the rate measures what other threads of this process
+    take from it, not what the shared machine does."""
     count = 0
     x = 0.0
-    start = time.perf_counter()
-    end = start + seconds
+    _cpu, queued_before = _schedstat()
+    start = time.perf_counter_ns()
+    end = start + int(seconds * 1e9)
     while True:
         for _ in range(1000):
             x = x * 1.0000001 + 1.0
         count += 1000
-        if time.perf_counter() >= end:
-            return count / (time.perf_counter() - start)
-
-
-_LOAD_CODE = r"""
-import sys, threading, time, xferd
-directory, seconds, size = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
-source, target = xferd.Client(directory), xferd.Client(directory)
-handle = source.open_segment(target.segment_name.rsplit("/", 1)[1])
-def load(t):
-    local, remote = source.allocate_memory(size), target.allocate_memory(size)
-    source.register_memory(local.address, size, "cpu:0"); target.register_memory(remote.address, size, "cpu:0")
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        source.transfer_sync(xferd.WRITE, handle, local.address, remote.address, size, timeout_s=60)
-threads = [threading.Thread(target=load, args=(t,)) for t in range(4)]
-print("ready", flush=True)
-[t.start() for t in threads]; [t.join() for t in threads]
-"""
+        now = time.perf_counter_ns()
+        if now >= end:
+            _cpu, queued_after = _schedstat()
+            return count / max(1e-9, (now - start - (queued_after - queued_before)) / 1e9)
 
 
 class GilTest(support.DaemonTestCase):
     SIZE = 32 * MIB
-    SECONDS = 2.0
+    WINDOW_S = 0.5
+    ROUNDS = 5
 
-    def _in_process_load(self, stop: threading.Event, errors_seen: list) -> list[threading.Thread]:
+    def test_four_threads_waiting_on_large_transfers_leave_a_fifth_at_least_80_percent_of_its_speed(self) -> None:
+        """A pure-Python loop's rate (:func:`_loop_rate`: run-queue time left out) in windows where four threads of
+        this process wait on 32 MiB transfers, alternating with windows where they are parked; medians compared."""
         source, target = self.daemon.connect(), self.daemon.connect()
         self.addCleanup(source.close)
         self.addCleanup(target.close)
         handle = source.open_segment(target.segment_name.rsplit("/", 1)[1])
+        active, stop, seen = threading.Event(), threading.Event(), []
+        transfers = [0]
 
         def load() -> None:
             local, remote = source.allocate_memory(self.SIZE), target.allocate_memory(self.SIZE)
@@ -292,45 +293,34 @@ class GilTest(support.DaemonTestCase):
             target.register_memory(remote.address, self.SIZE, "cpu:0")
             try:
                 while not stop.is_set():
+                    if not active.wait(0.1):
+                        continue
                     source.transfer_sync(WRITE, handle, local.address, remote.address, self.SIZE, timeout_s=60)
+                    transfers[0] += 1
             except BaseException as ex:  # noqa: BLE001
-                errors_seen.append(ex)
+                seen.append(ex)
 
-        return [threading.Thread(target=load) for _ in range(4)]
-
-    def test_four_threads_waiting_on_large_transfers_leave_a_fifth_at_least_80_percent_of_its_speed(self) -> None:
-        """Against the loop's solo rate measured just before; the rate with the same load from another process (same
-        daemon work and CPU, no shared GIL) is printed alongside. Best of three rounds, the machine being shared."""
-        import subprocess
-        import sys
-        ratios = []
-        for _attempt in range(3):
-            solo = _loop_rate(self.SECONDS)
-            other = subprocess.Popen([sys.executable, "-c", _LOAD_CODE, self.daemon.directory,
-                                      str(self.SECONDS + 1.5), str(self.SIZE)],
-                                     env=dict(os.environ, PYTHONPATH=support.PYTHON_DIR), stdout=subprocess.PIPE,
-                                     text=True)
-            try:
-                self.assertEqual("ready", other.stdout.readline().strip())
-                time.sleep(0.5)
-                baseline = _loop_rate(self.SECONDS)
-            finally:
-                other.wait(60)
-            self.assertEqual(0, other.returncode)
-            stop, seen = threading.Event(), []
-            threads = self._in_process_load(stop, seen)
-            for thread in threads:
-                thread.start()
-            time.sleep(0.5)
-            loaded = _loop_rate(self.SECONDS)
+        threads = [threading.Thread(target=load) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        solo, loaded = [], []
+        try:
+            for _round in range(self.ROUNDS):
+                active.clear()
+                time.sleep(0.2)
+                solo.append(_loop_rate(self.WINDOW_S))
+                active.set()
+                time.sleep(0.2)
+                loaded.append(_loop_rate(self.WINDOW_S))
+        finally:
             stop.set()
+            active.set()
             for thread in threads:
                 thread.join(60)
-            self.assertEqual([], seen)
-            ratios.append(loaded / solo)
-            print(f"\n  GIL: pure-Python loop {loaded:,.0f}/s with 4 threads of this process waiting on {self.SIZE >> 20} "
-                  f"MiB transfers; solo {solo:,.0f}/s ({100 * loaded / solo:.0f}%); with the same load from another "
-                  f"process {baseline:,.0f}/s ({100 * loaded / baseline:.0f}%)", flush=True)
-            if ratios[-1] >= 0.8:
-                break
-        self.assertGreaterEqual(max(ratios), 0.8, ratios)
+        self.assertEqual([], seen)
+        solo_rate, loaded_rate = sorted(solo)[len(solo) // 2], sorted(loaded)[len(loaded) // 2]
+        print(f"\n  GIL: pure-Python loop, medians of {self.ROUNDS} windows: {loaded_rate:,.0f}/s while 4 threads of "
+              f"its process wait on {self.SIZE >> 20} MiB transfers ({transfers[0]} done), {solo_rate:,.0f}/s solo: "
+              f"{100 * loaded_rate / solo_rate:.0f}%", flush=True)
+        self.assertGreater(transfers[0], 4 * self.ROUNDS, "the threads were waiting on transfers")
+        self.assertGreaterEqual(loaded_rate / solo_rate, 0.8)
