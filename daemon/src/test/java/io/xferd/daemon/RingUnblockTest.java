@@ -12,6 +12,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -27,6 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * later record waits behind; the daemon skips it once the ring made no progress for the unblock timeout, so the
  * other clients' requests go through.
  */
+@Tag("integration")
 @Timeout(60)
 class RingUnblockTest
 {
