@@ -204,6 +204,19 @@ public final class ControlConductor implements AutoCloseable
     private void onHello(final ControlChannel channel, final ControlFrame frame)
     {
         greeting.remove(channel);
+        try
+        {
+            welcome(channel, frame);
+        }
+        catch (final MalformedFrameException ex)
+        {
+            // the frame arrived whole, only its fields are wrong: an answer, not a silent drop
+            refuse(channel, 0, ControlError.MALFORMED_MESSAGE, "malformed HELLO: " + ex.getMessage());
+        }
+    }
+
+    private void welcome(final ControlChannel channel, final ControlFrame frame)
+    {
         if (frame.type() != ControlMessages.HELLO)
         {
             refuse(channel, 0, ControlError.MALFORMED_MESSAGE, "first message must be HELLO, got " + frame.type());
