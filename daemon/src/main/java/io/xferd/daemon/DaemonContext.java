@@ -22,6 +22,8 @@ public final class DaemonContext
     private int submitRingCapacity = 1024 * 1024;
     private int maxBatchEntries = 4096;
     private int batchTrackersPerClient = 64;
+    private int maxRegionsPerClient = 16384;
+    private int maxPendingControlPerClient = 64;
     private int completionRingCapacity = 256 * 1024;
     private int maxClients = 128;
     private long maxRequestLength = 4L * 1024 * 1024 * 1024;
@@ -65,6 +67,9 @@ public final class DaemonContext
         requirePowerOfTwo("submit ring capacity", submitRingCapacity);
         require(submitRingCapacity >= 64 * 1024, "submit ring capacity must be at least 64 KiB: " + submitRingCapacity);
         require(maxBatchEntries >= 1, "max batch entries must be positive: " + maxBatchEntries);
+        require(maxRegionsPerClient >= 1, "max regions per client must be positive: " + maxRegionsPerClient);
+        require(maxPendingControlPerClient >= 1 && maxPendingControlPerClient <= 4096,
+            "max pending control requests per client must be 1..4096: " + maxPendingControlPerClient);
         require(batchTrackersPerClient >= 1 && batchTrackersPerClient <= 4096,
             "batch trackers per client must be 1..4096: " + batchTrackersPerClient);
         requirePowerOfTwo("completion ring capacity", completionRingCapacity);
@@ -131,6 +136,8 @@ public final class DaemonContext
         map.put("submit_ring_capacity", submitRingCapacity);
         map.put("max_batch_entries", maxBatchEntriesInForce());
         map.put("batch_trackers_per_client", batchTrackersPerClient);
+        map.put("max_regions_per_client", maxRegionsPerClient);
+        map.put("max_pending_control_per_client", maxPendingControlPerClient);
         map.put("completion_ring_capacity", completionRingCapacity);
         map.put("max_in_flight_per_client", maxInFlightPerClient());
         map.put("max_clients", maxClients);
@@ -213,6 +220,35 @@ public final class DaemonContext
         final int fitting = (submitRingCapacity / 8 - io.xferd.ipc.SubmitBatchFlyweight.HEADER_LENGTH -
             io.xferd.ipc.SubmitRequestFlyweight.MAX_NOTIFY_LENGTH) / io.xferd.ipc.SubmitBatchFlyweight.ENTRY_LENGTH;
         return Math.max(1, Math.min(maxBatchEntries, fitting));
+    }
+
+    /**
+     * Regions one client may have registered at once; one more is refused with LIMIT_REACHED.
+     */
+    public int maxRegionsPerClient()
+    {
+        return maxRegionsPerClient;
+    }
+
+    public DaemonContext maxRegionsPerClient(final int value)
+    {
+        this.maxRegionsPerClient = value;
+        return this;
+    }
+
+    /**
+     * Control requests of one client the conductor may hold unanswered at once (opens of remote segments, unregisters
+     * waiting for a copy to end); one more is refused with LIMIT_REACHED.
+     */
+    public int maxPendingControlPerClient()
+    {
+        return maxPendingControlPerClient;
+    }
+
+    public DaemonContext maxPendingControlPerClient(final int value)
+    {
+        this.maxPendingControlPerClient = value;
+        return this;
     }
 
     /**

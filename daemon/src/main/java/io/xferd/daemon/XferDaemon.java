@@ -182,13 +182,30 @@ public final class XferDaemon implements AutoCloseable
                 registryWriter.onClientConnected(session);
             }
 
+            public void onRegionAdded(final ClientSession session, final io.xferd.daemon.memory.Region region)
+            {
+                syncRdma(session);
+                registryWriter.onRegionAdded(session, region);
+            }
+
+            public void onRegionRemoved(final ClientSession session, final io.xferd.daemon.memory.Region region)
+            {
+                syncRdma(session);
+                registryWriter.onRegionRemoved(session, region);
+            }
+
             public void onRegionsChanged(final ClientSession session)
+            {
+                syncRdma(session);
+                registryWriter.onRegionsChanged(session);
+            }
+
+            private void syncRdma(final ClientSession session)
             {
                 if (rdmaRegistrar != null)
                 {
                     rdmaRegistrar.sync(session.regions()); // before the descriptor is published
                 }
-                registryWriter.onRegionsChanged(session);
             }
 
             public void onClientDisconnected(final ClientSession session)

@@ -153,6 +153,47 @@ final class RawControlSession implements AutoCloseable
     }
 
     /**
+     * Send a request without waiting for its answer (to hold several at once); read answers with {@link #answer}.
+     */
+    void send(final Consumer<ControlFrame> encoder, final Duration timeout)
+    {
+        final ControlFrame frame = new ControlFrame().wrap(frameBuffer, 0);
+        encoder.accept(frame);
+        final int length = frame.length();
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        for (int sent = 0; sent < length; )
+        {
+            sent += Math.max(0, socket.send(frameMemory, sent, length - sent));
+            checkDeadline(deadline, "sending a request");
+        }
+    }
+
+    /**
+     * Read the next answer (one frame).
+     *
+     * @return the answer, valid until the next call.
+     */
+    ControlFrame answer(final Duration timeout)
+    {
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        int received = 0;
+        while (received < ControlFrame.HEADER_LENGTH || received < ControlFrame.frameLength(frameBuffer, 0))
+        {
+            checkDeadline(deadline, "waiting for an answer");
+            awaitReadable(deadline);
+            final int wanted = received < ControlFrame.HEADER_LENGTH ? ControlFrame.HEADER_LENGTH - received :
+                ControlFrame.frameLength(frameBuffer, 0) - received;
+            final int n = socket.receive(frameMemory, received, wanted);
+            if (n == 0)
+            {
+                throw new AssertionError("daemon closed the connection instead of answering");
+            }
+            received += Math.max(0, n);
+        }
+        return new ControlFrame().wrap(frameBuffer, 0);
+    }
+
+    /**
      * As {@link #request(Consumer, Duration)}, passing {@code fd} (SCM_RIGHTS) with the frame when not negative.
      */
     ControlFrame request(final Consumer<ControlFrame> encoder, final int fd, final Duration timeout)

@@ -32,6 +32,7 @@ public final class ClientSession extends RefCounted
     private BatchTrackerPool batchTrackers;
     private BatchTracker partialBatch;
     private volatile String protocolViolation;
+    private int pendingControl;
 
     public ClientSession(
         final int slot,
@@ -169,6 +170,19 @@ public final class ClientSession extends RefCounted
         {
             protocolViolation = reason;
         }
+    }
+
+    /**
+     * @return control requests of this client the conductor holds unanswered; conductor thread only.
+     */
+    int pendingControl()
+    {
+        return pendingControl;
+    }
+
+    void pendingControl(final int delta)
+    {
+        pendingControl += delta;
     }
 
     public RegionTable regions()

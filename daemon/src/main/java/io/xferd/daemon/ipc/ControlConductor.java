@@ -59,7 +59,7 @@ public final class ControlConductor implements AutoCloseable
     private final List<Region> closingRegions = new ArrayList<>();
     private final List<PendingUnregister> pendingUnregisters = new ArrayList<>();
     private final List<ControlChannel> greeting = new ArrayList<>();
-    private final ManyToOneConcurrentArrayQueue<Runnable> controlTasks = new ManyToOneConcurrentArrayQueue<>(1024);
+    private final ManyToOneConcurrentArrayQueue<Runnable> controlTasks;
     private final io.xferd.daemon.peer.PeerTransport transport;
     private final io.xferd.daemon.metadata.ClusterMetadata metadata;
     private final GpuRegionMapper gpuRegions;
@@ -89,6 +89,9 @@ public final class ControlConductor implements AutoCloseable
         this.context = context;
         this.registry = registry;
         this.cnc = cnc;
+        // room for every answer that may be pending at once: each client's are capped
+        this.controlTasks = new ManyToOneConcurrentArrayQueue<>(
+            context.maxClients() * context.maxPendingControlPerClient() + 1024);
         this.disconnects = disconnects;
         this.counters = counters;
         this.clock = clock;
@@ -385,6 +388,11 @@ public final class ControlConductor implements AutoCloseable
                 "bad range: address 0x" + Long.toHexString(address) + " length " + length + " offset " + fdOffset);
             return;
         }
+        if (overRegionLimit(session, correlationId))
+        {
+            Memfd.close(fd);
+            return;
+        }
         if (session.regions().overlaps(address, length))
         {
             Memfd.close(fd);
@@ -405,9 +413,39 @@ public final class ControlConductor implements AutoCloseable
         session.regions(session.regions().with(region));
         counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(length);
         counters.get(SystemCounter.REGIONS_REGISTERED).increment();
-        operations.onRegionsChanged(session);
+        operations.onRegionAdded(session, region);
         answerOk(session, correlationId, 0);
         segmentChanged(session);
+    }
+
+    /**
+     * @return true (and the client has its ERROR) when it has as many regions as a client may have.
+     */
+    private boolean overRegionLimit(final ClientSession session, final long correlationId)
+    {
+        if (session.regions().size() < context.maxRegionsPerClient())
+        {
+            return false;
+        }
+        answerError(session, correlationId, ControlError.LIMIT_REACHED, "segment " + session.segmentName() +
+            " has " + session.regions().size() + " regions registered, the most a client may have");
+        return true;
+    }
+
+    /**
+     * @return true (and the client has its ERROR) when the conductor already holds as many of its control requests
+     * unanswered as it may; else counts one more.
+     */
+    private boolean overPendingLimit(final ClientSession session, final long correlationId)
+    {
+        if (session.pendingControl() >= context.maxPendingControlPerClient())
+        {
+            answerError(session, correlationId, ControlError.LIMIT_REACHED, "segment " + session.segmentName() +
+                " has " + session.pendingControl() + " control requests waiting for an answer, the most a client may");
+            return true;
+        }
+        session.pendingControl(1);
+        return false;
     }
 
     /**
@@ -441,6 +479,10 @@ public final class ControlConductor implements AutoCloseable
                 "GPU memory needs a location cuda:N, not " + registration.location());
             return;
         }
+        if (overRegionLimit(session, correlationId))
+        {
+            return;
+        }
         if (session.regions().overlaps(address, length))
         {
             answerError(session, correlationId, ControlError.OVERLAPPING_REGION,
@@ -460,7 +502,7 @@ public final class ControlConductor implements AutoCloseable
         session.regions(session.regions().with(region));
         counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(length);
         counters.get(SystemCounter.REGIONS_REGISTERED).increment();
-        operations.onRegionsChanged(session);
+        operations.onRegionAdded(session, region);
         LOG.info("segment {} registered GPU memory {}", session.segmentName(), region);
         answerOk(session, correlationId, 0);
         segmentChanged(session);
@@ -476,9 +518,13 @@ public final class ControlConductor implements AutoCloseable
                 "no region starts at 0x" + Long.toHexString(address));
             return;
         }
+        if (overPendingLimit(session, correlationId))
+        {
+            return;
+        }
         session.regions(session.regions().without(region));
         region.markClosed();
-        operations.onRegionsChanged(session);
+        operations.onRegionRemoved(session, region);
         // answered once no transfer copies through it any more, so the client may reuse the memory at once
         pendingUnregisters.add(new PendingUnregister(session, correlationId, region));
     }
@@ -531,8 +577,13 @@ public final class ControlConductor implements AutoCloseable
         final String name,
         final java.util.function.Consumer<java.util.function.Consumer<Object>> opener)
     {
-        opener.accept(result -> controlTasks.offer(() ->
+        if (overPendingLimit(session, correlationId))
         {
+            return;
+        }
+        opener.accept(result -> offerTask(() ->
+        {
+            session.pendingControl(-1);
             if (session.isClosed())
             {
                 return;
@@ -546,6 +597,17 @@ public final class ControlConductor implements AutoCloseable
                 answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT, "cannot open " + name + ": " + result);
             }
         }));
+    }
+
+    /**
+     * Hand a task to the conductor thread from any thread; the queue has room for every answer that can be pending.
+     */
+    private void offerTask(final Runnable task)
+    {
+        while (!controlTasks.offer(task))
+        {
+            Thread.onSpinWait();
+        }
     }
 
     private void segmentChanged(final ClientSession session)
@@ -668,6 +730,7 @@ public final class ControlConductor implements AutoCloseable
             if (pending.region.isReclaimable())
             {
                 pendingUnregisters.remove(i);
+                pending.session.pendingControl(-1);
                 freeRegion(pending.region);
                 answerOk(pending.session, pending.correlationId, 0);
                 segmentChanged(pending.session);
