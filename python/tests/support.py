@@ -26,16 +26,19 @@ if PYTHON_DIR not in sys.path:
 
 import xferd  # noqa: E402  (after the path is set)
 
-JAVA_FLAGS = [
-    "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED", "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED",
-    "--add-exports=jdk.unsupported/sun.misc=ALL-UNNAMED",
-    "--add-exports=jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED",
-    "--add-opens=jdk.compiler/com.sun.tools.javac=ALL-UNNAMED", "--add-opens=java.base/java.lang=ALL-UNNAMED",
-    "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED", "--add-opens=java.base/java.io=ALL-UNNAMED",
-    "--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-    "--add-opens=java.base/jdk.internal.misc=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED",
-    "--sun-misc-unsafe-memory-access=allow", "-Dchronicle.analytics.disable=true",
-]
+def java_flags() -> list[str]:
+    """The JVM flags every xferd JVM runs with, from the repository's ``jvm.flags`` (as bin/xferd reads it)."""
+    flags = []
+    with open(os.path.join(REPO, "jvm.flags")) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith(("#", "!")):
+                continue
+            line = line.removeprefix("xferd.jvm.flags=").rstrip("\\").strip()
+            flags += line.split()
+    return flags
+
+
 START_TIMEOUT_S = 90
 
 
@@ -69,7 +72,7 @@ def daemon_command() -> list[str]:
         skip_or_fail(None, f"daemon not built ({jar}); run ./mvnw -DskipTests package -pl daemon -am")
     if not os.environ.get("XFERD_DAEMON_JAR"):
         return [os.path.join(REPO, "bin", "xferd")]  # the README's launcher (it finds the JDK itself)
-    return [java, *JAVA_FLAGS, "-cp", f"{jar}:{lib}/*", "io.xferd.daemon.cli.XferdMain"]
+    return [java, *java_flags(), "-cp", f"{jar}:{lib}/*", "io.xferd.daemon.cli.XferdMain"]
 
 
 class Daemon:
