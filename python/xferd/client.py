@@ -36,8 +36,9 @@ from .protocol import Notification
 from .rings import RingReader, RingView, SubmitRingWriter
 
 DEFAULT_DIRECTORY = "/dev/shm/xferd"
-_SPIN_NS = 30_000            # spin on the completion ring this long,
-_YIELD_NS = 300_000          # then look again after giving up the GIL and the CPU (sleep(0)) until this long,
+_SPIN_NS = 200_000           # spin on the completion ring this long for a small transfer (<= _SMALL_BYTES),
+_SPIN_LARGE_NS = 20_000      # this long for a larger one (it takes milliseconds: the GIL is better left to others),
+_SMALL_BYTES = 1 << 20
 _MIN_SLEEP_S = 20e-6         # then sleep on the transfer's event, 20 us doubling to
 _MAX_SLEEP_S = 1e-3          # 1 ms: sleeping waiters look again at least every millisecond
 _LIVENESS_CHECK_NS = 20_000_000
@@ -342,6 +343,8 @@ class Client:
         :raises DaemonGoneError: when the daemon is gone.
         :raises XferError: when no ring space or in-flight slot frees up within the control timeout.
         """
+        if len(local_addresses) == 1 and type(local_addresses) in (tuple, list) and not notify:
+            return self._submit_one(opcode, segment, local_addresses, target_addresses, lengths, trace_id)
         locals_, targets, lengths_ = _int64s(local_addresses), _int64s(target_addresses), _int64s(lengths)
         count = len(locals_)
         if count == 0 or count != len(targets) or count != len(lengths_):
@@ -362,6 +365,33 @@ class Client:
             self._write_record(transfer, part, opcode, segment,
                                (locals_[start:end], targets[start:end], lengths_[start:end]), end - start,
                                notify if last else b"", trace_id, deadline)
+        return transfer
+
+    def _submit_one(self, opcode: int, segment: int, local_addresses, target_addresses, lengths,
+                    trace_id: int) -> Transfer:
+        """One plain request (the 64-byte round trip's path): a SUBMIT record, no arrays."""
+        if len(target_addresses) != 1 or len(lengths) != 1:
+            raise ValueError(f"batch of 1 local, {len(target_addresses)} target addresses and {len(lengths)} lengths")
+        local, target, length = local_addresses[0], target_addresses[0], lengths[0]
+        transfer = Transfer(opcode, 1, length, 1)
+        with self._submit_lock:
+            self._check_gone()
+            if self._in_flight < self._max_in_flight:
+                index = self._writer.try_claim(p.SUBMIT, p.SUBMIT_LENGTH)
+                if index >= 0:
+                    request_id = self._next_request_id
+                    self._next_request_id += 1
+                    with self._state_lock:
+                        self._pending[request_id] = (transfer, 0)
+                        self._in_flight += 1
+                    p.pack_submit(self._writer.buffer, index, request_id, opcode, segment, local, target, length,
+                                  trace_id, time.monotonic_ns())
+                    self._writer.commit(index)
+                    return transfer
+        # ring full or at the in-flight limit: the general path waits for room
+        deadline = time.monotonic_ns() + int(self._control_timeout_s * 1e9)
+        self._write_record(transfer, 0, opcode, segment, (_int64s(local_addresses), _int64s(target_addresses),
+                                                          _int64s(lengths)), 1, b"", trace_id, deadline)
         return transfer
 
     def _write_record(self, transfer: Transfer, part: int, opcode: int, segment: int,
@@ -425,9 +455,12 @@ class Client:
         return transfer.bytes_transferred
 
     def _await(self, transfer: Transfer, predicate, deadline_ns: int | None) -> bool:
-        """Poll and sleep until ``predicate()``; False when the deadline passed first. Spins briefly, then sleeps on
-        the transfer's event (releasing the GIL), waking early when another thread's poll delivers it."""
+        """Poll and sleep until ``predicate()``; False when the deadline passed first. Spins briefly (200 us for a
+        transfer of up to 1 MiB, whose completion is likely that close; 20 us for larger ones), then sleeps on the
+        transfer's event (releasing the GIL), 20 us doubling to 1 ms, waking early when another thread's poll
+        delivers it."""
         start = time.monotonic_ns()
+        spin_ns = _SPIN_NS if transfer.total_bytes <= _SMALL_BYTES else _SPIN_LARGE_NS
         sleep_s = 0.0
         while not predicate():
             worked = self._poll()
@@ -437,10 +470,7 @@ class Client:
             self._check_liveness(now)
             if deadline_ns is not None and now > deadline_ns:
                 return predicate()
-            if worked or now - start < _SPIN_NS:
-                continue
-            if now - start < _YIELD_NS:
-                time.sleep(0)  # let other threads have the GIL and the CPU, then look again
+            if worked or now - start < spin_ns:
                 continue
             sleep_s = min(max(sleep_s * 2, _MIN_SLEEP_S), _MAX_SLEEP_S)
             if deadline_ns is not None:
