@@ -41,6 +41,7 @@ _TRANSPORT_FALLBACK_FLAG = 0x100
 _STATUS_DROPS_SEGMENT = {TransferStatus.UNKNOWN_SEGMENT, TransferStatus.TARGET_GONE, TransferStatus.TRANSPORT_ERROR}
 _SESSION = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.%\w]+)\]|(?P<host>[^\s:/\[\]]+)):(?P<port>\d{1,5})$")
 _engine_numbers = itertools.count()
+_transport_unknown_logged = False
 
 
 class TransferOpcode(enum.IntEnum):
@@ -216,8 +217,11 @@ class TransferEngine:
         code = client.welcome.transport_code
         serving = _TRANSPORTS.get(code & 0xff)
         if serving is None:
-            logger.warning("xferd: the daemon in %s does not report its transport; protocol %r not checked",
-                           directory, wanted)
+            global _transport_unknown_logged
+            if not _transport_unknown_logged:  # once per process, not once per engine
+                _transport_unknown_logged = True
+                logger.warning("xferd: the daemon in %s does not report its transport; protocol %r not checked",
+                               directory, wanted)
             return True
         if serving == wanted or (code & _TRANSPORT_FALLBACK_FLAG and wanted == "rdma"):
             return True

@@ -166,6 +166,15 @@ class DaemonTestCase(unittest.TestCase):
         return outcome
 
 
+def cluster_token_file() -> str:
+    """A fresh shared secret for daemons that must trust each other (peers authenticate by default)."""
+    import secrets
+    fd, path = tempfile.mkstemp(prefix="xfpy-token-")
+    os.write(fd, secrets.token_hex(32).encode())
+    os.close(fd)
+    return path
+
+
 # ---------------------------------------------------------------- processes with a timeout
 
 def run_python(code: str, *args: str, env: dict | None = None, timeout: float = 120,

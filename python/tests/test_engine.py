@@ -12,6 +12,7 @@ import time
 import unittest
 from unittest import mock
 
+from mooncake import engine as mc
 from mooncake.engine import TransferEngine, TransferNotify, TransferOpcode
 from xferd.memory import address_of
 
@@ -198,6 +199,7 @@ class ProtocolCheckTest(support.DaemonTestCase):
     def test_rdma_is_refused_by_a_tcp_daemon_when_the_daemon_says_what_it_serves(self) -> None:
         with mock.patch.dict(os.environ, {"XFERD_DIR": self.daemon.directory}):
             engine = TransferEngine()
+            mc._transport_unknown_logged = False
             with self.assertLogs("mooncake.xferd", "WARNING") as logs:
                 rc = engine.initialize("127.0.0.1", "P2PHANDSHAKE", "rdma", "")
             engine.close()

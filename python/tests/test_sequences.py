@@ -87,8 +87,8 @@ class SequenceBase(unittest.TestCase):
         self.addCleanup(engine.kill)
         answer = engine.call("init", host=host, protocol="tcp")
         if answer["rc"] != 0 or answer["port"] <= 0:
-            self.skipTest(f"engine could not initialize (rc {answer['rc']}): per-segment RPC ports (branch engine) "
-                          f"missing? {engine.process.stderr.readline()}")
+            self.skipTest(f"engine could not initialize (rc {answer['rc']}, port {answer['port']}): per-segment RPC "
+                          f"ports (branch engine) missing in this daemon?")
         return engine, answer
 
     def vllm_sequence(self, prefill_daemon: support.Daemon, decode_daemon: support.Daemon, prefill_host: str,
@@ -129,9 +129,13 @@ class VllmTwoHostsTest(SequenceBase):
             support.skip_or_fail(self, f"network namespaces not available: {reason}")
         namespaces = support.NetworkNamespaces()
         self.addCleanup(namespaces.close)
-        prefill_daemon = support.Daemon(rpc_host=namespaces.address_a, namespace=namespaces.a)
+        token = support.cluster_token_file()
+        self.addCleanup(os.unlink, token)
+        prefill_daemon = support.Daemon("--cluster-token-file", token, rpc_host=namespaces.address_a,
+                                        namespace=namespaces.a)
         self.addCleanup(prefill_daemon.stop)
-        decode_daemon = support.Daemon(rpc_host=namespaces.address_b, namespace=namespaces.b)
+        decode_daemon = support.Daemon("--cluster-token-file", token, rpc_host=namespaces.address_b,
+                                       namespace=namespaces.b)
         self.addCleanup(decode_daemon.stop)
         self.vllm_sequence(prefill_daemon, decode_daemon, namespaces.address_a, namespaces.address_b,
                            namespaces.a, namespaces.b)
