@@ -91,6 +91,20 @@ public final class XferDaemon implements AutoCloseable
             }
             throw ex;
         }
+        try
+        {
+            // before the RPC port opens: a daemon never serves peers it cannot authenticate, unless told to
+            io.xferd.daemon.peer.ClusterKey.resolve(context);
+        }
+        catch (final RuntimeException ex)
+        {
+            if (rdmaDevices != null)
+            {
+                rdmaDevices.close();
+            }
+            directory.close();
+            throw ex;
+        }
         final UnsafeBuffer cnc = directory.createCncFile(context.toDaemonRingCapacity(),
             context.countersCapacity() * org.agrona.concurrent.status.CountersReader.COUNTER_LENGTH,
             Process.pid(), context.livenessTimeoutMs());
@@ -132,7 +146,8 @@ public final class XferDaemon implements AutoCloseable
         else
         {
             this.rdmaRegistrar = null;
-            this.transport = new TcpTransport(context, counters, disconnects, localNics);
+            this.transport = new TcpTransport(context, counters, disconnects, localNics,
+                io.xferd.daemon.peer.PeerAuthenticator.of(context, epoch));
             if (!"tcp".equals(context.protocol()))
             {
                 peerServer.describeWith("tcp", List.of(),

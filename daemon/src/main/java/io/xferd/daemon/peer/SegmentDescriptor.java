@@ -66,6 +66,24 @@ public record SegmentDescriptor(
     {
     }
 
+    /**
+     * A descriptor answers for exactly one segment: the one asked for, at the daemon that answers for it.
+     *
+     * @param segmentName the name asked for, without {@code host:port}.
+     * @return this descriptor.
+     * @throws IllegalArgumentException when it describes another segment (a peer or store answering for a name it
+     *                                  was not asked about).
+     */
+    public SegmentDescriptor requireSegment(final String segmentName)
+    {
+        if (name == null || rpcAddress == null || !name.equals(rpcAddress + "/" + segmentName))
+        {
+            throw new IllegalArgumentException("descriptor for " + name + " (at " + rpcAddress +
+                ") answered a request for segment " + segmentName + ": refused");
+        }
+        return this;
+    }
+
     public String toJson()
     {
         try
