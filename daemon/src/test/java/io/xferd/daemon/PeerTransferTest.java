@@ -138,6 +138,42 @@ class PeerTransferTest
     }
 
     @Test
+    void shouldDeliverNoNotificationForAWriteTheTargetRefused()
+    {
+        startDaemons(null, null);
+        try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode"));
+            XferClient prefill = XferClient.connect(SystemTests.clientContext(dirA, "prefill")))
+        {
+            final SharedBuffer target = decode.allocateMemory(1 << 20);
+            decode.registerMemory(target, "cpu:0");
+            final SharedBuffer source = prefill.allocateMemory(1 << 20);
+            prefill.registerMemory(source, "cpu:0");
+            final long segment = prefill.openSegment(daemonB.rpcAddress() + "/decode");
+
+            // one byte past the region: refused, so "refused" must never be announced
+            final long refused = prefill.allocateBatch(1);
+            prefill.submitTransfer(refused, TransferRequest.write(source.address(), segment, target.address() + 1,
+                1 << 20).notify("refused".getBytes(StandardCharsets.UTF_8)).traceId(1));
+            assertThat(prefill.awaitBatch(refused, 20_000)).isFalse();
+            assertThat(prefill.getTransferStatus(refused, 0).status())
+                .isEqualTo(TransferStatus.TARGET_RANGE_NOT_REGISTERED);
+
+            // a good write after it, on the same connection, announces itself: the first notification is its
+            final long landed = prefill.allocateBatch(1);
+            prefill.submitTransfer(landed, TransferRequest.write(source.address(), segment, target.address(), 4096)
+                .notify("landed".getBytes(StandardCharsets.UTF_8)).traceId(2));
+            assertThat(prefill.awaitBatch(landed, 20_000)).isTrue();
+            List<Notification> notes = decode.getNotifies();
+            for (int i = 0; i < 2000 && notes.isEmpty(); i++)
+            {
+                Thread.onSpinWait();
+                notes = decode.getNotifies();
+            }
+            assertThat(notes).extracting(Notification::messageAsString).containsExactly("landed");
+        }
+    }
+
+    @Test
     void shouldRefuseRemoteAccessOutsideTheTargetsRegisteredRegions()
     {
         startDaemons(null, null);
