@@ -3,6 +3,7 @@ package io.xferd.daemon.metadata;
 import io.xferd.daemon.DaemonContext;
 import io.xferd.daemon.config.MetadataServer;
 import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.peer.DescriptorSigner;
 import io.xferd.daemon.peer.SegmentDescriptor;
 import io.xferd.daemon.peer.PeerTransport;
 
@@ -31,8 +32,11 @@ public final class ClusterMetadata implements AutoCloseable
         final MetadataKeys keys = new MetadataKeys(context.clusterId());
         this.store = store;
         this.transport = transport;
-        this.publisher = new SegmentPublisher(store, keys, describer, context.metadataTtlMs());
-        this.directory = new SegmentDirectory(store, keys, Math.max(100, context.metadataTtlMs() / 3));
+        // what is published is signed with the cluster key; what is read is checked, and must name what was asked
+        final DescriptorSigner signer = DescriptorSigner.of(context);
+        this.publisher = new SegmentPublisher(store, keys, session -> signer.sign(describer.apply(session)),
+            context.metadataTtlMs());
+        this.directory = new SegmentDirectory(store, keys, Math.max(100, context.metadataTtlMs() / 3), signer);
     }
 
     /**
@@ -96,9 +100,8 @@ public final class ClusterMetadata implements AutoCloseable
                 onResult.accept(error);
                 return;
             }
-            final String name = descriptor.name();
-            final String remoteName = name.substring(name.indexOf('/') + 1);
-            transport.openAsync(descriptor.rpcAddress(), remoteName, result ->
+            // the directory checked that the descriptor names segmentName, at its rpc address
+            transport.openAsync(descriptor.rpcAddress(), segmentName, result ->
             {
                 if (!(result instanceof Long) && wasCached)
                 {

@@ -27,10 +27,38 @@ public record SegmentDescriptor(
     @JsonProperty("devices") List<String> devices,
     @JsonProperty("nics") List<Nic> nics,
     @JsonProperty("buffers") List<Buffer> buffers,
-    @JsonProperty("priority_matrix") Map<String, List<List<String>>> priorityMatrix)
+    @JsonProperty("priority_matrix") Map<String, List<List<String>>> priorityMatrix,
+    @JsonProperty("signature") String signature)
 {
     public static final int VERSION = 1;
     private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * An unsigned descriptor (as peers hand it out over their authenticated connections).
+     */
+    public SegmentDescriptor(
+        final int version,
+        final String name,
+        final String protocol,
+        final String rpcAddress,
+        final long epoch,
+        final long handle,
+        final List<String> devices,
+        final List<Nic> nics,
+        final List<Buffer> buffers,
+        final Map<String, List<List<String>>> priorityMatrix)
+    {
+        this(version, name, protocol, rpcAddress, epoch, handle, devices, nics, buffers, priorityMatrix, null);
+    }
+
+    /**
+     * @return this descriptor with {@code value} as its signature (null: unsigned).
+     */
+    public SegmentDescriptor withSignature(final String value)
+    {
+        return new SegmentDescriptor(version, name, protocol, rpcAddress, epoch, handle, devices, nics, buffers,
+            priorityMatrix, value);
+    }
 
     /**
      * One registered region: the owner's address, length and memory location; with RDMA also its keys, one per
