@@ -45,6 +45,7 @@ public final class DaemonContext
     private Path clusterTokenFile;
     private String clusterTokenSource;
     private boolean peerAuthentication = true;
+    private Path metadataTokenFile;
     private int connectionsPerPeer = 2;
     private int maxPeerConnections = 256;
     private int sliceSize = 512 * 1024;
@@ -157,6 +158,10 @@ public final class DaemonContext
         map.put("metadata_server", metadataServer);
         map.put("cluster_id", clusterId);
         map.put("metadata_ttl_ms", metadataTtlMs);
+        if (metadataTokenFile != null)
+        {
+            map.put("metadata_token_file", metadataTokenFile.toString());
+        }
         map.put("peer_auth", peerAuthentication ? "token" : "none (INSECURE: any peer that reaches the RPC port " +
             "can read and write every client's memory)");
         map.put("cluster_token", clusterTokenSource != null ? clusterTokenSource :
@@ -470,6 +475,20 @@ public final class DaemonContext
     public DaemonContext clusterTokenSource(final String value)
     {
         this.clusterTokenSource = value;
+        return this;
+    }
+
+    public Path metadataTokenFile()
+    {
+        return metadataTokenFile;
+    }
+
+    /**
+     * The bearer token an http metadata store requires ({@code xferd metadata-server --token-file}), or null.
+     */
+    public DaemonContext metadataTokenFile(final Path value)
+    {
+        this.metadataTokenFile = value;
         return this;
     }
 

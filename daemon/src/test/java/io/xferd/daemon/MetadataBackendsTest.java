@@ -193,6 +193,24 @@ class MetadataBackendsTest
         }
     }
 
+    @Test
+    void shouldPublishToAnHttpStoreThatRequiresABearerToken() throws Exception
+    {
+        final String token = "metadata-bearer-token-0123456789abcdef";
+        httpServer = new EmbeddedMetadataServer(new InetSocketAddress("127.0.0.1", 0), "/metadata", 0, token).start();
+        store = io.xferd.daemon.metadata.MetadataStores.open(
+            io.xferd.daemon.config.MetadataServer.parse(httpServer.url()), 10_000, 3_000, token);
+        final String cluster = "bearer" + System.nanoTime();
+        final Path tokenFile = Files.writeString(dirB.resolve("metadata.token"), token + "\n");
+        daemonB = XferDaemon.launch(SystemTests.daemonContext(dirB).metadataServer(httpServer.url())
+            .clusterId(cluster).metadataTtlMs(2000).metadataTokenFile(tokenFile));
+        try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode")))
+        {
+            decode.registerMemory(decode.allocateMemory(4096), "cpu:0");
+            awaitKey("xferd/" + cluster + "/segments/decode", json -> json != null, "decode published");
+        }
+    }
+
     private static io.xferd.daemon.peer.SegmentDescriptor renamed(
         final io.xferd.daemon.peer.SegmentDescriptor descriptor, final String segment)
     {

@@ -74,6 +74,10 @@ public final class DaemonOptions
             "every client's memory. Only for a network nobody else can reach.")
     boolean insecureNoPeerAuth;
 
+    @Option(names = "--metadata-token-file", paramLabel = "FILE",
+        description = "Bearer token of an http metadata store (xferd metadata-server --token-file).")
+    Path metadataTokenFile;
+
     @Option(names = "--connections-per-peer", description = "Pooled TCP connections per peer and path " +
         "(default: ${DEFAULT-VALUE}).")
     int connectionsPerPeer = 2;
@@ -164,6 +168,10 @@ public final class DaemonOptions
         if (given("--cluster-token-file"))
         {
             context.clusterToken(null).clusterTokenFile(clusterTokenFile.toAbsolutePath());
+        }
+        if (given("--metadata-token-file"))
+        {
+            context.metadataTokenFile(metadataTokenFile.toAbsolutePath());
         }
         if (insecureNoPeerAuth)
         {

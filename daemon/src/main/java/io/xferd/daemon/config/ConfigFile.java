@@ -52,6 +52,11 @@ public final class ConfigFile
         field("cluster_token", (value, all) -> clusterToken(value, all));
         field("cluster_token_file", (value, all) -> clusterTokenFile(value, all));
         field("peer_auth", (value, all) -> peerAuth(value));
+        field("metadata_token_file", (value, all) ->
+        {
+            final Path path = value.path();
+            return context -> context.metadataTokenFile(path);
+        });
         field("connections_per_peer", (value, all) -> intSetting(value, DaemonContext::connectionsPerPeer));
         field("max_peer_connections", (value, all) -> intSetting(value, DaemonContext::maxPeerConnections));
         field("slice_size", (value, all) -> sliceSize(value));

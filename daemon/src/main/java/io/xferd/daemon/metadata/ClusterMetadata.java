@@ -54,8 +54,30 @@ public final class ClusterMetadata implements AutoCloseable
         }
         // one operation may take up to half the TTL (at least 2 s: a cold JVM's first request is slow)
         final long timeoutMs = Math.max(2000, Math.min(5000, context.metadataTtlMs() / 2));
-        return new ClusterMetadata(MetadataStores.open(server, context.metadataTtlMs(), timeoutMs), context,
-            describer, transport);
+        return new ClusterMetadata(MetadataStores.open(server, context.metadataTtlMs(), timeoutMs,
+            metadataToken(context)), context, describer, transport);
+    }
+
+    private static String metadataToken(final DaemonContext context)
+    {
+        if (context.metadataTokenFile() == null)
+        {
+            return null;
+        }
+        try
+        {
+            final String token = java.nio.file.Files.readString(context.metadataTokenFile()).trim();
+            if (token.isEmpty())
+            {
+                throw new IllegalArgumentException("metadata token file " + context.metadataTokenFile() + " is empty");
+            }
+            return token;
+        }
+        catch (final java.io.IOException ex)
+        {
+            throw new IllegalArgumentException("cannot read the metadata token file " + context.metadataTokenFile() +
+                ": " + ex, ex);
+        }
     }
 
     public void start()
