@@ -62,10 +62,15 @@ run() { # $1 mode (token|none), $2 round; prints "mode op GB/s" lines
     --no-journal --metrics-address off > "$work/daemon-a-$mode-$round.log" 2>&1 & pids+=($!); local da=$!
   ip netns exec "$ns_b" "$xferd" daemon --dir "$dir_b" --rpc-address "$addr_b:12001" "${auth[@]}" \
     --no-journal --metrics-address off > "$work/daemon-b-$mode-$round.log" 2>&1 & pids+=($!); local db=$!
-  for _ in $(seq 1 120); do [[ -S "$dir_a/xferd.sock" && -S "$dir_b/xferd.sock" ]] && break; sleep 0.5; done
+  for _ in $(seq 1 240); do [[ -S "$dir_a/xferd.sock" && -S "$dir_b/xferd.sock" ]] && break; sleep 0.5; done
   ip netns exec "$ns_b" "$xferd" bench-target --dir "$dir_b" --name target --size 256MiB --ignore-stdin \
     > "$work/target-$mode-$round.log" 2>&1 & pids+=($!); local tp=$!
-  for _ in $(seq 1 120); do grep -q '^TARGET ' "$work/target-$mode-$round.log" 2>/dev/null && break; sleep 0.5; done
+  for _ in $(seq 1 240); do grep -q '^TARGET ' "$work/target-$mode-$round.log" 2>/dev/null && break; sleep 0.5; done
+  if ! grep -q '^TARGET ' "$work/target-$mode-$round.log" 2>/dev/null; then
+    echo "bench-peer-auth: bench-target did not start ($mode, round $round; logs in $work)" >&2
+    kill "$tp" "$da" "$db" 2>/dev/null || true
+    return 0
+  fi
   local name address size
   read -r _ name address size < <(grep '^TARGET ' "$work/target-$mode-$round.log")
   for op in write read; do

@@ -58,6 +58,7 @@ public final class DaemonContext
     private final Map<String, String> notUsed = new LinkedHashMap<>();
     private final OperationsContext operations = new OperationsContext();
     private io.xferd.daemon.memory.DeviceMemory deviceMemory = new io.xferd.daemon.memory.CudaDeviceMemory();
+    private io.xferd.daemon.peer.LocalNics localNics;
 
     /**
      * Check every value and fill in what follows from others.
@@ -637,6 +638,25 @@ public final class DaemonContext
     public DaemonContext rpcAddress(final String value)
     {
         this.rpcAddress = value;
+        return this;
+    }
+
+    /**
+     * @return the striping NICs given by {@link #localNics(io.xferd.daemon.peer.LocalNics)}, or null: found from
+     * {@code device_name} at start.
+     */
+    public io.xferd.daemon.peer.LocalNics localNics()
+    {
+        return localNics;
+    }
+
+    /**
+     * The NICs TCP slices are striped over, instead of looking them up: tests use it to give a daemon a path that
+     * always fails.
+     */
+    public DaemonContext localNics(final io.xferd.daemon.peer.LocalNics value)
+    {
+        this.localNics = value;
         return this;
     }
 

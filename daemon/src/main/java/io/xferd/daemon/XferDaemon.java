@@ -119,7 +119,7 @@ public final class XferDaemon implements AutoCloseable
         try
         {
             // with rdma (or its TCP fallback) device_name lists RDMA devices, not the NICs TCP stripes over
-            localNics = "tcp".equals(context.protocol()) ?
+            localNics = context.localNics() != null ? context.localNics() : "tcp".equals(context.protocol()) ?
                 LocalNics.resolve(context.deviceNames(), context.topologyMatrixFile()) : LocalNics.resolve(List.of());
             this.peerServer = new PeerServer(context, registry, counters, disconnects, epoch, localNics);
         }

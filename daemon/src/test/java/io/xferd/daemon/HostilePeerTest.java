@@ -47,7 +47,7 @@ class HostilePeerTest
     }
 
     @ParameterizedTest
-    @EnumSource(FakePeerServer.ReadAnswer.class)
+    @EnumSource(value = FakePeerServer.ReadAnswer.class, names = {"EMPTY", "SHORT", "OVERSIZE"})
     void shouldFailAReadWhosePeerAnswersOkWithTheWrongNumberOfBytes(final FakePeerServer.ReadAnswer answer)
         throws Exception
     {

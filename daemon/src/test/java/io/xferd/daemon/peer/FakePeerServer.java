@@ -26,7 +26,9 @@ public final class FakePeerServer implements AutoCloseable
         /** n / 2 bytes */
         SHORT,
         /** 2n bytes */
-        OVERSIZE
+        OVERSIZE,
+        /** the n bytes asked for, byte i of the buffer being (byte)i: an honest peer */
+        EXACT
     }
 
     public static final long BUFFER_ADDRESS = 0x100000;
@@ -39,10 +41,20 @@ public final class FakePeerServer implements AutoCloseable
     private final AtomicInteger readsAnswered = new AtomicInteger();
     private final String address;
     private final String describedSegment;
+    private final List<SegmentDescriptor.Nic> nics;
 
     public FakePeerServer(final String token, final ReadAnswer answer) throws IOException
     {
-        this(token, answer, null);
+        this(token, answer, null, List.of());
+    }
+
+    /**
+     * An honest peer whose descriptor lists {@code nics} (where it does not necessarily listen).
+     */
+    public static FakePeerServer withNics(final String token, final List<SegmentDescriptor.Nic> nics)
+        throws IOException
+    {
+        return new FakePeerServer(token, ReadAnswer.EXACT, null, nics);
     }
 
     /**
@@ -50,13 +62,15 @@ public final class FakePeerServer implements AutoCloseable
      */
     public static FakePeerServer answeringFor(final String token, final String segment) throws IOException
     {
-        return new FakePeerServer(token, ReadAnswer.EMPTY, segment);
+        return new FakePeerServer(token, ReadAnswer.EMPTY, segment, List.of());
     }
 
-    private FakePeerServer(final String token, final ReadAnswer answer, final String describedSegment)
-        throws IOException
+    private FakePeerServer(
+        final String token, final ReadAnswer answer, final String describedSegment,
+        final List<SegmentDescriptor.Nic> nics) throws IOException
     {
         this.describedSegment = describedSegment;
+        this.nics = nics;
         this.listener = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
         this.address = "127.0.0.1:" + ((InetSocketAddress)listener.getLocalAddress()).getPort();
         this.authenticator = PeerAuthenticator.withToken(token, 5);
@@ -114,7 +128,7 @@ public final class FakePeerServer implements AutoCloseable
                 final String name = StandardCharsets.UTF_8.decode(
                     body.position(0).limit(length - PeerProtocol.TAG_LENGTH)).toString();
                 final SegmentDescriptor descriptor = new SegmentDescriptor(SegmentDescriptor.VERSION,
-                    address + "/" + (describedSegment != null ? describedSegment : name), "tcp", address, 5, 1, List.of(), List.of(),
+                    address + "/" + (describedSegment != null ? describedSegment : name), "tcp", address, 5, 1, List.of(), nics,
                     List.of(new SegmentDescriptor.Buffer(BUFFER_ADDRESS, BUFFER_LENGTH, "cpu:0")), null);
                 final byte[] json = descriptor.toJson().getBytes(StandardCharsets.UTF_8);
                 final ByteBuffer answerBody = ByteBuffer.allocate(4 + json.length)
@@ -124,18 +138,25 @@ public final class FakePeerServer implements AutoCloseable
             else if (type == PeerProtocol.READ)
             {
                 final long sliceId = body.getLong(0);
+                final long sliceAddress = body.getLong(16);
                 final long sliceLength = body.getLong(24);
                 final long payload = switch (answer)
                 {
                     case EMPTY -> 0;
                     case SHORT -> sliceLength / 2;
                     case OVERSIZE -> sliceLength * 2;
+                    case EXACT -> sliceLength;
                 };
                 final int bodyLength = PeerProtocol.ACK_FIELDS_LENGTH + (int)payload;
                 final ByteBuffer ack = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH +
                     (int)payload);
                 ack.putInt(bodyLength).putInt(PeerProtocol.ACK).putLong(sliceId).putInt(TransferStatus.OK).putInt(0)
                     .putLong(payload);
+                final int payloadAt = PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH;
+                for (int i = 0; i < payload; i++)
+                {
+                    ack.put(payloadAt + i, (byte)(sliceAddress - BUFFER_ADDRESS + i));
+                }
                 session.out().sign(bodyLength, PeerProtocol.ACK, ack, PeerProtocol.HEADER_LENGTH,
                     PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_SIGNED_LENGTH);
                 ack.position(0).limit(ack.capacity());
