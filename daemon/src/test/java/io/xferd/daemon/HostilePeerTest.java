@@ -9,6 +9,7 @@ import io.xferd.daemon.peer.FakePeerServer;
 import io.xferd.daemon.peer.RawPeer;
 import io.xferd.ipc.TransferStatus;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -30,6 +31,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * What a peer that is broken, stalled or hostile can make a daemon do, on real loopback sockets: nothing it
  * reports complete unless every byte arrived, nothing it holds forever, nothing unbounded it spends.
  */
+@Tag("integration")
 @Timeout(60)
 class HostilePeerTest
 {

@@ -7,6 +7,7 @@ import io.xferd.daemon.peer.LocalNics;
 import io.xferd.daemon.peer.SegmentDescriptor;
 import io.xferd.ipc.SystemCounter;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -19,6 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A slice that fails on one path is sent again on another, without root or namespaces: the daemon's two NICs are
  * loopback addresses, and the peer's descriptor sends one of them to an address where nothing listens.
  */
+@Tag("integration")
 @Timeout(60)
 class SliceRetryTest
 {

@@ -1,8 +1,8 @@
 package io.xferd.daemon.peer;
 
-import io.xferd.perf.ForkedWithXferdFlags;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Scope;
@@ -17,13 +17,20 @@ import java.util.concurrent.TimeUnit;
  * What peer authentication adds per frame: tagging a WRITE/READ header (sign, as the sender does) and checking an
  * ACK's (verify, as the receiver does), with the session keys of a connection. A 1 MiB request in 512 KiB slices
  * is two requests and two answers, so this times four gives its cost; compare with the request's wire time.
- * In package io.xferd.daemon.peer because the frame tag is the daemon's own (package-private) class.
+ * In package io.xferd.daemon.peer because the frame tag is the daemon's own (package-private) class; the fork
+ * settings are those of io.xferd.perf.ForkedWithXferdFlags, repeated so that this package does not depend on perf's.
  */
+@Fork(value = 1, jvmArgsAppend = {
+    "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+    "-Xms512m",
+    "-Xmx512m",
+    "-XX:+AlwaysPreTouch"
+})
 @State(Scope.Thread)
 @Threads(1)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-public class FrameTagBenchmark extends ForkedWithXferdFlags
+public class FrameTagBenchmark
 {
     private static final int TAG_AT = PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_SIGNED_LENGTH;
 
