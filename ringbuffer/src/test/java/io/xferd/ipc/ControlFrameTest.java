@@ -33,18 +33,25 @@ class ControlFrameTest
         final ControlFrame frame = new ControlFrame().wrap(buffer, 0).begin(ControlMessages.WELCOME)
             .putInt(ControlMessages.WELCOME_CLIENT_SLOT, 3)
             .putInt(ControlMessages.WELCOME_MAX_IN_FLIGHT, 1024)
-            .putLong(ControlMessages.WELCOME_SESSION_TOKEN, -5L)
+            .putLong(ControlMessages.WELCOME_RESERVED, 0L)
             .putLong(ControlMessages.WELCOME_SEGMENT_HANDLE, 77L)
             .putInt(ControlMessages.WELCOME_COMPLETION_RING_LENGTH, 65536 + 768)
             .putInt(ControlMessages.WELCOME_MAX_NOTIFY_LENGTH, 256)
             .putLong(ControlMessages.WELCOME_MAX_REQUEST_LENGTH, 1L << 32)
+            .putInt(ControlMessages.WELCOME_SUBMIT_RING_LENGTH, 131072 + 768)
+            .putInt(ControlMessages.WELCOME_MAX_BATCH_ENTRIES, 4096)
+            .putInt(ControlMessages.WELCOME_SEGMENT_RPC_PORT, 40123)
+            .putInt(ControlMessages.WELCOME_RESERVED_2, 0)
             .putString(ControlMessages.WELCOME_SEGMENT_NAME, "127.0.0.1:12001/decode-0");
 
         final ControlFrame read = new ControlFrame().wrap(buffer, 0);
         assertThat(ControlFrame.frameLength(buffer, 0)).isEqualTo(frame.length());
         assertThat(read.type()).isEqualTo(ControlMessages.WELCOME);
         assertThat(read.getInt(ControlMessages.WELCOME_CLIENT_SLOT)).isEqualTo(3);
-        assertThat(read.getLong(ControlMessages.WELCOME_SESSION_TOKEN)).isEqualTo(-5L);
+        assertThat(read.getInt(ControlMessages.WELCOME_SUBMIT_RING_LENGTH)).isEqualTo(131072 + 768);
+        assertThat(read.getInt(ControlMessages.WELCOME_MAX_BATCH_ENTRIES)).isEqualTo(4096);
+        assertThat(read.getInt(ControlMessages.WELCOME_SEGMENT_RPC_PORT)).isEqualTo(40123);
+        assertThat(ControlMessages.WELCOME_SEGMENT_NAME).as("the name follows the fixed fields").isEqualTo(56);
         assertThat(read.getLong(ControlMessages.WELCOME_MAX_REQUEST_LENGTH)).isEqualTo(1L << 32);
         assertThat(read.getString(ControlMessages.WELCOME_SEGMENT_NAME)).isEqualTo("127.0.0.1:12001/decode-0");
     }
