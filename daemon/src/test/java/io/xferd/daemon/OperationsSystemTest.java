@@ -9,6 +9,7 @@ import io.xferd.daemon.cli.XferdMain;
 import io.xferd.daemon.registry.RegistryFile;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import picocli.CommandLine;
@@ -38,6 +39,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * request lands in the journal, which {@code xferd profile} turns into percentile tables, an HTML page and one
  * request's story by its trace id.
  */
+@Tag("integration")
 @Timeout(120)
 class OperationsSystemTest
 {
@@ -68,7 +70,8 @@ class OperationsSystemTest
     void shouldShowStatusServeMetricsAndJournalEveryRequest() throws Exception
     {
         final ChildProcess daemon = new ChildProcessHolder(ChildProcess.start("daemon", XferdMain.class, "daemon",
-            "--dir", directory.toString(), "--metrics-address", "127.0.0.1:0", "--slow-request-ms", "0")).track();
+            "--dir", directory.toString(), "--rpc-address", "127.0.0.1:0", "--metrics-address", "127.0.0.1:0",
+            "--slow-request-ms", "0")).track();
         final String metricsLine = daemon.awaitLine("metrics on http://", WAIT);
         daemon.awaitLine("xferd daemon serving", WAIT);
         final Matcher port = Pattern.compile("127\\.0\\.0\\.1:(\\d+)/metrics").matcher(metricsLine);
