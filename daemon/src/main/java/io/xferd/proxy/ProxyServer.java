@@ -128,12 +128,14 @@ public final class ProxyServer implements AutoCloseable
         final HostPort listen = HostPort.parse(context.listen(), "--listen");
         final HttpServerOptions options = new HttpServerOptions().setTcpNoDelay(true).setIdleTimeout(0)
             .setCompressionSupported(false);
-        int port = listen.port();
+        // Vert.x shares one listening socket among servers bound to the same address, handing each new
+        // connection to the next server's event loop; a negative port means "the same free port for all"
+        final int port = listen.port() == 0 ? -1 : listen.port();
         for (int i = 0; i < context.eventLoops(); i++)
         {
             final HttpServer server = vertx.createHttpServer(options).requestHandler(this::route);
             servers.add(server);
-            port = await(server.listen(port, listen.host()), "listen on " + context.listen()).actualPort();
+            await(server.listen(port, listen.host()), "listen on " + context.listen());
         }
         if (context.adminListen() != null)
         {
