@@ -44,7 +44,8 @@ public final class ProxyServer implements AutoCloseable
 
     private final ProxyContext context;
     private final NanoClock clock;
-    private final ObjectMapper json = new ObjectMapper();
+    private final ObjectMapper json = new ObjectMapper()
+        .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     private final Vertx vertx;
     private final Backends backends;
     private final ProxyMetrics metrics;
