@@ -526,12 +526,24 @@ final class DisaggregatedExchange
         }
     }
 
+    /**
+     * A refused or broken connection ejects the backend at once; a timeout does not (an overloaded backend is slow
+     * to accept, and ejecting it would only pile its load onto the others): the health probes decide about it.
+     */
     private void unreachable(final Backend backend, final Throwable cause)
     {
-        if (backend != null && backend.onUnreachable(String.valueOf(cause.getMessage()), shared.clock().nanoTime()))
+        if (backend != null && !isTimeout(cause) &&
+            backend.onUnreachable(String.valueOf(cause.getMessage()), shared.clock().nanoTime()))
         {
             LOG.warn("{} ejected: {}", backend, cause.getMessage());
         }
+    }
+
+    static boolean isTimeout(final Throwable cause)
+    {
+        return cause instanceof java.util.concurrent.TimeoutException ||
+            cause instanceof io.netty.channel.ConnectTimeoutException ||
+            cause.getClass().getSimpleName().contains("Timeout");
     }
 
     private static void resetIfOpen(final AsyncResult<HttpClientRequest> connected)

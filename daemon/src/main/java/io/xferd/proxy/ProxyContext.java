@@ -18,8 +18,8 @@ public final class ProxyContext
     public static final long DEFAULT_MAX_BODY_BYTES = 32L << 20;
     public static final long DEFAULT_MAX_PREFILL_ANSWER_BYTES = 4L << 20;
     public static final long DEFAULT_HEALTH_INTERVAL_MS = 2_000;
-    public static final long DEFAULT_HEALTH_TIMEOUT_MS = 1_000;
-    public static final int DEFAULT_FAILURES_TO_EJECT = 2;
+    public static final long DEFAULT_HEALTH_TIMEOUT_MS = 5_000;
+    public static final int DEFAULT_FAILURES_TO_EJECT = 3;
     public static final long DEFAULT_MIN_EJECT_MS = 5_000;
     public static final int DEFAULT_MAX_CONNECTIONS_PER_BACKEND = 4_096;
     public static final long DEFAULT_CONFIG_POLL_MS = 2_000;

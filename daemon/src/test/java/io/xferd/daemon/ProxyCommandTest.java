@@ -36,7 +36,7 @@ class ProxyCommandTest
         try (StandInOpenAiServer prefill = StandInOpenAiServer.start(vertx, "prefill-0");
             StandInOpenAiServer decode = StandInOpenAiServer.start(vertx, "decode-0");
             ChildProcess proxy = ChildProcess.start("proxy", XferdMain.class, "proxy", "--listen", "127.0.0.1:0",
-                "--prefill", prefill.url(), "--decode", decode.url(), "--event-loops", "1");
+                "--prefill", prefill.url(), "--decode", decode.url(), "--event-loops", "1", "--health-timeout", "20s");
             HttpClient http = HttpClient.newHttpClient())
         {
             final String banner = proxy.awaitLine("xferd proxy on http://127.0.0.1:", SystemTests.WAIT);

@@ -56,7 +56,7 @@ final class ProxyHarness implements AutoCloseable
         return new ProxyContext().listen("127.0.0.1:0")
             .prefill(prefill.stream().map(StandInOpenAiServer::url).toList())
             .decode(decode.stream().map(StandInOpenAiServer::url).toList())
-            .healthIntervalMs(50).healthTimeoutMs(1_000).minEjectMs(0).eventLoops(2);
+            .healthIntervalMs(50).healthTimeoutMs(10_000).connectTimeoutMs(30_000).minEjectMs(0).eventLoops(2);
     }
 
     ProxyHarness start(final ProxyContext context)

@@ -91,7 +91,7 @@ public final class ProxyCommand implements Callable<Integer>
     Duration healthInterval = Duration.ofMillis(ProxyContext.DEFAULT_HEALTH_INTERVAL_MS);
 
     @Option(names = "--health-timeout", paramLabel = "DURATION", converter = Units.TimeSpan.class,
-        description = "Longest wait for a probe's answer (default: 1s).")
+        description = "Longest wait for a probe's answer (default: 5s).")
     Duration healthTimeout = Duration.ofMillis(ProxyContext.DEFAULT_HEALTH_TIMEOUT_MS);
 
     @Option(names = "--health-path", paramLabel = "PATH",
