@@ -27,7 +27,11 @@ import java.util.stream.Stream;
  */
 final class SystemTests
 {
-    static final Duration WAIT = Duration.ofSeconds(20);
+    /**
+     * Upper bound of every wait for something that must happen. Generous: a child JVM daemon takes 30-50 s to
+     * serve on a 2-core machine at a load of 15 (seen while other builds ran); a bound only ends a hang.
+     */
+    static final Duration WAIT = Duration.ofSeconds(60);
     /** The cluster token of the daemons a test starts (each would otherwise make its own token file). */
     static final String CLUSTER_TOKEN = "system-test-cluster-token-0123456789abcdef";
 
