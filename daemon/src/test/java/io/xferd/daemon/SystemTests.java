@@ -73,7 +73,9 @@ final class SystemTests
      */
     static DaemonContext daemonContext(final Path directory)
     {
-        return new DaemonContext().directory(directory).rpcAddress("127.0.0.1:0");
+        final DaemonContext context = new DaemonContext().directory(directory).rpcAddress("127.0.0.1:0");
+        context.operations().metricsAddress("127.0.0.1:0"); // metrics served, on a free port: never 9464
+        return context;
     }
 
     static ClientContext clientContext(final Path directory, final String segmentName)
