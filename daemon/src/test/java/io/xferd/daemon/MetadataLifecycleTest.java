@@ -26,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class MetadataLifecycleTest
 {
     private static final long TTL_MS = 2000;
-    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final Duration WAIT = Duration.ofSeconds(60);
 
     private final Path dirA = SystemTests.newDaemonDirectory();
     private final Path dirB = SystemTests.newDaemonDirectory();
@@ -69,7 +69,13 @@ class MetadataLifecycleTest
     private ChildProcess startDaemonB()
     {
         final ChildProcess daemon = ChildProcess.start("daemon-b", XferdMain.class, "daemon", "--dir",
+<<<<<<< HEAD
             dirB.toString(), "--rpc-address", "127.0.0.1:0", "--metadata-server", etcd.url(), "--cluster-id", cluster,
+            "--cluster-token-file", SystemTests.clusterTokenFile(dirB).toString(),
+=======
+            dirB.toString(), "--rpc-address", "127.0.0.1:0", "--metrics-address", "127.0.0.1:0",
+            "--metadata-server", etcd.url(), "--cluster-id", cluster,
+>>>>>>> structure
             "--metadata-ttl-ms", Long.toString(TTL_MS));
         daemon.awaitLine("xferd daemon serving", WAIT);
         return daemon;
