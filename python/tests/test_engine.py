@@ -214,3 +214,45 @@ class ProtocolCheckTest(support.DaemonTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class EngineDaemonDeathTest(unittest.TestCase):
+    def test_calls_return_minus_one_within_the_timeout_when_the_daemon_is_killed_mid_transfer(self) -> None:
+        daemon = support.Daemon()
+        self.addCleanup(daemon.stop)
+        with mock.patch.dict(os.environ, {"XFERD_DIR": daemon.directory, "MC_TRANSFER_TIMEOUT": "5"}):
+            prefill, decode = TransferEngine(), TransferEngine()
+            self.addCleanup(prefill.close)
+            self.addCleanup(decode.close)
+            if prefill.initialize("127.0.0.1", "P2PHANDSHAKE", "tcp", "") != 0 or \
+                    decode.initialize("127.0.0.1", "P2PHANDSHAKE", "tcp", "") != 0:
+                self.skipTest("daemon gives engines no RPC port: per-segment ports (branch engine) missing")
+        size = 64 * MIB
+        local, remote = prefill.allocate_managed_buffer(size), decode.allocate_managed_buffer(size)
+        self.assertNotEqual(0, local)
+        self.assertNotEqual(0, remote)
+        session = f"127.0.0.1:{decode.get_rpc_port()}"
+        results: list[tuple[int, float]] = []
+
+        def push() -> None:
+            for _ in range(10_000):
+                rc = prefill.batch_transfer_sync_write(session, [local + i * MIB for i in range(64)],
+                                                       [remote + i * MIB for i in range(64)], [MIB] * 64)
+                if rc != 0:
+                    results.append((rc, time.monotonic()))
+                    return
+
+        with self.assertLogs("mooncake.xferd", "ERROR") as logs:
+            pusher = threading.Thread(target=push)
+            pusher.start()
+            time.sleep(1.0)
+            daemon.kill()
+            killed = time.monotonic()
+            pusher.join(30)
+        self.assertFalse(pusher.is_alive(), "a call outlived the daemon by 30 s")
+        self.assertEqual(-1, results[0][0])
+        self.assertLess(results[0][1] - killed, 5.0)
+        self.assertIn("DAEMON_GONE", "\n".join(logs.output))
+        with self.assertLogs("mooncake.xferd", "ERROR"):
+            self.assertEqual(-1, prefill.transfer_sync_write(session, local, remote, 64))
+            self.assertEqual(0, prefill.batch_transfer_async_write(session, [local], [remote], [64]))

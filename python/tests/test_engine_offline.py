@@ -151,3 +151,24 @@ class CudaBindingTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class InstallTest(unittest.TestCase):
+    def test_the_offline_installer_makes_both_packages_importable_and_uninstalls_them(self) -> None:
+        import subprocess
+        import sys
+        installer = os.path.join(support.PYTHON_DIR, "install.py")
+        probe = ("import site, sys; site.addsitedir(sys.argv[1]); import mooncake.engine, xferd; "
+                 "print(mooncake.engine.__file__, mooncake.__xferd__)")
+        environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        for mode in ([], ["--copy"]):
+            with self.subTest(mode=mode), tempfile.TemporaryDirectory() as target:
+                subprocess.run([sys.executable, installer, "--target", target, *mode], check=True,
+                               capture_output=True)
+                found = subprocess.run([sys.executable, "-c", probe, target], capture_output=True, text=True,
+                                       cwd=target, env=environment)
+                self.assertEqual(0, found.returncode, found.stderr)
+                self.assertTrue(found.stdout.strip().endswith("True"), found.stdout)
+                subprocess.run([sys.executable, installer, "--target", target, "--uninstall"], check=True,
+                               capture_output=True)
+                self.assertEqual([], os.listdir(target))
