@@ -123,6 +123,9 @@ class PlayedDaemon:
             self.max_seen_in_flight = max(self.max_seen_in_flight, in_flight)
             status = errors.TransferStatus.OK
             for local, target, size in entries:
+                if opcode not in (p.READ, p.WRITE):
+                    status = errors.TransferStatus.INVALID_OPCODE
+                    break
                 if target in self.fail_entries:
                     status = errors.TransferStatus.TARGET_RANGE_NOT_REGISTERED
                     break
@@ -258,6 +261,27 @@ class ClientProtocolTest(unittest.TestCase):
             client.wait(transfer, 30)
         self.assertIn("hung", str(client._gone))
         self.assertIsInstance(raised.exception, errors.TransferFailedError)
+
+
+    def test_a_record_interrupted_while_written_is_voided_and_the_ring_keeps_flowing(self) -> None:
+        from unittest import mock
+        daemon, client = self.played()
+        memory = bytearray(128)
+        address = xferd.memory.address_of(memory)
+        with mock.patch.object(p, "pack_batch_header", side_effect=KeyboardInterrupt):
+            with self.assertRaises(KeyboardInterrupt):
+                client.submit(p.WRITE, 1, [address, address + 8], [address + 64, address + 72], [8, 8])
+        with mock.patch.object(p, "pack_submit", side_effect=KeyboardInterrupt):
+            with self.assertRaises(KeyboardInterrupt):
+                client.submit(p.WRITE, 1, [address], [address + 64], [8])
+        memory[:8] = b"after!!!"
+        self.assertEqual(8, client.transfer_sync(p.WRITE, 1, address, address + 64, 8, timeout_s=10))
+        self.assertEqual(b"after!!!", bytes(memory[64:72]))
+        self.assertEqual([(p.SUBMIT_BATCH, 2), (p.SUBMIT, 1), (p.SUBMIT, 1)], daemon.records)
+        deadline = time.monotonic() + 5
+        while client._in_flight and time.monotonic() < deadline:
+            client.poll()
+        self.assertEqual(0, client._in_flight, "the voided records were answered (INVALID_OPCODE) and released")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,9 @@ from __future__ import annotations
 import array
 import collections
 import mmap
+import operator
 import os
+import struct
 import threading
 import time
 from typing import Iterable, Sequence
@@ -345,6 +347,8 @@ class Client:
         :raises DaemonGoneError: when the daemon is gone.
         :raises XferError: when no ring space or in-flight slot frees up within the control timeout.
         """
+        # everything is checked before a record is claimed: a claimed record must be completed
+        opcode, segment, trace_id = _int64(opcode), _int64(segment), _int64(trace_id)
         if len(local_addresses) == 1 and type(local_addresses) in (tuple, list) and not notify:
             return self._submit_one(opcode, segment, local_addresses, target_addresses, lengths, trace_id)
         locals_, targets, lengths_ = _int64s(local_addresses), _int64s(target_addresses), _int64s(lengths)
@@ -376,7 +380,7 @@ class Client:
         """One plain request (the 64-byte round trip's path): a SUBMIT record, no arrays."""
         if len(target_addresses) != 1 or len(lengths) != 1:
             raise ValueError(f"batch of 1 local, {len(target_addresses)} target addresses and {len(lengths)} lengths")
-        local, target, length = local_addresses[0], target_addresses[0], lengths[0]
+        local, target, length = _int64(local_addresses[0]), _int64(target_addresses[0]), _int64(lengths[0])
         transfer = Transfer(opcode, 1, length, 1)
         with self._submit_lock:
             self._check_gone()
@@ -388,9 +392,14 @@ class Client:
                     with self._state_lock:
                         self._pending[request_id] = (transfer, 0)
                         self._in_flight += 1
-                    p.pack_submit(self._writer.buffer, index, request_id, opcode, segment, local, target, length,
-                                  trace_id, time.monotonic_ns())
-                    self._writer.commit(index)
+                    try:
+                        p.pack_submit(self._writer.buffer, index, request_id, opcode, segment, local, target, length,
+                                      trace_id, time.monotonic_ns())
+                    except BaseException:
+                        self._void(index, request_id, True, 1, 0)
+                        raise
+                    finally:
+                        self._writer.commit(index)
                     return transfer
         # ring full or at the in-flight limit: the general path waits for room
         deadline = time.monotonic_ns() + int(self._control_timeout_s * 1e9)
@@ -432,17 +441,37 @@ class Client:
         ring = self._writer.buffer
         now = time.monotonic_ns()
         locals_, targets, lengths = entries
-        if single:
-            p.pack_submit(ring, index, request_id, opcode, segment, locals_[0], targets[0], lengths[0], trace_id, now,
-                          notify)
-        else:
-            # the three columns go straight into the record's 24-byte entries, interleaved by strided copies
-            at = p.pack_batch_header(ring, index, request_id, opcode, count, segment, trace_id, now, notify) // 8
-            words = self._submit_view.i64
-            words[at:at + 3 * count:3] = locals_
-            words[at + 1:at + 3 * count:3] = targets
-            words[at + 2:at + 3 * count:3] = lengths
-        self._writer.commit(index)
+        try:
+            if single:
+                p.pack_submit(ring, index, request_id, opcode, segment, locals_[0], targets[0], lengths[0], trace_id,
+                              now, notify)
+            else:
+                # the three columns go straight into the record's 24-byte entries, interleaved by strided copies
+                at = p.pack_batch_header(ring, index, request_id, opcode, count, segment, trace_id, now, notify) // 8
+                words = self._submit_view.i64
+                words[at:at + 3 * count:3] = locals_
+                words[at + 1:at + 3 * count:3] = targets
+                words[at + 2:at + 3 * count:3] = lengths
+        except BaseException:
+            self._void(index, request_id, single, count, len(notify))
+            raise
+        finally:
+            self._writer.commit(index)
+
+    def _void(self, index: int, request_id: int, single: bool, count: int, notify_length: int) -> None:
+        """Turn a claimed record that could not be written (an exception, even KeyboardInterrupt) into a
+        well-framed request the daemon refuses with INVALID_OPCODE, so the ring never stalls on it and its
+        completion still comes back. Nothing here can fail: every value is a small int."""
+        ring = self._writer.buffer
+        length = p.submit_length(notify_length) if single else p.batch_length(count, notify_length)
+        ring[index:index + length] = bytes(length)
+        if single:  # SUBMIT: 4 opcode, 16 request id, 72 notify length
+            struct.pack_into("<i", ring, index + 4, _VOID_OPCODE)
+            struct.pack_into("<q", ring, index + 16, request_id)
+            struct.pack_into("<i", ring, index + 72, notify_length)
+        else:  # SUBMIT_BATCH: 0 request id, 8 opcode, 12 entry count, 40 notify length
+            struct.pack_into("<qii", ring, index, request_id, _VOID_OPCODE, count)
+            struct.pack_into("<i", ring, index + 40, notify_length)
 
     def wait(self, transfer: Transfer, timeout_s: float | None = None) -> int:
         """Wait for a transfer's outcome.
@@ -610,6 +639,17 @@ class Client:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+_VOID_OPCODE = 0x7fff  # neither READ nor WRITE: the daemon answers INVALID_OPCODE
+
+
+def _int64(value) -> int:
+    """An int64 field's value, checked before a record is claimed (TypeError/OverflowError otherwise)."""
+    number = operator.index(value)
+    if not -(1 << 63) <= number < 1 << 63:
+        raise OverflowError(f"{number} does not fit a signed 64-bit field")
+    return number
 
 
 def _int64s(values) -> memoryview:
