@@ -144,6 +144,16 @@ class TransferTest(support.DaemonTestCase):
         self.assertEqual(self.source.segment_name, notes[0].source)
         self.assertEqual(b"kv-block", self.remote.read(0, 8))
 
+    def test_a_record_interrupted_while_written_is_refused_by_the_daemon_not_a_disconnect(self) -> None:
+        from unittest import mock
+        from xferd import protocol
+        with mock.patch.object(protocol, "pack_batch_header", side_effect=KeyboardInterrupt):
+            with self.assertRaises(KeyboardInterrupt):
+                self.source.submit(WRITE, self.handle, [self.local.address] * 2, [self.remote.address] * 2, [8, 8])
+        self.local.write(0, b"still ok")
+        self.source.transfer_sync(WRITE, self.handle, self.local.address, self.remote.address, 8, timeout_s=30)
+        self.assertEqual(b"still ok", self.remote.read(0, 8))
+
     def test_ten_threads_of_batches_on_one_client(self) -> None:
         block, per_thread, threads = 4096, 64, 10
         data = pattern(6, block * per_thread * threads)
