@@ -59,11 +59,13 @@ public final class ControlConductor implements AutoCloseable
     private final io.xferd.daemon.peer.PeerTransport transport;
     private final io.xferd.daemon.metadata.ClusterMetadata metadata;
     private final GpuRegionMapper gpuRegions;
+    private final ProcessRegionMapper processRegions = new ProcessRegionMapper();
     private long lastConsumerPosition = -1;
     private long consumerStalledSinceMs;
     private volatile boolean accepting = true;
     private ClientSession promoted;
     private ConductorListener operations = ConductorListener.NONE;
+    private io.xferd.daemon.peer.SegmentPorts segmentPorts;
 
     private record PendingUnregister(ClientSession session, long correlationId, Region region)
     {
@@ -304,6 +306,9 @@ public final class ControlConductor implements AutoCloseable
             case ControlMessages.UNREGISTER_MEMORY -> onUnregister(session, frame, correlationId);
             case ControlMessages.OPEN_SEGMENT -> onOpenSegment(session, frame, correlationId);
             case ControlMessages.REGISTER_GPU_MEMORY -> onRegisterGpu(session, frame, correlationId);
+            case ProcessRegionMapper.FRAME_TYPE -> registerProcessMemory(session, correlationId,
+                frame.getLong(ProcessRegionMapper.FRAME_ADDRESS), frame.getLong(ProcessRegionMapper.FRAME_LENGTH),
+                frame.getString(ProcessRegionMapper.FRAME_LOCATION));
             default -> throw new MalformedFrameException("unknown control message type " + frame.type());
         }
     }
@@ -410,6 +415,38 @@ public final class ControlConductor implements AutoCloseable
         segmentChanged(session);
     }
 
+    /**
+     * Ordinary memory of the client process (REGISTER_PROCESS_MEMORY), reached with process_vm_readv/writev on the
+     * pid its socket's credentials name. Every refusal is an answer; the connection stays.
+     */
+    void registerProcessMemory(
+        final ClientSession session, final long correlationId, final long address, final long length,
+        final String location)
+    {
+        if (address > 0 && length > 0 && address + length > address && session.regions().overlaps(address, length))
+        {
+            answerError(session, correlationId, ControlError.OVERLAPPING_REGION,
+                "range 0x" + Long.toHexString(address) + "+" + length + " overlaps a registered region");
+            return;
+        }
+        final Region region;
+        try
+        {
+            region = processRegions.map(session.pid(), address, length, location);
+        }
+        catch (final RegistrationRefusedException ex)
+        {
+            answerError(session, correlationId, ex.code(), ex.getMessage());
+            return;
+        }
+        session.regions(session.regions().with(region));
+        counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(length);
+        counters.get(SystemCounter.REGIONS_REGISTERED).increment();
+        operations.onRegionsChanged(session);
+        answerOk(session, correlationId, 0);
+        segmentChanged(session);
+    }
+
     private void onUnregister(final ClientSession session, final ControlFrame frame, final long correlationId)
     {
         final long address = frame.getLong(ControlMessages.UNREGISTER_ADDRESS);
@@ -430,6 +467,12 @@ public final class ControlConductor implements AutoCloseable
     private void onOpenSegment(final ClientSession session, final ControlFrame frame, final long correlationId)
     {
         final String name = frame.getString(ControlMessages.OPEN_SEGMENT_NAME);
+        final io.xferd.daemon.peer.SessionAddress sessionAddress = io.xferd.daemon.peer.SessionAddress.parse(name);
+        if (sessionAddress != null)
+        {
+            openSession(session, correlationId, sessionAddress);
+            return;
+        }
         final String localPrefix = context.rpcAddress() + "/";
         final int slash = name.indexOf('/');
         if (slash > 0 && !name.startsWith(localPrefix))
@@ -451,6 +494,35 @@ public final class ControlConductor implements AutoCloseable
             return;
         }
         answerOk(session, correlationId, target.segmentHandle());
+    }
+
+    /**
+     * A Mooncake session, {@code host:port} where the port is one segment's own: that segment, found here when the
+     * port is one of this daemon's, else through the network (a fresh descriptor fetch on that port, so a segment
+     * whose engine restarted on a new port is reached again, and a closed port fails now).
+     */
+    private void openSession(
+        final ClientSession session, final long correlationId, final io.xferd.daemon.peer.SessionAddress address)
+    {
+        final ClientSession local = segmentPorts == null ? null : segmentPorts.localSegment(address);
+        if (local != null)
+        {
+            if (local.isClosed())
+            {
+                answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT,
+                    "the segment of " + address + " is gone");
+                return;
+            }
+            answerOk(session, correlationId, local.segmentHandle());
+            return;
+        }
+        if (transport == null)
+        {
+            answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT, "no peer transport in this daemon");
+            return;
+        }
+        final String name = address.toString();
+        openRemote(session, correlationId, name, onResult -> transport.openAsync(name, "", onResult));
     }
 
     /**
@@ -540,6 +612,10 @@ public final class ControlConductor implements AutoCloseable
         }
         registry.remove(session);
         session.markClosed();
+        if (segmentPorts != null)
+        {
+            segmentPorts.close(session);
+        }
         final var regions = session.regions();
         for (int i = 0; i < regions.size(); i++)
         {
@@ -659,12 +735,22 @@ public final class ControlConductor implements AutoCloseable
         {
             gpuRegions.unmap(region);
         }
-        else
+        else if (region.isMapped())
         {
             RegionMapper.unmap(region);
         }
+        // process memory: nothing was taken
         counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(-region.length());
         counters.get(SystemCounter.REGIONS_REGISTERED).decrement();
+    }
+
+    /**
+     * The per-segment RPC ports: OPEN_SEGMENT of one of them resolves here, and a client's port closes when it
+     * disconnects. Set before the conductor thread starts.
+     */
+    public void segmentPorts(final io.xferd.daemon.peer.SegmentPorts ports)
+    {
+        this.segmentPorts = ports;
     }
 
     /**

@@ -20,7 +20,7 @@ import java.util.concurrent.locks.LockSupport;
  * One pooled TCP connection to a peer daemon. A sender thread takes slices from this connection's queue and
  * writes them (bytes straight from registered memory), keeping up to a window of slices in flight; a receiver
  * thread reads the answers, which come back in order, and completes the slices (a READ's bytes land straight
- * in registered memory). GPU memory crosses each thread's {@link StagingBuffer} instead. When the connection
+ * in registered memory). GPU and process memory cross each thread's {@link StagingBuffer} instead. When the connection
  * breaks or its oldest slice waits past the transfer timeout, every slice on it fails with a typed status and
  * the connection is re-established for the next slice.
  */
@@ -192,7 +192,7 @@ final class PeerConnection implements AutoCloseable
         {
             busySinceNanos = slice.sentNanos;
         }
-        if (slice.kind == Slice.DATA && transfer.opcode == Opcode.WRITE && transfer.local.isDevice())
+        if (slice.kind == Slice.DATA && transfer.opcode == Opcode.WRITE && !transfer.local.isMapped())
         {
             // the request's borrow can end as soon as the slice is in flight (a break fails it): copies out of the
             // device memory hold a borrow of their own; a slice still ours has its request's, so this only fails
@@ -202,7 +202,7 @@ final class PeerConnection implements AutoCloseable
             deviceLength = slice.length;
             deviceGeneration = slice.generation;
             // a slice retried here after its copy failed on a path that then broke starts clean
-            slice.stagingFailed = false;
+            slice.stagingFailure = TransferStatus.OK;
         }
         // never drop: a slot the receiver just freed may not be reusable yet (bounded MPMC queue), so retry;
         // the queue is twice the window, so this is rare and short
@@ -337,12 +337,12 @@ final class PeerConnection implements AutoCloseable
             .putLong(transfer.length)
             .flip();
         gather[gatherCount++] = header;
-        if (write && transfer.local.isDevice())
+        if (write && !transfer.local.isMapped())
         {
             flushGather();
             if (channel == current)
             {
-                writeFromDevice(current, slice);
+                writeStaged(current, slice);
             }
             return;
         }
@@ -359,10 +359,10 @@ final class PeerConnection implements AutoCloseable
     }
 
     /**
-     * A WRITE from GPU memory, after its header: chunk by chunk through the staging buffer. A failed copy cannot
-     * take back the header, so the frame is completed with zeros and the slice fails when its answer comes.
+     * A WRITE from GPU or process memory, after its header: chunk by chunk through the staging buffer. A failed copy
+     * cannot take back the header, so the frame is completed with zeros and the slice fails when its answer comes.
      */
-    private void writeFromDevice(final SocketChannel current, final Slice slice) throws IOException
+    private void writeStaged(final SocketChannel current, final Slice slice) throws IOException
     {
         // the slice is in flight, so a break noticed by another thread (the receiver, the watchdog) may fail it,
         // finish its request and recycle both: only what send() took before the slice went in flight is used here
@@ -372,7 +372,8 @@ final class PeerConnection implements AutoCloseable
         {
             if (slice.generation == deviceGeneration)
             {
-                slice.stagingFailed = true;
+                slice.stagingFailure = deviceRegion == null ? TransferStatus.TRANSPORT_ERROR :
+                    deviceRegion.isProcess() ? TransferStatus.MEMORY_FAULT : TransferStatus.TRANSPORT_ERROR;
             }
             staging.pad(current, deviceLength - sent);
         }
@@ -420,14 +421,15 @@ final class PeerConnection implements AutoCloseable
                         transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
                         throw new IOException("unexpected payload of " + length + " bytes");
                     }
-                    if (transfer.local.isDevice())
+                    if (!transfer.local.isMapped())
                     {
-                        if (!landingStaging.receive(answers, transfer.local,
-                            transfer.localAddress + slice.offset, length))
+                        final int landed = landingStaging.receive(answers, transfer.local,
+                            transfer.localAddress + slice.offset, length);
+                        if (landed != TransferStatus.OK)
                         {
                             transport.bytesReceived(length);
                             answering = null;
-                            transport.failStaging(slice, path);
+                            transport.failStaging(slice, path, landed);
                             continue;
                         }
                     }
@@ -438,10 +440,10 @@ final class PeerConnection implements AutoCloseable
                     }
                     transport.bytesReceived(length);
                 }
-                else if (transfer.local.isDevice() && slice.stagingFailed)
+                else if (!transfer.local.isMapped() && slice.stagingFailure != TransferStatus.OK)
                 {
                     answering = null;
-                    transport.failStaging(slice, path);
+                    transport.failStaging(slice, path, slice.stagingFailure);
                     continue;
                 }
                 answering = null;

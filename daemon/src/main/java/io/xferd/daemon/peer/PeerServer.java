@@ -45,6 +45,7 @@ public final class PeerServer implements AutoCloseable
     private volatile java.util.function.Function<io.xferd.daemon.memory.Region, SegmentDescriptor.Buffer> bufferDescriber =
         region -> new SegmentDescriptor.Buffer(region.ownerAddress(), region.length(), region.location());
     private volatile boolean running = true;
+    private final SegmentPorts segmentPorts;
 
     public PeerServer(
         final DaemonContext context,
@@ -63,6 +64,7 @@ public final class PeerServer implements AutoCloseable
         this.epoch = epoch;
         this.describedProtocol = context.protocol();
         this.describedDevices = context.deviceNames();
+        this.segmentPorts = new SegmentPorts(this, context.rpcHost(), context.maxClients());
         try
         {
             listener = ServerSocketChannel.open();
@@ -164,6 +166,49 @@ public final class PeerServer implements AutoCloseable
     }
 
     /**
+     * @return the per-segment RPC ports (Mooncake sessions) of this daemon's clients.
+     */
+    public SegmentPorts segmentPorts()
+    {
+        return segmentPorts;
+    }
+
+    /**
+     * Serve a connection accepted on {@code pinned}'s segment port, on its own thread, as one on the RPC port
+     * except that a descriptor fetch answers with that segment whatever name it asks for.
+     */
+    void serve(final SocketChannel channel, final io.xferd.daemon.ipc.ClientSession pinned, final String threadName)
+    {
+        final PeerSessionHandler handler = new PeerSessionHandler(channel, this, registry,
+            new CompletionSender(disconnects, counters), counters, pinned);
+        handlers.add(handler);
+        if (pinned.isClosed() || !running)
+        {
+            // its port closed while this connection was being accepted: closeConnectionsOf may have missed it
+            handlers.remove(handler);
+            handler.close();
+            return;
+        }
+        final Thread thread = new Thread(handler, threadName);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /**
+     * End the connections accepted on {@code session}'s segment port (the port itself was closed).
+     */
+    void closeConnectionsOf(final io.xferd.daemon.ipc.ClientSession session)
+    {
+        for (final PeerSessionHandler handler : handlers)
+        {
+            if (handler.pinned() == session)
+            {
+                handler.close();
+            }
+        }
+    }
+
+    /**
      * @return the descriptor of a client's segment as peers and the metadata store get it. Any thread: it reads
      * the session's current (copy-on-write) region table.
      */
@@ -239,6 +284,7 @@ public final class PeerServer implements AutoCloseable
     public void close()
     {
         running = false;
+        segmentPorts.close();
         try
         {
             listener.close();
