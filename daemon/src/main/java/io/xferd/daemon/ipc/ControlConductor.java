@@ -65,7 +65,7 @@ public final class ControlConductor implements AutoCloseable
     private volatile boolean accepting = true;
     private ClientSession promoted;
     private ConductorListener operations = ConductorListener.NONE;
-    private io.xferd.daemon.peer.SegmentPorts segmentPorts;
+    private io.xferd.daemon.peer.SegmentListeners segmentListeners;
 
     private record PendingUnregister(ClientSession session, long correlationId, Region region)
     {
@@ -504,7 +504,7 @@ public final class ControlConductor implements AutoCloseable
     private void openSession(
         final ClientSession session, final long correlationId, final io.xferd.daemon.peer.SessionAddress address)
     {
-        final ClientSession local = segmentPorts == null ? null : segmentPorts.localSegment(address);
+        final ClientSession local = segmentListeners == null ? null : segmentListeners.localSegment(address);
         if (local != null)
         {
             if (local.isClosed())
@@ -612,9 +612,9 @@ public final class ControlConductor implements AutoCloseable
         }
         registry.remove(session);
         session.markClosed();
-        if (segmentPorts != null)
+        if (segmentListeners != null)
         {
-            segmentPorts.close(session);
+            segmentListeners.close(session);
         }
         final var regions = session.regions();
         for (int i = 0; i < regions.size(); i++)
@@ -748,9 +748,9 @@ public final class ControlConductor implements AutoCloseable
      * The per-segment RPC ports: OPEN_SEGMENT of one of them resolves here, and a client's port closes when it
      * disconnects. Set before the conductor thread starts.
      */
-    public void segmentPorts(final io.xferd.daemon.peer.SegmentPorts ports)
+    public void segmentListeners(final io.xferd.daemon.peer.SegmentListeners listeners)
     {
-        this.segmentPorts = ports;
+        this.segmentListeners = listeners;
     }
 
     /**

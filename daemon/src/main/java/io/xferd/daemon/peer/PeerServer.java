@@ -45,7 +45,7 @@ public final class PeerServer implements AutoCloseable
     private volatile java.util.function.Function<io.xferd.daemon.memory.Region, SegmentDescriptor.Buffer> bufferDescriber =
         region -> new SegmentDescriptor.Buffer(region.ownerAddress(), region.length(), region.location());
     private volatile boolean running = true;
-    private final SegmentPorts segmentPorts;
+    private final SegmentListeners segmentListeners;
 
     public PeerServer(
         final DaemonContext context,
@@ -64,7 +64,7 @@ public final class PeerServer implements AutoCloseable
         this.epoch = epoch;
         this.describedProtocol = context.protocol();
         this.describedDevices = context.deviceNames();
-        this.segmentPorts = new SegmentPorts(this, context.rpcHost(), context.maxClients());
+        this.segmentListeners = new SegmentListeners(this, context.rpcHost(), context.maxClients());
         try
         {
             listener = ServerSocketChannel.open();
@@ -168,9 +168,9 @@ public final class PeerServer implements AutoCloseable
     /**
      * @return the per-segment RPC ports (Mooncake sessions) of this daemon's clients.
      */
-    public SegmentPorts segmentPorts()
+    public SegmentListeners segmentListeners()
     {
-        return segmentPorts;
+        return segmentListeners;
     }
 
     /**
@@ -284,7 +284,7 @@ public final class PeerServer implements AutoCloseable
     public void close()
     {
         running = false;
-        segmentPorts.close();
+        segmentListeners.close();
         try
         {
             listener.close();

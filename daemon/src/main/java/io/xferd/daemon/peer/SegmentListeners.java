@@ -19,6 +19,9 @@ import java.nio.channels.SocketChannel;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Per-segment RPC ports, for Mooncake's session semantics: a client may ask for a TCP port of its own segment on the
@@ -32,10 +35,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * also ends the connections it accepted. At most {@code capacity} ports at once. {@link #open} and {@link #close} are
  * called by the conductor's thread; lookups from any thread.
  */
-public final class SegmentPorts implements AutoCloseable
+public final class SegmentListeners implements AutoCloseable
 {
-    private static final Logger LOG = LoggerFactory.getLogger(SegmentPorts.class);
+    private static final Logger LOG = LoggerFactory.getLogger(SegmentListeners.class);
     private static final int BACKLOG = 64;
+    private static final long CLOSE_WAIT_MS = 1000;
 
     private final PeerServer server;
     private final String host;
@@ -46,7 +50,9 @@ public final class SegmentPorts implements AutoCloseable
     private Thread acceptor;
     private volatile boolean running = true;
 
-    private record Port(ClientSession session, ServerSocketChannel channel, int number)
+    private final ConcurrentLinkedQueue<Port> closing = new ConcurrentLinkedQueue<>();
+
+    private record Port(ClientSession session, ServerSocketChannel channel, int number, CountDownLatch closed)
     {
     }
 
@@ -54,7 +60,7 @@ public final class SegmentPorts implements AutoCloseable
      * @param host     the daemon's RPC host, where every port is bound.
      * @param capacity the most ports open at once.
      */
-    SegmentPorts(final PeerServer server, final String host, final int capacity)
+    SegmentListeners(final PeerServer server, final String host, final int capacity)
     {
         this.server = server;
         this.host = host;
@@ -92,7 +98,7 @@ public final class SegmentPorts implements AutoCloseable
             channel.bind(new InetSocketAddress(host, 0), BACKLOG);
             channel.configureBlocking(false);
             final int number = ((InetSocketAddress)channel.getLocalAddress()).getPort();
-            final Port port = new Port(session, channel, number);
+            final Port port = new Port(session, channel, number, new CountDownLatch(1));
             bySession.put(session, port);
             byPort.put(number, port);
             channel.register(selector, SelectionKey.OP_ACCEPT, port);
@@ -116,7 +122,9 @@ public final class SegmentPorts implements AutoCloseable
     }
 
     /**
-     * Stop listening on {@code session}'s port, if it has one, and end the connections accepted on it.
+     * Stop listening on {@code session}'s port, if it has one, and end the connections accepted on it. Returns once
+     * the port refuses connections: a channel registered with a selector is only really closed by the selector's
+     * thread, so that thread closes it and this waits for it (microseconds; bounded).
      */
     public synchronized void close(final ClientSession session)
     {
@@ -126,10 +134,43 @@ public final class SegmentPorts implements AutoCloseable
             return;
         }
         byPort.remove(port.number(), port);
-        closeQuietly(port.channel());
-        selector.wakeup(); // the selector lets go of the socket at its next pass
+        closing.add(port);
+        selector.wakeup();
+        try
+        {
+            if (!port.closed().await(CLOSE_WAIT_MS, TimeUnit.MILLISECONDS))
+            {
+                LOG.warn("segment port {} not closed by its acceptor within {} ms; closing it here", port.number(),
+                    CLOSE_WAIT_MS);
+                closeQuietly(port.channel());
+            }
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            closeQuietly(port.channel());
+        }
         server.closeConnectionsOf(session);
         LOG.info("segment port {}:{} of {} closed", host, port.number(), session.segmentName());
+    }
+
+    /**
+     * On the acceptor thread: deregister the port's channel first, so that closing it closes the socket now.
+     */
+    private void closePending() throws IOException
+    {
+        Port port;
+        while ((port = closing.poll()) != null)
+        {
+            final SelectionKey key = port.channel().keyFor(selector);
+            if (key != null)
+            {
+                key.cancel();
+                selector.selectNow();
+            }
+            closeQuietly(port.channel());
+            port.closed().countDown();
+        }
     }
 
     /**
@@ -220,6 +261,7 @@ public final class SegmentPorts implements AutoCloseable
             while (running)
             {
                 selector.select();
+                closePending();
                 final Iterator<SelectionKey> keys = selector.selectedKeys().iterator();
                 while (keys.hasNext())
                 {

@@ -45,7 +45,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * than and not dividing the 16 KiB slices).
  */
 @Timeout(30)
-class SegmentPortsTest
+class SegmentListenersTest
 {
     private static final int PID = (int)ProcessHandle.current().pid();
     private static final int SIZE = 64 * 1024;
@@ -73,7 +73,7 @@ class SegmentPortsTest
     private final TcpTransport transport;
     private long requestIds;
 
-    SegmentPortsTest()
+    SegmentListenersTest()
     {
         register(alpha, new Region(0x7f00_0000_0000L, SIZE, "cpu:0", alphaMemory, alphaMemory));
         register(beta, Region.inProcess(betaMemory.address(), SIZE, "cpu:0", PID));
@@ -97,12 +97,12 @@ class SegmentPortsTest
     @Test
     void shouldServeEachSegmentOnItsOwnPortWhateverNameIsAsked() throws Exception
     {
-        final int alphaPort = server.segmentPorts().open(alpha);
-        final int betaPort = server.segmentPorts().open(beta);
+        final int alphaPort = server.segmentListeners().open(alpha);
+        final int betaPort = server.segmentListeners().open(beta);
 
         assertThat(alphaPort).isPositive().isNotEqualTo(betaPort);
-        assertThat(server.segmentPorts().open(alpha)).as("one port per segment").isEqualTo(alphaPort);
-        assertThat(server.segmentPorts().portOf(beta)).isEqualTo(betaPort);
+        assertThat(server.segmentListeners().open(alpha)).as("one port per segment").isEqualTo(alphaPort);
+        assertThat(server.segmentListeners().portOf(beta)).isEqualTo(betaPort);
         final RemoteSegment alphaRemote = remote(open("127.0.0.1:" + alphaPort));
         final RemoteSegment betaRemote = remote(open("127.0.0.1:" + betaPort));
         assertThat(alphaRemote.remoteHandle()).isEqualTo(alpha.segmentHandle());
@@ -123,8 +123,8 @@ class SegmentPortsTest
     @Test
     void shouldMoveBytesIntoAndOutOfProcessMemoryOnBothSidesOverTcp() throws Exception
     {
-        final long alphaHandle = (Long)open("127.0.0.1:" + server.segmentPorts().open(alpha));
-        final long betaHandle = (Long)open("127.0.0.1:" + server.segmentPorts().open(beta));
+        final long alphaHandle = (Long)open("127.0.0.1:" + server.segmentListeners().open(alpha));
+        final long betaHandle = (Long)open("127.0.0.1:" + server.segmentListeners().open(beta));
 
         fill(localMapped, 1);
         assertThat(transfer(Opcode.WRITE, localMappedRegion, 0x10_0000L + 5, betaHandle, betaMemory.address() + 9))
@@ -155,8 +155,8 @@ class SegmentPortsTest
     @Test
     void shouldFailWithMemoryFaultWhereProcessMemoryWasUnmappedAndKeepTheConnectionInStep() throws Exception
     {
-        final long alphaHandle = (Long)open("127.0.0.1:" + server.segmentPorts().open(alpha));
-        final long betaHandle = (Long)open("127.0.0.1:" + server.segmentPorts().open(beta));
+        final long alphaHandle = (Long)open("127.0.0.1:" + server.segmentListeners().open(alpha));
+        final long betaHandle = (Long)open("127.0.0.1:" + server.segmentListeners().open(beta));
         // the page holding the second slice's start, on both sides
         MappedMemory.unmap(betaMemory.asSlice(16 * 1024, 4096));
         MappedMemory.unmap(localProcessMemory.asSlice(16 * 1024, 4096));
@@ -181,8 +181,8 @@ class SegmentPortsTest
     @Test
     void shouldResolveOnlyItsOwnPortsOnItsOwnHostLocally()
     {
-        final int port = server.segmentPorts().open(alpha);
-        final SegmentPorts ports = server.segmentPorts();
+        final int port = server.segmentListeners().open(alpha);
+        final SegmentListeners ports = server.segmentListeners();
 
         assertThat(ports.localSegment(new SessionAddress("127.0.0.1", port))).isSameAs(alpha);
         assertThat(ports.localSegment(new SessionAddress("127.0.0.2", port))).as("another address's port").isNull();
@@ -193,7 +193,7 @@ class SegmentPortsTest
     @Test
     void shouldCloseThePortAndItsConnectionsWhenItsClientDisconnects() throws Exception
     {
-        final int port = server.segmentPorts().open(alpha);
+        final int port = server.segmentListeners().open(alpha);
         final long handle = (Long)open("127.0.0.1:" + port);
         try (RawPeer raw = RawPeer.connect("127.0.0.1:" + port))
         {
@@ -206,7 +206,7 @@ class SegmentPortsTest
         assertThatThrownBy(() -> SocketChannel.open(PeerRpcClient.socketAddress("127.0.0.1:" + port)).close())
             .isInstanceOf(ConnectException.class);
         assertThat(open("127.0.0.1:" + port)).isInstanceOf(String.class);
-        assertThat(server.segmentPorts().size()).isZero();
+        assertThat(server.segmentListeners().size()).isZero();
         assertThat(transfer(Opcode.WRITE, localMappedRegion, 0x10_0000L, handle, 0x7f00_0000_0000L))
             .as("a handle to the gone segment").isEqualTo(TransferStatus.UNKNOWN_SEGMENT);
     }
@@ -214,13 +214,13 @@ class SegmentPortsTest
     @Test
     void shouldReachARestartedClientOnItsNewPort() throws Exception
     {
-        final int port = server.segmentPorts().open(alpha);
+        final int port = server.segmentListeners().open(alpha);
         assertThat(open("127.0.0.1:" + port)).isInstanceOf(Long.class);
         disconnect(alpha);
         final ClientSession restarted = session(0, 2, "alpha");
         register(restarted, new Region(0x7f00_0000_0000L, SIZE, "cpu:0", alphaMemory, alphaMemory));
 
-        final int newPort = server.segmentPorts().open(restarted);
+        final int newPort = server.segmentListeners().open(restarted);
         final RemoteSegment remote = remote(open("127.0.0.1:" + newPort));
 
         assertThat(remote.remoteHandle()).isEqualTo(restarted.segmentHandle()).isNotEqualTo(alpha.segmentHandle());
@@ -233,10 +233,10 @@ class SegmentPortsTest
     @Test
     void shouldRefuseMorePortsThanItsCapacity()
     {
-        server.segmentPorts().open(alpha);
-        server.segmentPorts().open(beta);
+        server.segmentListeners().open(alpha);
+        server.segmentListeners().open(beta);
 
-        assertThatThrownBy(() -> server.segmentPorts().open(session(0, 3, "gamma")))
+        assertThatThrownBy(() -> server.segmentListeners().open(session(0, 3, "gamma")))
             .isInstanceOf(IllegalStateException.class).hasMessageContaining("all 2 segment ports are in use");
     }
 
@@ -247,7 +247,7 @@ class SegmentPortsTest
     {
         registry.remove(session);
         session.markClosed();
-        server.segmentPorts().close(session);
+        server.segmentListeners().close(session);
     }
 
     private Object open(final String sessionName) throws Exception
