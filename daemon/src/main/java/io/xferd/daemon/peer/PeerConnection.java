@@ -49,12 +49,12 @@ final class PeerConnection implements AutoCloseable
     private final ByteBuffer[] gather = new ByteBuffer[2 * MAX_GATHER];
     private final RegionWindows payloadWindows = new RegionWindows(MAX_GATHER + 1);
     private final StagingBuffer staging;
-    // a GPU WRITE being sent, as send() took it before the slice went in flight (sender thread only): the region
+    // a staged (GPU or process memory) WRITE being sent, as send() took it before the slice went in flight (sender thread only): the region
     // with the sender's own borrow (null when it could not be borrowed), where and how much, and which use of it
-    private io.xferd.daemon.memory.Region deviceRegion;
-    private long deviceAddress;
-    private long deviceLength;
-    private int deviceGeneration;
+    private io.xferd.daemon.memory.Region stagedRegion;
+    private long stagedAddress;
+    private long stagedLength;
+    private int stagedGeneration;
     private int gatherCount;
     private int gatherSlices;
     private long gatherBytes;
@@ -197,10 +197,10 @@ final class PeerConnection implements AutoCloseable
             // the request's borrow can end as soon as the slice is in flight (a break fails it): copies out of the
             // device memory hold a borrow of their own; a slice still ours has its request's, so this only fails
             // once the owner has let the region go
-            deviceRegion = transfer.local.tryAcquire() ? transfer.local : null;
-            deviceAddress = transfer.localAddress + slice.offset;
-            deviceLength = slice.length;
-            deviceGeneration = slice.generation;
+            stagedRegion = transfer.local.tryAcquire() ? transfer.local : null;
+            stagedAddress = transfer.localAddress + slice.offset;
+            stagedLength = slice.length;
+            stagedGeneration = slice.generation;
             // a slice retried here after its copy failed on a path that then broke starts clean
             slice.stagingFailure = TransferStatus.OK;
         }
@@ -222,10 +222,10 @@ final class PeerConnection implements AutoCloseable
         }
         finally
         {
-            final io.xferd.daemon.memory.Region borrowed = deviceRegion;
+            final io.xferd.daemon.memory.Region borrowed = stagedRegion;
             if (borrowed != null)
             {
-                deviceRegion = null;
+                stagedRegion = null;
                 borrowed.release();
             }
         }
@@ -366,18 +366,18 @@ final class PeerConnection implements AutoCloseable
     {
         // the slice is in flight, so a break noticed by another thread (the receiver, the watchdog) may fail it,
         // finish its request and recycle both: only what send() took before the slice went in flight is used here
-        final long sent = deviceRegion == null ? 0 :
-            staging.send(current, deviceRegion, deviceAddress, deviceLength, false);
-        if (sent < deviceLength)
+        final long sent = stagedRegion == null ? 0 :
+            staging.send(current, stagedRegion, stagedAddress, stagedLength, false);
+        if (sent < stagedLength)
         {
-            if (slice.generation == deviceGeneration)
+            if (slice.generation == stagedGeneration)
             {
-                slice.stagingFailure = deviceRegion == null ? TransferStatus.TRANSPORT_ERROR :
-                    deviceRegion.isProcess() ? TransferStatus.MEMORY_FAULT : TransferStatus.TRANSPORT_ERROR;
+                slice.stagingFailure = stagedRegion == null ? TransferStatus.TRANSPORT_ERROR :
+                    stagedRegion.isProcess() ? TransferStatus.MEMORY_FAULT : TransferStatus.TRANSPORT_ERROR;
             }
-            staging.pad(current, deviceLength - sent);
+            staging.pad(current, stagedLength - sent);
         }
-        transport.bytesSent(deviceLength);
+        transport.bytesSent(stagedLength);
     }
 
     private void receiveLoop(final SocketChannel current)
