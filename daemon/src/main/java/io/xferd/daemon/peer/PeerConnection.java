@@ -49,8 +49,9 @@ final class PeerConnection implements AutoCloseable
     private final ByteBuffer[] gather = new ByteBuffer[2 * MAX_GATHER];
     private final RegionWindows payloadWindows = new RegionWindows(MAX_GATHER + 1);
     private final StagingBuffer staging;
-    // a staged (GPU or process memory) WRITE being sent, as send() took it before the slice went in flight (sender thread only): the region
-    // with the sender's own borrow (null when it could not be borrowed), where and how much, and which use of it
+    // a staged (GPU or process memory) WRITE being sent, as send() took it before the slice went in flight (sender
+    // thread only): the region with the sender's own borrow (null when it could not be borrowed), where and how
+    // much, and which use of it
     private io.xferd.daemon.memory.Region stagedRegion;
     private long stagedAddress;
     private long stagedLength;
