@@ -319,7 +319,8 @@ class SegmentListenersTest
     private static SystemCounters counters()
     {
         return new SystemCounters(new CountersManager(
-            new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 1024)), new UnsafeBuffer(ByteBuffer.allocateDirect(16 * 1024))));
+            new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 1024)),
+            new UnsafeBuffer(ByteBuffer.allocateDirect(16 * 1024))));
     }
 
     private static void fill(final MemorySegment memory, final long seed)
