@@ -60,6 +60,7 @@ public final class ControlConductor implements AutoCloseable
     private final io.xferd.daemon.metadata.ClusterMetadata metadata;
     private final GpuRegionMapper gpuRegions;
     private final ProcessRegionMapper processRegions = new ProcessRegionMapper();
+    private final ProcessWatch processWatch;
     private long lastConsumerPosition = -1;
     private long consumerStalledSinceMs;
     private volatile boolean accepting = true;
@@ -85,6 +86,7 @@ public final class ControlConductor implements AutoCloseable
         this.transport = transport;
         this.metadata = metadata;
         this.gpuRegions = new GpuRegionMapper(context.deviceMemory());
+        this.processWatch = new ProcessWatch(context.maxClients());
         this.context = context;
         this.registry = registry;
         this.toDaemonRing = toDaemonRing;
@@ -439,6 +441,11 @@ public final class ControlConductor implements AutoCloseable
             answerError(session, correlationId, ex.code(), ex.getMessage());
             return;
         }
+        if (!processWatch.watch(session))
+        {
+            answerError(session, correlationId, ControlError.MAP_FAILED, "process " + session.pid() + " is gone");
+            return;
+        }
         session.regions(session.regions().with(region));
         counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(length);
         counters.get(SystemCounter.REGIONS_REGISTERED).increment();
@@ -612,6 +619,7 @@ public final class ControlConductor implements AutoCloseable
         }
         registry.remove(session);
         session.markClosed();
+        processWatch.unwatch(session);
         if (segmentListeners != null)
         {
             segmentListeners.close(session);
@@ -655,6 +663,7 @@ public final class ControlConductor implements AutoCloseable
             work++;
         }
 
+        work += cutOffExitedProcesses();
         work += checkBlockedRing(now);
         work += reclaim();
         operations.onHousekeeping(now);
@@ -688,6 +697,24 @@ public final class ControlConductor implements AutoCloseable
             }
         }
         return 0;
+    }
+
+    /**
+     * A client whose process exited while its socket lives on (a forked child holds it): its process memory is
+     * reached by a pid that may soon name another process, so the session goes now.
+     */
+    private int cutOffExitedProcesses()
+    {
+        final List<ClientSession> exited = processWatch.poll();
+        for (int i = 0, size = exited.size(); i < size; i++)
+        {
+            final ClientSession session = exited.get(i);
+            LOG.warn("client segment {} pid {}: its process exited while its socket is still open (a forked child " +
+                "holds it); cutting it off, as its process memory is reached by that pid", session.segmentName(),
+                session.pid());
+            disconnect(session, "its process exited");
+        }
+        return exited.size();
     }
 
     private int reclaim()
@@ -801,6 +828,7 @@ public final class ControlConductor implements AutoCloseable
     @Override
     public void close()
     {
+        processWatch.close();
         listener.close();
     }
 }
