@@ -11,7 +11,8 @@ package io.xferd.daemon.peer;
  * ACCEPT (4)       S->C  int64 epoch
  * REFUSE (5)       S->C  UTF-8 reason; the server closes
  *
- * GET_SEGMENT (10)  C->S  UTF-8 segment name (without host:port)
+ * GET_SEGMENT (10)  C->S  UTF-8 segment name (without host:port); on a segment's own port (a Mooncake session,
+ *                         see SegmentListeners) any name, answered with that port's segment
  * DESCRIPTOR (11)   S->C  int32 status, then the descriptor JSON (status 0) or a UTF-8 reason
  * CONNECT_QP (12)   C->S  u8 length + the requester's rpc address (UTF-8 host:port), int64 the requester's
  *                         epoch (&gt; 0), then its RDMA QP endpoints (see io.xferd.daemon.rdma.QpExchangeCodec)
