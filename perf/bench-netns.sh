@@ -2,7 +2,7 @@
 # Cross-host benchmark on one machine: two network namespaces joined by a veth pair play two hosts, each with
 # its own xferd daemon. Measures iperf3 -P N on the same pair (N = the daemons' connections per peer), then
 # xferd bench write and read at 1 MiB and 64 KiB blocks with 1 and 2 client threads, and the KV workload, and
-# prints a summary with the ratios the README quotes (xferd / iperf3, 64 KiB / 1 MiB, 2 threads / 1 thread,
+# prints a summary with the ratios docs/performance.md quotes (xferd / iperf3, 64 KiB / 1 MiB, 2 threads / 1 thread,
 # KV transfer time / wire time).
 #
 #   perf/bench-netns.sh [--connections N] [--duration S] [--qps "2 4 8"] [--tokens 1024,8192] [--requests N]

@@ -55,7 +55,7 @@ read -r -a settings <<< "${JMH_OPTS:--f 1 -wi 3 -w 2s -i 5 -r 2s}"
 args=("$include" "${settings[@]}")
 [[ -n "$idle" ]] && args+=(-p "idle=$idle")
 if [[ $gc -eq 1 ]]; then
-  # -jvmArgsPrepend: the benchmarks' own flags (@Fork jvmArgsAppend) stay in force
+  # -jvmArgsPrepend: BenchmarkMain adds it after the flags of jvm.flags; @Fork jvmArgsAppend stays in force
   args+=(-prof gc -jvmArgsPrepend -Dxferd.perf.threadAlloc=true)
 fi
 

@@ -38,7 +38,7 @@ left() {
   local end=$((case_end < deadline ? case_end : deadline))
   echo $((end - SECONDS > 5 ? end - SECONDS : 5))
 }
-# the client library's JVM flags (README, "The client library"): FFM, and Agrona's access to jdk.internal.misc
+# the client library's JVM flags (docs/user-guide.md, "The client library"): FFM, and Agrona's access to jdk.internal.misc
 checker=("$java" --enable-native-access=ALL-UNNAMED --add-exports=java.base/jdk.internal.misc=ALL-UNNAMED -Xmx2g
     -cp "$cp" io.xferd.daemon.gpu.GpuTransferCheckMain)
 # in the background, waited for: a signal to this script is then handled at once (and cleans up), not after the JVM

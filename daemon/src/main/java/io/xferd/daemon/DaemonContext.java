@@ -19,7 +19,11 @@ public final class DaemonContext
     public static final Path DEFAULT_DIRECTORY = Path.of("/dev/shm/xferd");
 
     private Path directory = DEFAULT_DIRECTORY;
-    private int toDaemonRingCapacity = 1024 * 1024;
+    private int submitRingCapacity = 1024 * 1024;
+    private int maxBatchEntries = 4096;
+    private int batchTrackersPerClient = 64;
+    private int maxRegionsPerClient = 16384;
+    private int maxPendingControlPerClient = 64;
     private int completionRingCapacity = 256 * 1024;
     private int maxClients = 128;
     private long maxRequestLength = 4L * 1024 * 1024 * 1024;
@@ -28,7 +32,6 @@ public final class DaemonContext
     private int transferWorkers = 1;
     private String idleStrategy = "backoff";
     private long livenessTimeoutMs = 2000;
-    private long ringUnblockTimeoutMs = 1000;
     private long drainTimeoutMs = 5000;
     private int countersCapacity = 256;
     private long dutyCycleByteBudget = 8L * 1024 * 1024;
@@ -61,7 +64,14 @@ public final class DaemonContext
      */
     public DaemonContext conclude()
     {
-        requirePowerOfTwo("to-daemon ring capacity", toDaemonRingCapacity);
+        requirePowerOfTwo("submit ring capacity", submitRingCapacity);
+        require(submitRingCapacity >= 64 * 1024, "submit ring capacity must be at least 64 KiB: " + submitRingCapacity);
+        require(maxBatchEntries >= 1, "max batch entries must be positive: " + maxBatchEntries);
+        require(maxRegionsPerClient >= 1, "max regions per client must be positive: " + maxRegionsPerClient);
+        require(maxPendingControlPerClient >= 1 && maxPendingControlPerClient <= 4096,
+            "max pending control requests per client must be 1..4096: " + maxPendingControlPerClient);
+        require(batchTrackersPerClient >= 1 && batchTrackersPerClient <= 4096,
+            "batch trackers per client must be 1..4096: " + batchTrackersPerClient);
         requirePowerOfTwo("completion ring capacity", completionRingCapacity);
         requirePowerOfTwo("pipeline size", pipelineSize);
         require(maxClients > 0 && maxClients <= 65536, "max clients must be 1..65536: " + maxClients);
@@ -123,14 +133,17 @@ public final class DaemonContext
         map.put("threading_mode", threadingMode.name());
         map.put("transfer_workers", transferWorkers);
         map.put("idle_strategy", idleStrategy);
-        map.put("to_daemon_ring_capacity", toDaemonRingCapacity);
+        map.put("submit_ring_capacity", submitRingCapacity);
+        map.put("max_batch_entries", maxBatchEntriesInForce());
+        map.put("batch_trackers_per_client", batchTrackersPerClient);
+        map.put("max_regions_per_client", maxRegionsPerClient);
+        map.put("max_pending_control_per_client", maxPendingControlPerClient);
         map.put("completion_ring_capacity", completionRingCapacity);
         map.put("max_in_flight_per_client", maxInFlightPerClient());
         map.put("max_clients", maxClients);
         map.put("max_request_length", maxRequestLength);
         map.put("pipeline_size", pipelineSize);
         map.put("liveness_timeout_ms", livenessTimeoutMs);
-        map.put("ring_unblock_timeout_ms", ringUnblockTimeoutMs);
         map.put("drain_timeout_ms", drainTimeoutMs);
         map.put("protocol", protocol);
         if (transportInUse != null)
@@ -178,14 +191,77 @@ public final class DaemonContext
         return this;
     }
 
-    public int toDaemonRingCapacity()
+    /**
+     * Data capacity of each client's submit ring (a power of two; its trailer comes on top).
+     */
+    public int submitRingCapacity()
     {
-        return toDaemonRingCapacity;
+        return submitRingCapacity;
     }
 
-    public DaemonContext toDaemonRingCapacity(final int value)
+    public DaemonContext submitRingCapacity(final int value)
     {
-        this.toDaemonRingCapacity = value;
+        this.submitRingCapacity = value;
+        return this;
+    }
+
+    public DaemonContext maxBatchEntries(final int value)
+    {
+        this.maxBatchEntries = value;
+        return this;
+    }
+
+    /**
+     * The most entries a SUBMIT_BATCH may carry (WELCOME tells clients): as configured, but never more than the
+     * largest batch (with a full-size notify) a submit ring record can hold, one eighth of the ring.
+     */
+    public int maxBatchEntriesInForce()
+    {
+        final int fitting = (submitRingCapacity / 8 - io.xferd.ipc.SubmitBatchFlyweight.HEADER_LENGTH -
+            io.xferd.ipc.SubmitRequestFlyweight.MAX_NOTIFY_LENGTH) / io.xferd.ipc.SubmitBatchFlyweight.ENTRY_LENGTH;
+        return Math.max(1, Math.min(maxBatchEntries, fitting));
+    }
+
+    /**
+     * Regions one client may have registered at once; one more is refused with LIMIT_REACHED.
+     */
+    public int maxRegionsPerClient()
+    {
+        return maxRegionsPerClient;
+    }
+
+    public DaemonContext maxRegionsPerClient(final int value)
+    {
+        this.maxRegionsPerClient = value;
+        return this;
+    }
+
+    /**
+     * Control requests of one client the conductor may hold unanswered at once (opens of remote segments, unregisters
+     * waiting for a copy to end); one more is refused with LIMIT_REACHED.
+     */
+    public int maxPendingControlPerClient()
+    {
+        return maxPendingControlPerClient;
+    }
+
+    public DaemonContext maxPendingControlPerClient(final int value)
+    {
+        this.maxPendingControlPerClient = value;
+        return this;
+    }
+
+    /**
+     * Batches one client may have in flight at once before intake waits for one to end (each is one completion).
+     */
+    public int batchTrackersPerClient()
+    {
+        return batchTrackersPerClient;
+    }
+
+    public DaemonContext batchTrackersPerClient(final int value)
+    {
+        this.batchTrackersPerClient = value;
         return this;
     }
 
@@ -274,17 +350,6 @@ public final class DaemonContext
     public DaemonContext livenessTimeoutMs(final long value)
     {
         this.livenessTimeoutMs = value;
-        return this;
-    }
-
-    public long ringUnblockTimeoutMs()
-    {
-        return ringUnblockTimeoutMs;
-    }
-
-    public DaemonContext ringUnblockTimeoutMs(final long value)
-    {
-        this.ringUnblockTimeoutMs = value;
         return this;
     }
 

@@ -34,7 +34,6 @@ import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.SystemEpochClock;
 import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.status.CountersManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,7 +53,7 @@ public final class XferDaemon implements AutoCloseable
 
     private final DaemonContext context;
     private final RuntimeDirectory directory;
-    private final ManyToOneRingBuffer toDaemonRing;
+    private final ClientRegistry registry;
     private final SystemCounters counters;
     private final TransferPipeline pipeline;
     private final ControlConductor conductor;
@@ -91,14 +90,14 @@ public final class XferDaemon implements AutoCloseable
             }
             throw ex;
         }
-        final UnsafeBuffer cnc = directory.createCncFile(context.toDaemonRingCapacity(),
+        final UnsafeBuffer cnc = directory.createCncFile(
             context.countersCapacity() * org.agrona.concurrent.status.CountersReader.COUNTER_LENGTH,
             Process.pid(), context.livenessTimeoutMs());
-        this.toDaemonRing = new ManyToOneRingBuffer(CncFileDescriptor.toDaemonBuffer(cnc));
         this.counters = new SystemCounters(new CountersManager(
             CncFileDescriptor.countersMetadataBuffer(cnc), CncFileDescriptor.countersValuesBuffer(cnc)));
 
         final ClientRegistry registry = new ClientRegistry(context.maxClients());
+        this.registry = registry;
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects = new ManyToOneConcurrentArrayQueue<>(1024);
         final LocalNics localNics;
         final long epoch = newEpoch(); // the peer handshake announces it, CONNECT_QP carries it
@@ -144,8 +143,8 @@ public final class XferDaemon implements AutoCloseable
         this.journal = Journal.start(context.operations(), counters);
         transport.journal(journal.recorder());
 
-        final Agent intake = new SubmitAdapter(toDaemonRing, pipeline.ring(), registry, disconnects, counters, nanoClock,
-            journal.recorder());
+        final Agent intake = new SubmitAdapter(pipeline.ring(), registry, disconnects, counters, nanoClock,
+            journal.recorder(), context.maxBatchEntriesInForce(), context.batchTrackersPerClient());
         final List<Agent> workers = new ArrayList<>();
         for (int i = 0; i < context.transferWorkers(); i++)
         {
@@ -171,9 +170,9 @@ public final class XferDaemon implements AutoCloseable
         }
 
         this.metadata = ClusterMetadata.create(context, peerServer::describe, transport);
-        this.conductor = new ControlConductor(context, directory, registry, toDaemonRing, disconnects, counters,
+        this.conductor = new ControlConductor(context, directory, registry, cnc, disconnects, counters,
             SystemEpochClock.INSTANCE, transport, metadata);
-        conductor.segmentListeners(peerServer.segmentListeners());
+        conductor.segmentPorts(peerServer.segmentListeners());
         this.registryWriter = RegistryWriter.create(context, Process.pid());
         this.notifier = new SystemdNotifier(System.getenv(),
             dutyCycles.stream().<java.util.function.LongSupplier>map(tracker -> tracker::cycles).toList());
@@ -184,13 +183,30 @@ public final class XferDaemon implements AutoCloseable
                 registryWriter.onClientConnected(session);
             }
 
+            public void onRegionAdded(final ClientSession session, final io.xferd.daemon.memory.Region region)
+            {
+                syncRdma(session);
+                registryWriter.onRegionAdded(session, region);
+            }
+
+            public void onRegionRemoved(final ClientSession session, final io.xferd.daemon.memory.Region region)
+            {
+                syncRdma(session);
+                registryWriter.onRegionRemoved(session, region);
+            }
+
             public void onRegionsChanged(final ClientSession session)
+            {
+                syncRdma(session);
+                registryWriter.onRegionsChanged(session);
+            }
+
+            private void syncRdma(final ClientSession session)
             {
                 if (rdmaRegistrar != null)
                 {
                     rdmaRegistrar.sync(session.regions()); // before the descriptor is published
                 }
-                registryWriter.onRegionsChanged(session);
             }
 
             public void onClientDisconnected(final ClientSession session)
@@ -212,7 +228,7 @@ public final class XferDaemon implements AutoCloseable
             }
         });
         this.metrics = MetricsEndpoint.start(context.operations(),
-            new MetricsCollector(counters, toDaemonRing, journal.stats(), journal.names())
+            new MetricsCollector(counters, journal.stats(), journal.names())
                 .peers(() -> transport.links().values()));
         this.conductorThread = new Thread(this::runConductor, "xferd-conductor");
     }
@@ -306,7 +322,7 @@ public final class XferDaemon implements AutoCloseable
         conductor.stopAccepting();
         final long deadline = System.currentTimeMillis() + context.drainTimeoutMs();
         while (System.currentTimeMillis() < deadline &&
-            (toDaemonRing.producerPosition() > toDaemonRing.consumerPosition() || !pipeline.isIdle()))
+            (registry.anySubmitBacklog() || !pipeline.isIdle()))
         {
             conductor.doWork();
         }

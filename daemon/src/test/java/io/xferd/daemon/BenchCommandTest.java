@@ -3,6 +3,7 @@ package io.xferd.daemon;
 import io.xferd.daemon.cli.XferdMain;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -20,6 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * byte verified, the two-role form (a bench-target started apart, its TARGET line passed on), the KV workload,
  * and the failures a bench must not hide (bytes that differ, a target that does not exist).
  */
+@Tag("integration")
 @Timeout(60)
 class BenchCommandTest
 {

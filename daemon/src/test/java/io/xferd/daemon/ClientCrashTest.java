@@ -12,6 +12,7 @@ import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -30,6 +31,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * socket, frees everything it registered once no transfer borrows it, and the other clients carry on. Requests
  * aimed at a dead client fail with a status that says so; none hangs and none reports success.
  */
+@Tag("integration")
 @Timeout(90)
 class ClientCrashTest
 {

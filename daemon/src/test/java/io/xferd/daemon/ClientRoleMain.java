@@ -31,6 +31,10 @@ import java.nio.file.Path;
  *   prints {@code REFUSED <status>} for each, then WRITEs and READs back 4 KiB inside it; exit 0 only when all
  *   three failed with {@code TARGET_RANGE_NOT_REGISTERED} having moved no byte and the in-bounds round trip
  *   matched (the refusals left the connection usable).</li>
+ *   <li>{@code rounds DIR NAME}: registers 64 KiB, prints {@code READY}, then for each {@code ROUND seed} line
+ *   WRITEs 16 KiB of the seed's data into its own segment with one SUBMIT, READs it back elsewhere with a
+ *   SUBMIT_BATCH of 4 entries, checks every byte and prints {@code ROUND seed ok} (or {@code ROUND seed FAILED
+ *   why}), until {@code EXIT}: an honest client that proves, round after round, that it is still served.</li>
  * </ul>
  */
 public final class ClientRoleMain
@@ -54,6 +58,7 @@ public final class ClientRoleMain
                     Long.parseLong(args[6]), Long.parseLong(args[7]), Integer.parseInt(args[8]));
                 case "out-of-bounds" -> outOfBounds(client, args[3], Long.parseLong(args[4]),
                     Integer.parseInt(args[5]));
+                case "rounds" -> rounds(client);
                 case "flood" -> flood(client, args[3], Long.parseLong(args[4]), Integer.parseInt(args[5]),
                     Integer.parseInt(args[6]));
                 default -> throw new IllegalArgumentException("unknown role " + args[0]);
@@ -61,6 +66,64 @@ public final class ClientRoleMain
             System.out.flush();
             System.exit(exitCode);
         }
+    }
+
+    private static int rounds(final XferClient client) throws IOException
+    {
+        final int block = 16 * 1024;
+        final SharedBuffer buffer = client.allocateMemory(4 * block);
+        client.registerMemory(buffer, "cpu:0");
+        final io.xferd.client.TransferBatch readBack = new io.xferd.client.TransferBatch(4);
+        final TransferRequest write = new TransferRequest();
+        System.out.println("READY " + client.segmentName());
+        System.out.flush();
+        final BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null && !line.equals("EXIT"))
+        {
+            final long seed = Long.parseLong(line.split(" ")[1]);
+            String failure = null;
+            try
+            {
+                SystemTests.fill(buffer.segment().asSlice(0, block), seed);
+                buffer.segment().asSlice(2 * block, block).fill((byte)0);
+                final long batch = client.allocateBatch(2);
+                client.submitTransfer(batch, write.set(Opcode.WRITE, buffer.address(), client.ownSegment(),
+                    buffer.address() + block, block));
+                if (!client.awaitBatch(batch, TIMEOUT_MS))
+                {
+                    failure = "WRITE " + TransferStatus.name(client.getTransferStatus(batch, 0).status());
+                }
+                else
+                {
+                    readBack.reset(Opcode.READ, client.ownSegment());
+                    for (int i = 0; i < 4; i++)
+                    {
+                        readBack.add(buffer.address() + 2 * block + i * (block / 4L),
+                            buffer.address() + block + i * (block / 4L), block / 4);
+                    }
+                    final int task = client.submitBatch(batch, readBack);
+                    if (!client.awaitBatch(batch, TIMEOUT_MS))
+                    {
+                        failure = "batch READ " + TransferStatus.name(client.getTransferStatus(batch, task).status());
+                    }
+                }
+                client.freeBatch(batch);
+                final long mismatch = failure != null ? -1 : SystemTests.firstMismatch(buffer.segment(), 2 * block,
+                    SystemTests.randomBytes(seed, block), 0, block);
+                if (failure == null && mismatch >= 0)
+                {
+                    failure = "byte " + mismatch + " differs";
+                }
+            }
+            catch (final RuntimeException ex)
+            {
+                failure = ex.toString();
+            }
+            System.out.println("ROUND " + seed + (failure == null ? " ok" : " FAILED " + failure));
+            System.out.flush();
+        }
+        return 0;
     }
 
     private static int hold(final XferClient client, final int size, final long seed) throws IOException

@@ -11,6 +11,7 @@ import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -30,6 +31,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * (WRITE) and pull (READ) random data, and the API's addressing rules hold (registered ranges, segment names,
  * notifications).
  */
+@Tag("integration")
 @Timeout(90)
 class ClientToClientTransferTest
 {

@@ -8,6 +8,7 @@ import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -30,6 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * a shared target and READs back: every byte of every request is checked, and the shared target ends up holding
  * exactly what each client last wrote into its part of it.
  */
+@Tag("integration")
 @Timeout(180)
 class ConcurrentClientsTest
 {

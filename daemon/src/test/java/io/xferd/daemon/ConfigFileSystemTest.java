@@ -5,6 +5,7 @@ import io.xferd.nativebindings.Availability;
 import io.xferd.nativebindings.verbs.Verbs;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,6 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code xferd daemon --config FILE} as its own process: a tcp configuration serves, {@code protocol: rdma} on a
  * host that cannot serve it exits 2 naming the reason (and claims nothing), a bad file exits 2 naming the field.
  */
+@Tag("integration")
 @Timeout(120)
 class ConfigFileSystemTest
 {

@@ -3,6 +3,7 @@ package io.xferd.daemon;
 import io.xferd.daemon.cli.XferdMain;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -16,6 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Two hosts (network namespaces) and an etcd on host A's address: a client on host A names the segment of a
  * client on host B by its plain name only, and writes and reads it, every byte verified.
  */
+@Tag("integration")
 @Timeout(90)
 class CrossHostMetadataTest
 {

@@ -4,6 +4,7 @@ import io.xferd.daemon.cli.XferdMain;
 import io.xferd.ipc.SystemCounter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -19,6 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * a client asks for bytes outside what B registered; then the peer daemon dies, the link is cut, and a peer
  * without the cluster token knocks.
  */
+@Tag("integration")
 @Timeout(120)
 class CrossHostTransferTest
 {

@@ -10,6 +10,7 @@ import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.TransferStatus;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -28,6 +29,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * restarted daemon takes over the directory the dead one left and clients reconnect to it, a second daemon for
  * a directory that is served refuses to start, and SIGTERM stops it cleanly.
  */
+@Tag("integration")
 @Timeout(120)
 class DaemonLifecycleTest
 {

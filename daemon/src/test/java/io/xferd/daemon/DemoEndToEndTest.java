@@ -4,6 +4,7 @@ import io.xferd.daemon.cli.XferdMain;
 import io.xferd.ipc.CncFileDescriptor;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -16,6 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The first run a user makes, {@code xferd demo}, end to end: a daemon, a prefill process and a decode process
  * move a KV cache and the decode side checks every byte.
  */
+@Tag("integration")
 @Timeout(150)
 class DemoEndToEndTest
 {

@@ -13,6 +13,7 @@ import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
 import io.xferd.nativebindings.cuda.CudaRuntime;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -33,6 +34,7 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
  * to end; {@link GpuOverTcpTest} covers GPU memory between daemons. Real GPUs are checked by
  * daemon/src/test/gpu/run-gpu-transfer.sh.
  */
+@Tag("integration")
 @Timeout(60)
 class GpuMemoryTest
 {

@@ -11,6 +11,7 @@ import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -29,6 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * bypassed the staging would not be where it belongs. The staging buffer (5000 bytes) is smaller than a slice (16 KiB)
  * and divides neither it nor the request, which spans four slices, so every slice is several chunks, the last short.
  */
+@Tag("integration")
 @Timeout(60)
 class GpuOverTcpTest
 {

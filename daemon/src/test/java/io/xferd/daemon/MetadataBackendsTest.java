@@ -8,6 +8,7 @@ import io.xferd.daemon.metadata.MetadataStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 
 import java.net.InetSocketAddress;
@@ -23,6 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * verified; the segment leaves the store when its client disconnects, the other daemon drops it from its cache
  * (etcd's watch, redis keyspace notifications, http polling), and finds the client again once it comes back.
  */
+@Tag("integration")
 @Timeout(60)
 class MetadataBackendsTest
 {

@@ -6,6 +6,7 @@ import io.xferd.daemon.cli.XferdMain;
 import io.xferd.daemon.metadata.MetadataStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -20,6 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * its lease; etcd killed and started again empty, the daemon publishes again; etcd down when the daemon starts,
  * the daemon says so, serves its local clients, and its segment is findable once etcd is up.
  */
+@Tag("integration")
 @Timeout(90)
 class MetadataLifecycleTest
 {

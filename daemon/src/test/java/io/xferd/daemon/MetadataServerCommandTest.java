@@ -2,6 +2,7 @@ package io.xferd.daemon;
 
 import io.xferd.daemon.cli.XferdMain;
 import io.xferd.daemon.metadata.HttpMetadataStore;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -17,6 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code xferd metadata-server} as a process: Mooncake's http contract (GET/PUT/DELETE {@code ?key=}, 404 for an
  * absent key), keys PUT with a TTL expire unless PUT again, and SIGTERM stops it with exit 0.
  */
+@Tag("integration")
 @Timeout(60)
 class MetadataServerCommandTest
 {

@@ -8,6 +8,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.CountersReader;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -24,6 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * a NIC taken down mid-transfer is paused and its slices finish on the other, every byte verified; once the
  * NIC is back it carries slices again. The per-path counters in the daemon's cnc file show all of it.
  */
+@Tag("integration")
 @Timeout(180)
 class MultiNicStripingTest
 {

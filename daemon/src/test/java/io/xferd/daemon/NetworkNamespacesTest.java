@@ -3,6 +3,7 @@ package io.xferd.daemon;
 import io.xferd.daemon.cli.JavaProcesses;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -20,6 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * pair; with the link down it fails within its timeout; with the link up again it works; and closing removes both
  * namespaces.
  */
+@Tag("integration")
 @Timeout(90)
 class NetworkNamespacesTest
 {

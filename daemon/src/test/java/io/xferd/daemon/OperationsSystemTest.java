@@ -9,6 +9,7 @@ import io.xferd.daemon.cli.XferdMain;
 import io.xferd.daemon.registry.RegistryFile;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import picocli.CommandLine;
@@ -38,6 +39,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * request lands in the journal, which {@code xferd profile} turns into percentile tables, an HTML page and one
  * request's story by its trace id.
  */
+@Tag("integration")
 @Timeout(120)
 class OperationsSystemTest
 {
@@ -68,7 +70,8 @@ class OperationsSystemTest
     void shouldShowStatusServeMetricsAndJournalEveryRequest() throws Exception
     {
         final ChildProcess daemon = new ChildProcessHolder(ChildProcess.start("daemon", XferdMain.class, "daemon",
-            "--dir", directory.toString(), "--metrics-address", "127.0.0.1:0", "--slow-request-ms", "0")).track();
+            "--dir", directory.toString(), "--rpc-address", "127.0.0.1:0", "--metrics-address", "127.0.0.1:0",
+            "--slow-request-ms", "0")).track();
         final String metricsLine = daemon.awaitLine("metrics on http://", WAIT);
         daemon.awaitLine("xferd daemon serving", WAIT);
         final Matcher port = Pattern.compile("127\\.0\\.0\\.1:(\\d+)/metrics").matcher(metricsLine);
@@ -107,15 +110,15 @@ class OperationsSystemTest
         assertThat(status.path("requests").path("submitted").asLong()).isEqualTo(REQUESTS + 1);
         assertThat(status.path("requests").path("failed").asLong()).isEqualTo(1);
         assertThat(status.path("requests").path("in_flight").asLong()).isZero();
-        assertThat(status.path("rings").path("to_daemon").path("capacity_bytes").asLong()).isPositive();
-        assertThat(status.path("rings").path("to_daemon").path("producer_position").asLong()).isPositive();
+        assertThat(status.path("clients_cut_off").asLong()).isZero();
+        assertThat(status.path("malformed_ring_records").asLong()).isZero();
         assertThat(status.path("nics").get(0).path("name").asText()).isEqualTo("shm");
         assertThat(status.path("nics").get(0).path("bytes").asLong()).isEqualTo(REQUESTS * 64L * KIB);
         assertThat(status.path("config").path("journal").asBoolean()).isTrue();
         final CliRun text = cli("status", "--dir", directory.toString());
         assertThat(text.exitCode).isZero();
         assertThat(text.out).contains("running", "prefill", "region 0x" + Long.toHexString(buffer.address()),
-            "to-daemon ring", "shm");
+            "clients cut off for breaking the ring protocol: 0", "shm");
 
         // metrics: read at scrape time; the journal agent's totals arrive within its next duty cycles
         final String ok = "xferd_transfers_total{nic=\"shm\",op=\"write\",peer=\"local\",status=\"ok\"} " +
@@ -130,7 +133,7 @@ class OperationsSystemTest
             "xferd_transfer_latency_seconds_count{nic=\"shm\",op=\"write\",peer=\"local\"} " + REQUESTS,
             "xferd_transfer_latency_seconds_bucket{nic=\"shm\",op=\"write\",peer=\"local\",le=\"+Inf\"} " + REQUESTS,
             "xferd_clients 1.0", "xferd_registered_bytes 4194304.0", "xferd_requests_in_flight 0.0",
-            "xferd_ring_occupancy_bytes{ring=\"to_daemon\"} 0.0", "xferd_journal_dropped_records_total 0.0",
+            "xferd_clients_cut_off_total 0.0", "xferd_journal_dropped_records_total 0.0",
             "# TYPE xferd_transfer_latency_seconds histogram");
 
         client.close();

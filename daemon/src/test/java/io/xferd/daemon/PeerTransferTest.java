@@ -10,6 +10,7 @@ import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -24,6 +25,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * Two daemons on loopback (the network-namespace tests put them on two "hosts"): a client of one reads and
  * writes the registered memory of a client of the other through the daemons' TCP transport.
  */
+@Tag("integration")
 @Timeout(60)
 class PeerTransferTest
 {

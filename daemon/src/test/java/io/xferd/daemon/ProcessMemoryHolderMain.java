@@ -2,6 +2,7 @@ package io.xferd.daemon;
 
 import io.xferd.ipc.ControlFrame;
 import io.xferd.ipc.ControlMessages;
+import io.xferd.ipc.ProcessMemoryRegistration;
 import io.xferd.nativebindings.libc.MappedMemory;
 
 import java.io.BufferedReader;
@@ -26,8 +27,6 @@ import java.time.Duration;
  */
 public final class ProcessMemoryHolderMain
 {
-    static final int REGISTER_PROCESS_MEMORY = 6;
-
     private ProcessMemoryHolderMain()
     {
     }
@@ -82,14 +81,13 @@ public final class ProcessMemoryHolderMain
     }
 
     /**
-     * REGISTER_PROCESS_MEMORY (protocol 2, type 6): 0 correlation id, 8 address, 16 length, 24 location.
+     * Send REGISTER_PROCESS_MEMORY and wait for its answer.
      */
     static ControlFrame register(
         final RawControlSession session, final long correlationId, final long address, final long length,
         final String location)
     {
-        return session.request(frame -> frame.begin(REGISTER_PROCESS_MEMORY)
-            .putLong(ControlMessages.CORRELATION_ID, correlationId).putLong(8, address).putLong(16, length)
-            .putString(24, location), Duration.ofSeconds(20));
+        return session.request(frame -> new ProcessMemoryRegistration(correlationId, address, length, location)
+            .encode(frame), Duration.ofSeconds(20));
     }
 }

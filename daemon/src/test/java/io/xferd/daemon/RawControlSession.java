@@ -5,27 +5,27 @@ import io.xferd.ipc.CompletionFlyweight;
 import io.xferd.ipc.ControlFrame;
 import io.xferd.ipc.ControlMessages;
 import io.xferd.ipc.RecordTypes;
+import io.xferd.ipc.RingsFileDescriptor;
 import io.xferd.ipc.SubmitRequestFlyweight;
 import io.xferd.nativebindings.libc.MappedMemory;
 import io.xferd.nativebindings.libc.Memfd;
 import io.xferd.nativebindings.libc.Poller;
 import io.xferd.nativebindings.libc.UnixSocket;
-import org.agrona.IoUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.MappedByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.function.Consumer;
 
 /**
  * A client that speaks the control protocol by hand, without the client library: it says HELLO like any client
- * (so it gets a slot and a session token, the credentials of its ring records) and then does what the test
- * wants with them: control frames of its own making, and single requests through the rings
- * ({@link #submitAndAwait}).
+ * (so it gets its rings file) and then does what the test wants: control frames of its own making, single requests
+ * through its rings ({@link #submitAndAwait}), or any bytes at all written into its own submit ring
+ * ({@link #submitRingBuffer()}).
  */
 final class RawControlSession implements AutoCloseable
 {
@@ -35,10 +35,13 @@ final class RawControlSession implements AutoCloseable
     private final Poller poller = new Poller(1);
     private final UnixSocket socket;
     private final Path directory;
-    private MemorySegment completionRing;
+    private MemorySegment rings;
+    private UnsafeBuffer completionRingBuffer;
+    private UnsafeBuffer submitRingBuffer;
+    private OneToOneRingBuffer submitRing;
     private int slot;
-    private long sessionToken;
     private long segmentHandle;
+    private int maxBatchEntries;
 
     private RawControlSession(final UnixSocket socket, final Path directory)
     {
@@ -53,11 +56,9 @@ final class RawControlSession implements AutoCloseable
      */
     static RawControlSession hello(final Path directory, final String name, final Duration timeout)
     {
-        final RawControlSession session =
-            new RawControlSession(UnixSocket.connect(directory.resolve(CncFileDescriptor.SOCKET_FILE)), directory);
+        final RawControlSession session = connect(directory);
         try
         {
-            session.socket.configureBlocking(false);
             session.sayHello(name, timeout);
             return session;
         }
@@ -68,11 +69,24 @@ final class RawControlSession implements AutoCloseable
         }
     }
 
+    /**
+     * Connect without saying anything yet (the test sends its own first frame with {@link #request}).
+     */
+    static RawControlSession connect(final Path directory)
+    {
+        final RawControlSession session =
+            new RawControlSession(UnixSocket.connect(directory.resolve(CncFileDescriptor.SOCKET_FILE)), directory);
+        session.socket.configureBlocking(false);
+        return session;
+    }
+
     private void sayHello(final String name, final Duration timeout)
     {
         final ControlFrame frame = new ControlFrame().wrap(frameBuffer, 0).begin(ControlMessages.HELLO)
             .putInt(ControlMessages.HELLO_VERSION, ControlMessages.PROTOCOL_VERSION)
             .putInt(ControlMessages.HELLO_PID, (int)ProcessHandle.current().pid())
+            .putInt(ControlMessages.HELLO_FLAGS, 0)
+            .putInt(ControlMessages.HELLO_FLAGS + 4, 0)
             .putString(ControlMessages.HELLO_NAME, name);
         final int length = frame.length();
         final long deadline = System.nanoTime() + timeout.toNanos();
@@ -107,8 +121,13 @@ final class RawControlSession implements AutoCloseable
         {
             if (answer.type() == ControlMessages.WELCOME)
             {
-                completionRing = MappedMemory.mapShared(ringFd, 0,
-                    answer.getInt(ControlMessages.WELCOME_COMPLETION_RING_LENGTH));
+                final int completionLength = answer.getInt(ControlMessages.WELCOME_COMPLETION_RING_LENGTH);
+                final int submitLength = answer.getInt(ControlMessages.WELCOME_SUBMIT_RING_LENGTH);
+                rings = MappedMemory.mapShared(ringFd, 0, completionLength + (long)submitLength);
+                final UnsafeBuffer whole = new UnsafeBuffer(rings.address(), completionLength + submitLength);
+                completionRingBuffer = RingsFileDescriptor.completionRing(whole, completionLength);
+                submitRingBuffer = RingsFileDescriptor.submitRing(whole, completionLength, submitLength);
+                submitRing = new OneToOneRingBuffer(submitRingBuffer);
             }
             Memfd.close(ringFd);
         }
@@ -118,7 +137,7 @@ final class RawControlSession implements AutoCloseable
                 (answer.type() == ControlMessages.ERROR ? ": " + answer.getString(ControlMessages.ERROR_MESSAGE) : ""));
         }
         slot = answer.getInt(ControlMessages.WELCOME_CLIENT_SLOT);
-        sessionToken = answer.getLong(ControlMessages.WELCOME_SESSION_TOKEN);
+        maxBatchEntries = answer.getInt(ControlMessages.WELCOME_MAX_BATCH_ENTRIES);
         segmentHandle = answer.getLong(ControlMessages.WELCOME_SEGMENT_HANDLE);
     }
 
@@ -130,11 +149,69 @@ final class RawControlSession implements AutoCloseable
      */
     ControlFrame request(final Consumer<ControlFrame> encoder, final Duration timeout)
     {
+        return request(encoder, -1, timeout);
+    }
+
+    /**
+     * Send a request without waiting for its answer (to hold several at once); read answers with {@link #answer}.
+     */
+    void send(final Consumer<ControlFrame> encoder, final Duration timeout)
+    {
         final ControlFrame frame = new ControlFrame().wrap(frameBuffer, 0);
         encoder.accept(frame);
         final int length = frame.length();
         final long deadline = System.nanoTime() + timeout.toNanos();
         for (int sent = 0; sent < length; )
+        {
+            sent += Math.max(0, socket.send(frameMemory, sent, length - sent));
+            checkDeadline(deadline, "sending a request");
+        }
+    }
+
+    /**
+     * Read the next answer (one frame).
+     *
+     * @return the answer, valid until the next call.
+     */
+    ControlFrame answer(final Duration timeout)
+    {
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        int received = 0;
+        while (received < ControlFrame.HEADER_LENGTH || received < ControlFrame.frameLength(frameBuffer, 0))
+        {
+            checkDeadline(deadline, "waiting for an answer");
+            awaitReadable(deadline);
+            final int wanted = received < ControlFrame.HEADER_LENGTH ? ControlFrame.HEADER_LENGTH - received :
+                ControlFrame.frameLength(frameBuffer, 0) - received;
+            final int n = socket.receive(frameMemory, received, wanted);
+            if (n == 0)
+            {
+                throw new AssertionError("daemon closed the connection instead of answering");
+            }
+            received += Math.max(0, n);
+        }
+        return new ControlFrame().wrap(frameBuffer, 0);
+    }
+
+    /**
+     * As {@link #request(Consumer, Duration)}, passing {@code fd} (SCM_RIGHTS) with the frame when not negative.
+     */
+    ControlFrame request(final Consumer<ControlFrame> encoder, final int fd, final Duration timeout)
+    {
+        final ControlFrame frame = new ControlFrame().wrap(frameBuffer, 0);
+        encoder.accept(frame);
+        final int length = frame.length();
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        int sent = 0;
+        if (fd >= 0)
+        {
+            while (sent == 0)
+            {
+                sent = Math.max(0, socket.sendWithFd(frameMemory, 0, length, fd));
+                checkDeadline(deadline, "sending a request with a descriptor");
+            }
+        }
+        while (sent < length)
         {
             final int n = socket.send(frameMemory, sent, length - sent);
             sent += Math.max(0, n);
@@ -156,7 +233,8 @@ final class RawControlSession implements AutoCloseable
     }
 
     /**
-     * Submit one request through the to-daemon ring, as the client library would, and wait for its completion.
+     * Submit one request through this client's submit ring, as the client library would, and wait for its
+     * completion.
      *
      * @return the completion's status.
      */
@@ -164,44 +242,71 @@ final class RawControlSession implements AutoCloseable
         final long length, final Duration timeout)
     {
         final long requestId = System.nanoTime();
-        final MappedByteBuffer cnc = IoUtil.mapExistingFile(directory.resolve(CncFileDescriptor.CNC_FILE).toFile(),
-            "cnc");
-        try
+        final int index = submitRing.tryClaim(RecordTypes.SUBMIT, SubmitRequestFlyweight.recordLength(0));
+        if (index <= 0)
         {
-            final ManyToOneRingBuffer toDaemon =
-                new ManyToOneRingBuffer(CncFileDescriptor.toDaemonBuffer(new UnsafeBuffer(cnc)));
-            final int index = toDaemon.tryClaim(RecordTypes.SUBMIT, SubmitRequestFlyweight.recordLength(0));
-            if (index <= 0)
-            {
-                throw new AssertionError("to-daemon ring full");
-            }
-            new SubmitRequestFlyweight().wrap(toDaemon.buffer(), index).clientSlot(slot).opcode(opcode)
-                .sessionToken(sessionToken).requestId(requestId).segmentHandle(segment).localAddress(localAddress)
-                .targetAddress(targetAddress).length(length).traceId(0).submitNanos(System.nanoTime()).noNotify();
-            toDaemon.commit(index);
+            throw new AssertionError("submit ring full");
         }
-        finally
-        {
-            IoUtil.unmap(cnc);
-        }
-        final ManyToOneRingBuffer completions =
-            new ManyToOneRingBuffer(new UnsafeBuffer(completionRing.address(), (int)completionRing.byteSize()));
+        new SubmitRequestFlyweight().wrap(submitRing.buffer(), index).clearReserved().opcode(opcode)
+            .requestId(requestId).segmentHandle(segment).localAddress(localAddress)
+            .targetAddress(targetAddress).length(length).traceId(0).submitNanos(System.nanoTime()).noNotify();
+        submitRing.commit(index);
+        return (int)awaitCompletion(requestId, timeout)[0];
+    }
+
+    /**
+     * Every COMPLETION record that arrives until (and including) the one of {@code requestId}, in order.
+     *
+     * @return {request id, status, bytes} of each.
+     */
+    java.util.List<long[]> completionsUntil(final long requestId, final Duration timeout)
+    {
+        final ManyToOneRingBuffer completions = new ManyToOneRingBuffer(completionRingBuffer);
         final CompletionFlyweight completion = new CompletionFlyweight();
-        final int[] status = {-1};
+        final java.util.List<long[]> seen = new java.util.ArrayList<>();
         final long deadline = System.nanoTime() + timeout.toNanos();
-        while (status[0] < 0)
+        while (seen.isEmpty() || seen.get(seen.size() - 1)[0] != requestId)
+        {
+            checkDeadline(deadline, "waiting for the completion of request " + requestId + " (seen " + seen.size() +
+                " others)");
+            completions.read((type, buffer, index, recordLength) ->
+            {
+                if (type == RecordTypes.COMPLETION && (seen.isEmpty() || seen.get(seen.size() - 1)[0] != requestId))
+                {
+                    completion.wrap(buffer, index);
+                    seen.add(new long[]{completion.requestId(), completion.status(), completion.bytesTransferred()});
+                }
+            });
+            Thread.onSpinWait();
+        }
+        return seen;
+    }
+
+    /**
+     * Wait for the completion of {@code requestId}; other records are skipped.
+     *
+     * @return {status, bytes transferred}.
+     */
+    long[] awaitCompletion(final long requestId, final Duration timeout)
+    {
+        final ManyToOneRingBuffer completions = new ManyToOneRingBuffer(completionRingBuffer);
+        final CompletionFlyweight completion = new CompletionFlyweight();
+        final long[] result = {-1, 0};
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        while (result[0] < 0)
         {
             checkDeadline(deadline, "waiting for the completion of request " + requestId);
             completions.read((type, buffer, index, recordLength) ->
             {
                 if (type == RecordTypes.COMPLETION && completion.wrap(buffer, index).requestId() == requestId)
                 {
-                    status[0] = completion.status();
+                    result[0] = completion.status();
+                    result[1] = completion.bytesTransferred();
                 }
             });
             Thread.onSpinWait();
         }
-        return status[0];
+        return result;
     }
 
     private void awaitReadable(final long deadline)
@@ -250,9 +355,25 @@ final class RawControlSession implements AutoCloseable
         return slot;
     }
 
-    long sessionToken()
+    /**
+     * @return this client's submit ring as raw memory (data area and trailer): the test may write anything into it.
+     */
+    UnsafeBuffer submitRingBuffer()
     {
-        return sessionToken;
+        return submitRingBuffer;
+    }
+
+    /**
+     * @return this client's submit ring as an honest producer writes it.
+     */
+    OneToOneRingBuffer submitRing()
+    {
+        return submitRing;
+    }
+
+    int maxBatchEntries()
+    {
+        return maxBatchEntries;
     }
 
     long segmentHandle()
@@ -264,9 +385,9 @@ final class RawControlSession implements AutoCloseable
     public void close()
     {
         socket.close();
-        if (completionRing != null)
+        if (rings != null)
         {
-            MappedMemory.unmap(completionRing);
+            MappedMemory.unmap(rings);
         }
         arena.close();
     }

@@ -8,6 +8,7 @@ import io.xferd.nativebindings.verbs.Verbs;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -24,6 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * written on has none, so this test has not run there). {@code XFERD_RDMA_DEVICES=mlx5_0,mlx5_1} chooses the
  * devices; {@code XFERD_RDMA_GID_INDEX} the GID index (default auto).
  */
+@Tag("integration")
 @Timeout(120)
 class RdmaEndToEndTest
 {

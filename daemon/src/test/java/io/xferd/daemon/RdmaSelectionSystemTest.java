@@ -4,6 +4,7 @@ import io.xferd.daemon.config.ConfigException;
 import io.xferd.daemon.status.StatusSnapshot;
 import io.xferd.nativebindings.verbs.Verbs;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -19,6 +20,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * A real daemon asked for {@code protocol: rdma} on a host without RDMA devices: it refuses to start and leaves
  * nothing behind, unless {@code protocol_fallback: tcp} is set, and then it serves TCP and says so in status.
  */
+@Tag("integration")
 @Timeout(30)
 class RdmaSelectionSystemTest
 {

@@ -8,6 +8,7 @@ import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -24,6 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The daemon checks every request it takes from the ring and fails a bad one alone, with a status that says what
  * was wrong; the daemon and the client that sent it carry on.
  */
+@Tag("integration")
 @Timeout(60)
 class RequestValidationTest
 {

@@ -3,6 +3,7 @@ package io.xferd.daemon;
 import io.xferd.daemon.cli.XferdMain;
 import io.xferd.nativebindings.libc.UnixDatagramSocket;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,6 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * started with {@code NOTIFY_SOCKET} and {@code WATCHDOG_USEC} speaks the notify protocol to a datagram socket
  * this test owns: READY=1, then WATCHDOG=1 at half the interval, then STOPPING=1 on SIGTERM and exit 0.
  */
+@Tag("integration")
 class SystemdServiceTest
 {
     private static final Path UNIT = Path.of("..", "packaging", "xferd.service").toAbsolutePath().normalize();
@@ -69,12 +71,14 @@ class SystemdServiceTest
             final long launched = System.nanoTime();
             try (ChildProcess daemon = ChildProcess.start("daemon",
                 Map.of("NOTIFY_SOCKET", notifyPath.toString(), "WATCHDOG_USEC", "400000"), XferdMain.class,
-                "daemon", "--dir", directory.toString(), "--metrics-address", "off", "--no-journal"))
+                "daemon", "--dir", directory.toString(), "--rpc-address", "127.0.0.1:0", "--metrics-address", "off",
+                "--no-journal"))
             {
                 final List<String> messages = new ArrayList<>();
                 awaitMessage(notify, messages, "READY=1", daemon);
                 assertThat(messages.getFirst()).contains("READY=1").contains("MAINPID=" + daemon.pid());
-                assertThat(daemon.output()).contains("xferd daemon serving");
+                // the datagram can overtake the log line on its way through the output reader: wait for the line
+                daemon.awaitLine("xferd daemon serving", SystemTests.WAIT);
 
                 awaitMessage(notify, messages, "WATCHDOG=1", daemon);
                 awaitMessage(notify, messages, "WATCHDOG=1", daemon);

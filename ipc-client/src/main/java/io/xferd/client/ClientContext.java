@@ -29,6 +29,7 @@ public final class ClientContext
         return new BackoffIdleStrategy(200, 20, 1_000, 50_000);
     }
     private int maxBatches = 1024;
+    private boolean listen;
 
     static Path defaultDirectory()
     {
@@ -114,6 +115,20 @@ public final class ClientContext
     public ClientContext maxBatches(final int value)
     {
         this.maxBatches = value;
+        return this;
+    }
+
+    /**
+     * @return whether HELLO asks for this segment's own RPC port (Mooncake's {@code get_rpc_port}).
+     */
+    public boolean listen()
+    {
+        return listen;
+    }
+
+    public ClientContext listen(final boolean value)
+    {
+        this.listen = value;
         return this;
     }
 }

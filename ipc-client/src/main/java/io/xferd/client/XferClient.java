@@ -7,7 +7,10 @@ import io.xferd.ipc.ControlMessages;
 import io.xferd.ipc.GpuMemoryRegistration;
 import io.xferd.ipc.NotificationFlyweight;
 import io.xferd.ipc.Opcode;
+import io.xferd.ipc.ProcessMemoryRegistration;
 import io.xferd.ipc.RecordTypes;
+import io.xferd.ipc.RingsFileDescriptor;
+import io.xferd.ipc.SubmitBatchFlyweight;
 import io.xferd.ipc.SubmitRequestFlyweight;
 import io.xferd.ipc.TransferStatus;
 import io.xferd.nativebindings.libc.MappedMemory;
@@ -22,6 +25,7 @@ import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.RingBuffer;
 
 import java.lang.foreign.MemorySegment;
@@ -37,8 +41,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link #getTransferStatus}, {@link #freeBatch}) or move bytes synchronously ({@link #transferSyncWrite},
  * {@link #transferSyncRead}), and receive notifications ({@link #getNotifies}).
  * <p>
- * Requests go into the daemon's shared-memory ring and completions come back on this client's own ring: the
- * bytes never pass through this process. Submitting and polling allocate nothing. Control calls are
+ * Requests go into this client's own submit ring and completions come back on its own completion ring (both in
+ * one shared-memory file the daemon made for this client alone): the bytes never pass through this process. Many
+ * requests to one segment can go as one record with one completion ({@link #submitBatch}). Submitting and polling allocate nothing. Control calls are
  * thread-safe; submitting and polling are meant for one thread at a time (use one client per thread, each
  * with its own segment, to submit from several).
  */
@@ -48,12 +53,13 @@ public final class XferClient implements AutoCloseable
     private final DaemonProxy proxy;
     private final MappedByteBuffer cncMapping;
     private final UnsafeBuffer cnc;
-    private final RingBuffer toDaemonRing;
-    private final MemorySegment completionRingMapping;
+    private final RingBuffer submitRing;
+    private final MemorySegment ringsMapping;
     private final ManyToOneRingBuffer completionRing;
     private final int clientSlot;
-    private final long sessionToken;
     private final int maxInFlight;
+    private final int maxBatchEntries;
+    private final int segmentRpcPort;
     private final long maxRequestLength;
     private final long ownSegmentHandle;
     private final String segmentName;
@@ -62,6 +68,8 @@ public final class XferClient implements AutoCloseable
     private final ReentrantLock controlLock = new ReentrantLock();
     private final ReentrantLock pollLock = new ReentrantLock();
     private final SubmitRequestFlyweight submitFlyweight = new SubmitRequestFlyweight();
+    private final SubmitBatchFlyweight batchFlyweight = new SubmitBatchFlyweight();
+    private final UnsafeBuffer notifyView = new UnsafeBuffer(new byte[0]);
     private final CompletionFlyweight completionFlyweight = new CompletionFlyweight();
     private final NotificationFlyweight notificationFlyweight = new NotificationFlyweight();
     private final MessageHandler completionHandler = this::onCompletionRecord;
@@ -84,6 +92,8 @@ public final class XferClient implements AutoCloseable
             proxy.begin(ControlMessages.HELLO)
                 .putInt(ControlMessages.HELLO_VERSION, ControlMessages.PROTOCOL_VERSION)
                 .putInt(ControlMessages.HELLO_PID, Process.pid())
+                .putInt(ControlMessages.HELLO_FLAGS, context.listen() ? ControlMessages.HELLO_FLAG_LISTEN : 0)
+                .putInt(ControlMessages.HELLO_FLAGS + 4, 0)
                 .putString(ControlMessages.HELLO_NAME, context.segmentName());
             proxy.send(-1);
             final ControlFrame welcome = proxy.awaitAnswer();
@@ -98,32 +108,37 @@ public final class XferClient implements AutoCloseable
             }
             clientSlot = welcome.getInt(ControlMessages.WELCOME_CLIENT_SLOT);
             maxInFlight = welcome.getInt(ControlMessages.WELCOME_MAX_IN_FLIGHT);
-            sessionToken = welcome.getLong(ControlMessages.WELCOME_SESSION_TOKEN);
             ownSegmentHandle = welcome.getLong(ControlMessages.WELCOME_SEGMENT_HANDLE);
             maxRequestLength = welcome.getLong(ControlMessages.WELCOME_MAX_REQUEST_LENGTH);
+            maxBatchEntries = welcome.getInt(ControlMessages.WELCOME_MAX_BATCH_ENTRIES);
+            segmentRpcPort = welcome.getInt(ControlMessages.WELCOME_SEGMENT_RPC_PORT);
             segmentName = welcome.getString(ControlMessages.WELCOME_SEGMENT_NAME);
-            final int ringLength = welcome.getInt(ControlMessages.WELCOME_COMPLETION_RING_LENGTH);
-            final int ringFd = proxy.takeFd();
-            if (ringFd < 0)
+            final int completionLength = welcome.getInt(ControlMessages.WELCOME_COMPLETION_RING_LENGTH);
+            final int submitLength = welcome.getInt(ControlMessages.WELCOME_SUBMIT_RING_LENGTH);
+            final int ringsFd = proxy.takeFd();
+            if (ringsFd < 0)
             {
-                throw new XferException("daemon's WELCOME carried no completion ring descriptor");
+                throw new XferException("daemon's WELCOME carried no rings file descriptor");
             }
+            final long ringsLength = RingsFileDescriptor.fileLength(completionLength, submitLength);
             try
             {
-                completionRingMapping = MappedMemory.mapShared(ringFd, 0, ringLength);
+                ringsMapping = MappedMemory.mapShared(ringsFd, 0, ringsLength);
             }
             finally
             {
-                Memfd.close(ringFd);
+                Memfd.close(ringsFd);
             }
-            completionRing = new ManyToOneRingBuffer(new UnsafeBuffer(completionRingMapping.address(), ringLength));
+            final UnsafeBuffer rings = new UnsafeBuffer(ringsMapping.address(), (int)ringsLength);
+            completionRing = new ManyToOneRingBuffer(RingsFileDescriptor.completionRing(rings, completionLength));
+            // this client is the only producer of its submit ring: no CAS, Agrona's one-to-one protocol
+            submitRing = new OneToOneRingBuffer(RingsFileDescriptor.submitRing(rings, completionLength, submitLength));
 
             cncMapping = IoUtil.mapExistingFile(context.directory().resolve(CncFileDescriptor.CNC_FILE).toFile(),
                 "xferd cnc");
             cnc = new UnsafeBuffer(cncMapping);
             CncFileDescriptor.checkHeader(cnc);
             livenessTimeoutMs = CncFileDescriptor.livenessTimeoutMs(cnc);
-            toDaemonRing = new ManyToOneRingBuffer(CncFileDescriptor.toDaemonBuffer(cnc));
             batches = new BatchTable(context.maxBatches());
         }
         catch (final RuntimeException ex)
@@ -211,6 +226,47 @@ public final class XferClient implements AutoCloseable
                 .putLong(ControlMessages.REGISTER_FD_OFFSET, address - buffer.address())
                 .putString(ControlMessages.REGISTER_LOCATION, location);
             proxy.send(buffer.fd());
+            awaitOk(correlationId);
+        }
+        catch (final DaemonGoneException ex)
+        {
+            markGone(ex.getMessage());
+            throw ex;
+        }
+        finally
+        {
+            controlLock.unlock();
+        }
+    }
+
+    /**
+     * Register ordinary memory of this process that did not come from {@link #allocateMemory} (heap or anonymous
+     * memory: what a framework allocated itself). The daemon cannot map it; it reaches it with
+     * {@code process_vm_readv}/{@code process_vm_writev} on this process's pid, one copy through the kernel per
+     * transfer (over TCP through the daemon's staging buffer; not over RDMA, where requests fail with
+     * {@code UNSUPPORTED_MEMORY}). The kernel allows that where ptrace would be: the daemon runs with this process's
+     * uid (or CAP_SYS_PTRACE), and under Yama's ptrace_scope 1 this process has named the daemon with
+     * {@code prctl(PR_SET_PTRACER, daemonPid)}. Keep the memory mapped until it is unregistered: a transfer that
+     * meets unmapped memory fails with {@code MEMORY_FAULT}.
+     *
+     * @param location "cpu:N" or "*".
+     * @throws ControlException MAP_FAILED when the daemon may not reach this process's memory, INVALID_ARGUMENT when
+     *                          the range's first or last byte is not mapped, OVERLAPPING_REGION, LIMIT_REACHED.
+     */
+    public void registerProcessMemory(final long address, final long length, final String location)
+    {
+        if (address <= 0 || length <= 0)
+        {
+            throw new IllegalArgumentException("bad range 0x" + Long.toHexString(address) + "+" + length);
+        }
+        controlLock.lock();
+        try
+        {
+            ensureOpen();
+            final long correlationId = proxy.nextCorrelationId();
+            new ProcessMemoryRegistration(correlationId, address, length, location)
+                .encode(proxy.begin(ControlMessages.REGISTER_PROCESS_MEMORY));
+            proxy.send(-1);
             awaitOk(correlationId);
         }
         catch (final DaemonGoneException ex)
@@ -468,7 +524,7 @@ public final class XferClient implements AutoCloseable
         {
             if (inFlight < maxInFlight)
             {
-                final int index = toDaemonRing.tryClaim(RecordTypes.SUBMIT, recordLength);
+                final int index = submitRing.tryClaim(RecordTypes.SUBMIT, recordLength);
                 if (index > 0)
                 {
                     final long now = System.nanoTime();
@@ -477,10 +533,9 @@ public final class XferClient implements AutoCloseable
                     batch.submitted++;
                     batch.pending++;
                     inFlight++;
-                    final SubmitRequestFlyweight record = submitFlyweight.wrap(toDaemonRing.buffer(), index)
-                        .clientSlot(clientSlot)
+                    final SubmitRequestFlyweight record = submitFlyweight.wrap(submitRing.buffer(), index)
+                        .clearReserved()
                         .opcode(request.opcode())
-                        .sessionToken(sessionToken)
                         .requestId(requestId)
                         .segmentHandle(request.segment())
                         .localAddress(request.localAddress())
@@ -496,7 +551,7 @@ public final class XferClient implements AutoCloseable
                     {
                         record.noNotify();
                     }
-                    toDaemonRing.commit(index);
+                    submitRing.commit(index);
                     return task;
                 }
             }
@@ -504,7 +559,75 @@ public final class XferClient implements AutoCloseable
             if (System.nanoTime() > deadline)
             {
                 throw new XferException("could not submit within " + context.controlTimeoutMs() +
-                    " ms: daemon ring full or " + inFlight + " requests in flight");
+                    " ms: submit ring full or " + inFlight + " requests in flight");
+            }
+        }
+    }
+
+    /**
+     * Submit every entry of {@code transfers} as the batch's next task, in ONE submit ring record answered by ONE
+     * completion: the task completes OK only when every entry landed, else it fails with the status of the
+     * lowest-index entry that failed; its bytes are the entries' total. A notify on a WRITE reaches the target's
+     * owner once every entry landed. Waits (bounded) while this client is at its in-flight limit (the batch counts
+     * as one) or its ring is full. Allocation-free.
+     *
+     * @return the task index within the batch.
+     * @throws IllegalArgumentException when the batch is empty or has more than {@link #maxBatchEntries()} entries.
+     */
+    public int submitBatch(final long batchId, final TransferBatch transfers)
+    {
+        checkGone();
+        final int entries = transfers.size();
+        if (entries < 1 || entries > maxBatchEntries)
+        {
+            throw new IllegalArgumentException("a batch has 1.." + maxBatchEntries + " entries, not " + entries);
+        }
+        final BatchTable.Batch batch = batches.batch(batchId);
+        if (batch.submitted >= batch.capacity)
+        {
+            throw new IllegalStateException("batch " + batchId + " is full (" + batch.capacity + " tasks)");
+        }
+        final byte[] notify = transfers.opcode() == Opcode.WRITE ? transfers.notifyMessage() : null;
+        final int notifyLength = notify == null ? 0 : notify.length;
+        final int task = batch.submitted;
+        final long requestId = batch.requestId(task);
+        final int bodyLength = SubmitBatchFlyweight.bodyLength(entries, notifyLength);
+        final IdleStrategy idle = context.idleStrategy();
+        final long deadline = System.nanoTime() + context.controlTimeoutMs() * 1_000_000L;
+        idle.reset();
+        while (true)
+        {
+            if (inFlight < maxInFlight)
+            {
+                final int index = submitRing.tryClaim(RecordTypes.SUBMIT_BATCH, bodyLength);
+                if (index > 0)
+                {
+                    final long now = System.nanoTime();
+                    batch.state[task] = TaskStatus.PENDING;
+                    batch.submitNanos[task] = now;
+                    batch.submitted++;
+                    batch.pending++;
+                    inFlight++;
+                    if (notifyLength > 0)
+                    {
+                        notifyView.wrap(notify);
+                    }
+                    final SubmitBatchFlyweight record = batchFlyweight.wrap(submitRing.buffer(), index)
+                        .header(requestId, transfers.opcode(), entries, transfers.segment(), transfers.traceId(), now,
+                            notifyView, 0, notifyLength);
+                    for (int i = 0; i < entries; i++)
+                    {
+                        record.entry(i, transfers.localAddress(i), transfers.targetAddress(i), transfers.length(i));
+                    }
+                    submitRing.commit(index);
+                    return task;
+                }
+            }
+            idle.idle(poll());
+            if (System.nanoTime() > deadline)
+            {
+                throw new XferException("could not submit a batch within " + context.controlTimeoutMs() +
+                    " ms: submit ring full or " + inFlight + " requests in flight");
             }
         }
     }
@@ -665,14 +788,32 @@ public final class XferClient implements AutoCloseable
         }
     }
 
+    /**
+     * As Mooncake's batch transfer: the ranges go as SUBMIT_BATCH records of up to {@link #maxBatchEntries()}
+     * entries each, one completion per record.
+     */
     private void batchTransferSync(final int opcode, final long segment, final long[] localAddresses,
         final long[] targetAddresses, final long[] lengths)
     {
-        final long batchId = allocateBatch(localAddresses.length);
-        final TransferRequest request = new TransferRequest();
-        for (int i = 0; i < localAddresses.length; i++)
+        if (localAddresses.length != targetAddresses.length || localAddresses.length != lengths.length)
         {
-            submitTransfer(batchId, request.set(opcode, localAddresses[i], segment, targetAddresses[i], lengths[i]));
+            throw new IllegalArgumentException("addresses and lengths differ in count");
+        }
+        if (localAddresses.length == 0)
+        {
+            return;
+        }
+        final int records = (localAddresses.length + maxBatchEntries - 1) / maxBatchEntries;
+        final long batchId = allocateBatch(records);
+        final TransferBatch transfers = new TransferBatch(Math.min(localAddresses.length, maxBatchEntries));
+        for (int first = 0; first < localAddresses.length; first += maxBatchEntries)
+        {
+            transfers.reset(opcode, segment);
+            for (int i = first; i < Math.min(localAddresses.length, first + maxBatchEntries); i++)
+            {
+                transfers.add(localAddresses[i], targetAddresses[i], lengths[i]);
+            }
+            submitBatch(batchId, transfers);
         }
         final boolean ok = awaitBatch(batchId, context.controlTimeoutMs());
         int firstFailure = TransferStatus.OK;
@@ -860,7 +1001,7 @@ public final class XferClient implements AutoCloseable
     {
         return new IllegalArgumentException("0x" + Long.toHexString(address) + "+" + length +
             " is not inside memory from allocateMemory(): the daemon can only map shared memory" +
-            " (GPU memory: a location cuda:N)");
+            " (GPU memory: a location cuda:N; other memory of this process: registerProcessMemory)");
     }
 
     private static void checkTask(final BatchTable.Batch batch, final int task)
@@ -879,6 +1020,22 @@ public final class XferClient implements AutoCloseable
     public long maxRequestLength()
     {
         return maxRequestLength;
+    }
+
+    /**
+     * @return the most entries one {@link #submitBatch} may carry (the daemon's WELCOME says).
+     */
+    public int maxBatchEntries()
+    {
+        return maxBatchEntries;
+    }
+
+    /**
+     * @return this segment's own RPC port when the context asked for one ({@link ClientContext#listen}), else 0.
+     */
+    public int segmentRpcPort()
+    {
+        return segmentRpcPort;
     }
 
     /**
@@ -903,7 +1060,7 @@ public final class XferClient implements AutoCloseable
                 Memfd.close(buffer.fd());
             }
             sharedBuffers.clear();
-            MappedMemory.unmap(completionRingMapping);
+            MappedMemory.unmap(ringsMapping);
             IoUtil.unmap(cncMapping);
         }
         finally

@@ -1,25 +1,23 @@
 package io.xferd.ipc;
 
-import org.agrona.BitUtil;
 import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 import org.agrona.concurrent.status.CountersReader;
 
 /**
- * Layout of the daemon's command-and-control file, {@code <dir>/cnc.dat}: a header, the to-daemon
- * many-to-one ring that every client writes its transfer requests into, then the daemon's counters
- * (Agrona {@link org.agrona.concurrent.status.CountersManager} metadata and values), which
- * {@code xferd status} reads without asking the daemon.
+ * Layout of the daemon's command-and-control file, {@code <dir>/cnc.dat}: a header with the daemon's heartbeat,
+ * then the daemon's counters (Agrona {@link org.agrona.concurrent.status.CountersManager} metadata and values),
+ * which {@code xferd status} reads without asking the daemon. Layout version 2 has no ring: every client has its
+ * own submit and completion rings (see {@link RingsFileDescriptor}).
  * <pre>
  *   0                   1                   2                   3
  *   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  *  +---------------------------------------------------------------+
  *  |           Magic 0x44524658 ("XFRD"), written last             |  0
  *  +---------------------------------------------------------------+
- *  |                      Layout Version                           |  4
+ *  |                    Layout Version (2)                         |  4
  *  +---------------------------------------------------------------+
- *  |              To-Daemon Ring Length (with trailer)             |  8
+ *  |                      Reserved (0)                             |  8
  *  +---------------------------------------------------------------+
  *  |                 Counters Metadata Length                      | 12
  *  +---------------------------------------------------------------+
@@ -33,18 +31,17 @@ import org.agrona.concurrent.status.CountersReader;
  *  +---------------------------------------------------------------+
  *  |               Liveness Timeout (ms) for clients               | 40
  *  +---------------------------------------------------------------+
+ *  |        Heartbeat (epoch ms), written at least every 100 ms    | 48
+ *  +---------------------------------------------------------------+
  *  |                 Reserved up to byte 128                      ...
  *  +---------------------------------------------------------------+
- *  |           To-Daemon Ring (Agrona ManyToOneRingBuffer)        ... 128
- *  +---------------------------------------------------------------+
- *  |                 Counters Metadata Buffer                     ...
+ *  |                 Counters Metadata Buffer                     ... 128
  *  +---------------------------------------------------------------+
  *  |                  Counters Values Buffer                      ...
  *  +---------------------------------------------------------------+
  * </pre>
- * The daemon's heartbeat is the ring's consumer heartbeat field (epoch ms in the ring trailer), updated by
- * the daemon's conductor at least every few milliseconds: a client or a starting daemon that sees it older
- * than the liveness timeout knows the daemon is gone, whatever process now holds its pid.
+ * A client or a starting daemon that sees the heartbeat older than the liveness timeout knows the daemon is gone,
+ * whatever process now holds its pid.
  */
 public final class CncFileDescriptor
 {
@@ -53,25 +50,20 @@ public final class CncFileDescriptor
     public static final String LOCK_FILE = "xferd.lock";
 
     public static final int MAGIC = 0x44524658;
-    public static final int LAYOUT_VERSION = 1;
+    public static final int LAYOUT_VERSION = 2;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;
-    public static final int TO_DAEMON_LENGTH_OFFSET = 8;
     public static final int COUNTERS_METADATA_LENGTH_OFFSET = 12;
     public static final int COUNTERS_VALUES_LENGTH_OFFSET = 16;
     public static final int DAEMON_PID_OFFSET = 24;
     public static final int START_TIME_OFFSET = 32;
     public static final int LIVENESS_TIMEOUT_OFFSET = 40;
+    public static final int HEARTBEAT_OFFSET = 48;
     public static final int HEADER_LENGTH = 128;
 
     private CncFileDescriptor()
     {
-    }
-
-    public static int toDaemonBufferLength(final int ringCapacity)
-    {
-        return ringCapacity + RingBufferDescriptor.TRAILER_LENGTH;
     }
 
     public static int countersMetadataLength(final int countersValuesLength)
@@ -79,35 +71,29 @@ public final class CncFileDescriptor
         return countersValuesLength * (CountersReader.METADATA_LENGTH / CountersReader.COUNTER_LENGTH);
     }
 
-    public static long fileLength(final int ringCapacity, final int countersValuesLength)
+    public static long fileLength(final int countersValuesLength)
     {
-        return HEADER_LENGTH + toDaemonBufferLength(ringCapacity) +
-            countersMetadataLength(countersValuesLength) + countersValuesLength;
+        return HEADER_LENGTH + countersMetadataLength(countersValuesLength) + countersValuesLength;
     }
 
     /**
-     * Fill in the header of a freshly mapped, zeroed file; the magic goes last, with release semantics, so a
-     * reader that sees it sees every other field.
+     * Fill in the header of a freshly mapped, zeroed file; the heartbeat starts at {@code startTimeMs}; the magic
+     * goes last, with release semantics, so a reader that sees it sees every other field.
      */
     public static void writeHeader(
         final AtomicBuffer cnc,
-        final int ringCapacity,
         final int countersValuesLength,
         final long pid,
         final long startTimeMs,
         final long livenessTimeoutMs)
     {
-        if (!BitUtil.isPowerOfTwo(ringCapacity))
-        {
-            throw new IllegalArgumentException("ring capacity must be a power of two: " + ringCapacity);
-        }
         cnc.putInt(VERSION_OFFSET, LAYOUT_VERSION);
-        cnc.putInt(TO_DAEMON_LENGTH_OFFSET, toDaemonBufferLength(ringCapacity));
         cnc.putInt(COUNTERS_METADATA_LENGTH_OFFSET, countersMetadataLength(countersValuesLength));
         cnc.putInt(COUNTERS_VALUES_LENGTH_OFFSET, countersValuesLength);
         cnc.putLong(DAEMON_PID_OFFSET, pid);
         cnc.putLong(START_TIME_OFFSET, startTimeMs);
         cnc.putLong(LIVENESS_TIMEOUT_OFFSET, livenessTimeoutMs);
+        cnc.putLong(HEARTBEAT_OFFSET, startTimeMs);
         cnc.putIntRelease(MAGIC_OFFSET, MAGIC);
     }
 
@@ -134,29 +120,22 @@ public final class CncFileDescriptor
             throw new IllegalStateException("cnc layout version " + version + ", this library speaks " +
                 LAYOUT_VERSION);
         }
-        final long needed = HEADER_LENGTH + (long)cnc.getInt(TO_DAEMON_LENGTH_OFFSET) +
-            cnc.getInt(COUNTERS_METADATA_LENGTH_OFFSET) + cnc.getInt(COUNTERS_VALUES_LENGTH_OFFSET);
+        final long needed = HEADER_LENGTH + (long)cnc.getInt(COUNTERS_METADATA_LENGTH_OFFSET) +
+            cnc.getInt(COUNTERS_VALUES_LENGTH_OFFSET);
         if (cnc.capacity() < needed)
         {
             throw new IllegalStateException("cnc file truncated: " + cnc.capacity() + " < " + needed);
         }
     }
 
-    public static UnsafeBuffer toDaemonBuffer(final AtomicBuffer cnc)
-    {
-        return new UnsafeBuffer(cnc, HEADER_LENGTH, cnc.getInt(TO_DAEMON_LENGTH_OFFSET));
-    }
-
     public static UnsafeBuffer countersMetadataBuffer(final AtomicBuffer cnc)
     {
-        final int offset = HEADER_LENGTH + cnc.getInt(TO_DAEMON_LENGTH_OFFSET);
-        return new UnsafeBuffer(cnc, offset, cnc.getInt(COUNTERS_METADATA_LENGTH_OFFSET));
+        return new UnsafeBuffer(cnc, HEADER_LENGTH, cnc.getInt(COUNTERS_METADATA_LENGTH_OFFSET));
     }
 
     public static UnsafeBuffer countersValuesBuffer(final AtomicBuffer cnc)
     {
-        final int offset = HEADER_LENGTH + cnc.getInt(TO_DAEMON_LENGTH_OFFSET) +
-            cnc.getInt(COUNTERS_METADATA_LENGTH_OFFSET);
+        final int offset = HEADER_LENGTH + cnc.getInt(COUNTERS_METADATA_LENGTH_OFFSET);
         return new UnsafeBuffer(cnc, offset, cnc.getInt(COUNTERS_VALUES_LENGTH_OFFSET));
     }
 
@@ -176,11 +155,18 @@ public final class CncFileDescriptor
     }
 
     /**
-     * The daemon's last heartbeat (epoch ms), kept in the to-daemon ring's consumer heartbeat field.
+     * The daemon's last heartbeat (epoch ms).
      */
     public static long heartbeatMs(final AtomicBuffer cnc)
     {
-        return cnc.getLongVolatile(HEADER_LENGTH + cnc.getInt(TO_DAEMON_LENGTH_OFFSET) -
-            RingBufferDescriptor.TRAILER_LENGTH + RingBufferDescriptor.CONSUMER_HEARTBEAT_OFFSET);
+        return cnc.getLongVolatile(HEARTBEAT_OFFSET);
+    }
+
+    /**
+     * Written by the daemon's conductor, with release semantics.
+     */
+    public static void heartbeatMs(final AtomicBuffer cnc, final long nowMs)
+    {
+        cnc.putLongRelease(HEARTBEAT_OFFSET, nowMs);
     }
 }

@@ -18,6 +18,8 @@ public final class ControlError
     public static final int NOT_CONNECTED = 11;
     /** GPU memory was offered but this daemon has no usable CUDA runtime (no libcudart, driver or device). */
     public static final int CUDA_UNAVAILABLE = 12;
+    /** A per-client limit is reached (registered regions, control requests waiting for an answer). */
+    public static final int LIMIT_REACHED = 13;
 
     private ControlError()
     {
@@ -39,6 +41,7 @@ public final class ControlError
             case INVALID_ARGUMENT -> "INVALID_ARGUMENT";
             case NOT_CONNECTED -> "NOT_CONNECTED";
             case CUDA_UNAVAILABLE -> "CUDA_UNAVAILABLE";
+            case LIMIT_REACHED -> "LIMIT_REACHED";
             default -> "ERROR(" + code + ")";
         };
     }

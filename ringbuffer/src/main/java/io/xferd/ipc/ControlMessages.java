@@ -7,7 +7,8 @@ package io.xferd.ipc;
  *
  * <h2>Client to daemon</h2>
  * <pre>
- * HELLO (1)             0 int protocol version   4 int pid   8 string segment name
+ * HELLO (1)             0 int protocol version (2)   4 int pid   8 int flags ({@link #HELLO_FLAG_LISTEN})
+ *                      12 int reserved (0)   16 string segment name
  * REGISTER_MEMORY (2)   0 long correlation id    8 long owner address   16 long length
  *                      24 long offset in the passed fd   32 string location ("cpu:0", "cuda:1")
  *                       + SCM_RIGHTS: the memfd (or file) that backs the range
@@ -20,27 +21,37 @@ package io.xferd.ipc;
  *                      96 16 bytes PCI bus id of the device, ASCII, NUL padded ("0000:1b:00.0"; all NUL: none)
  *                     112 string location ("cuda:0"); nothing after it
  * </pre>
- * UNREGISTER_MEMORY releases a GPU range as it does a host range. See {@link GpuMemoryRegistration}.
+ * REGISTER_PROCESS_MEMORY (6)
+ *                       0 long correlation id    8 long owner address   16 long length
+ *                      24 string location ("cpu:N" or "*"); no fd: the daemon reaches the range with
+ *                         process_vm_readv/writev on the pid SO_PEERCRED names
+ * </pre>
+ * UNREGISTER_MEMORY releases a GPU range as it does a host range. See {@link GpuMemoryRegistration} and
+ * {@link ProcessMemoryRegistration}.
+ * <pre>
  *
  * <h2>Daemon to client</h2>
  * <pre>
- * WELCOME (101)   0 int client slot   4 int max requests in flight   8 long session token
- *                16 long own segment handle   24 int completion ring length (with trailer)
- *                28 int max notify length     32 long max request length   40 string full segment name
- *                 + SCM_RIGHTS: the memfd of this client's completion ring
+ * WELCOME (101)   0 int client slot   4 int max completions in flight   8 long reserved (0)
+ *                16 long own segment handle   24 int completion ring length C (with trailer)
+ *                28 int max notify length     32 long max request length
+ *                40 int submit ring length S (with trailer)   44 int max batch entries   48 int segment RPC port
+ *                   (0 unless HELLO asked LISTEN)   52 int reserved (0)   56 string full segment name
+ *                 + SCM_RIGHTS: the rings file: completion ring at offset 0, submit ring at offset C
  * OK (102)        0 long correlation id   8 long value (segment handle for OPEN_SEGMENT, else 0)
  * ERROR (103)     0 long correlation id   8 int error code ({@link ControlError})   12 string message
  * </pre>
  */
 public final class ControlMessages
 {
-    public static final int PROTOCOL_VERSION = 1;
+    public static final int PROTOCOL_VERSION = 2;
 
     public static final int HELLO = 1;
     public static final int REGISTER_MEMORY = 2;
     public static final int UNREGISTER_MEMORY = 3;
     public static final int OPEN_SEGMENT = 4;
     public static final int REGISTER_GPU_MEMORY = 5;
+    public static final int REGISTER_PROCESS_MEMORY = 6;
 
     public static final int WELCOME = 101;
     public static final int OK = 102;
@@ -48,7 +59,12 @@ public final class ControlMessages
 
     public static final int HELLO_VERSION = 0;
     public static final int HELLO_PID = 4;
-    public static final int HELLO_NAME = 8;
+    public static final int HELLO_FLAGS = 8;
+    public static final int HELLO_NAME = 16;
+    /** HELLO flag: give this segment its own RPC port for the connection's life (WELCOME says which). */
+    public static final int HELLO_FLAG_LISTEN = 1;
+    /** Every flag this protocol version defines; a HELLO with another bit set is refused. */
+    public static final int HELLO_KNOWN_FLAGS = HELLO_FLAG_LISTEN;
 
     public static final int CORRELATION_ID = 0;
 
@@ -70,14 +86,22 @@ public final class ControlMessages
     public static final int REGISTER_GPU_PCI_BUS_ID_LENGTH = 16;
     public static final int REGISTER_GPU_LOCATION = 112;
 
+    public static final int REGISTER_PROCESS_ADDRESS = 8;
+    public static final int REGISTER_PROCESS_LENGTH = 16;
+    public static final int REGISTER_PROCESS_LOCATION = 24;
+
     public static final int WELCOME_CLIENT_SLOT = 0;
     public static final int WELCOME_MAX_IN_FLIGHT = 4;
-    public static final int WELCOME_SESSION_TOKEN = 8;
+    public static final int WELCOME_RESERVED = 8;
     public static final int WELCOME_SEGMENT_HANDLE = 16;
     public static final int WELCOME_COMPLETION_RING_LENGTH = 24;
     public static final int WELCOME_MAX_NOTIFY_LENGTH = 28;
     public static final int WELCOME_MAX_REQUEST_LENGTH = 32;
-    public static final int WELCOME_SEGMENT_NAME = 40;
+    public static final int WELCOME_SUBMIT_RING_LENGTH = 40;
+    public static final int WELCOME_MAX_BATCH_ENTRIES = 44;
+    public static final int WELCOME_SEGMENT_RPC_PORT = 48;
+    public static final int WELCOME_RESERVED_2 = 52;
+    public static final int WELCOME_SEGMENT_NAME = 56;
 
     public static final int OK_VALUE = 8;
 

@@ -5,17 +5,17 @@ import org.agrona.MutableDirectBuffer;
 import static org.agrona.BitUtil.SIZE_OF_INT;
 
 /**
- * A transfer request, written by a client into the to-daemon ring as record type {@link RecordTypes#SUBMIT}.
+ * A transfer request, written by a client into its own submit ring as record type {@link RecordTypes#SUBMIT}.
  * All fields little-endian.
  * <pre>
  *   0                   1                   2                   3
  *   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  *  +---------------------------------------------------------------+
- *  |                         Client Slot                           |  0
+ *  |                     Reserved (write 0)                        |  0
  *  +---------------------------------------------------------------+
  *  |                           Opcode                              |  4
  *  +---------------------------------------------------------------+
- *  |                       Session Token                           |  8
+ *  |                     Reserved (write 0)                        |  8
  *  +---------------------------------------------------------------+
  *  |                        Request Id                             | 16
  *  +---------------------------------------------------------------+
@@ -38,15 +38,15 @@ import static org.agrona.BitUtil.SIZE_OF_INT;
  *  |                 Notify Message (0..256 bytes)                ...  80
  *  +---------------------------------------------------------------+
  * </pre>
- * Slot, token, request id and address fields are 8-byte aligned longs except slot, opcode, notify length
- * and reserved which are 4-byte ints. The session token proves which client wrote the record, since every
- * client can write anything into the shared ring.
+ * Every field is an 8-byte aligned long except the reserved int at 0, opcode, notify length and the reserved
+ * int at 76. Protocol version 1 carried a client slot at 0 and a session token at 8; in version 2 the ring a record
+ * arrives on names its client, so nothing secret is written into shared memory and those bytes are ignored.
  */
 public final class SubmitRequestFlyweight
 {
-    public static final int CLIENT_SLOT_OFFSET = 0;
+    public static final int RESERVED_OFFSET = 0;
     public static final int OPCODE_OFFSET = 4;
-    public static final int SESSION_TOKEN_OFFSET = 8;
+    public static final int RESERVED_LONG_OFFSET = 8;
     public static final int REQUEST_ID_OFFSET = 16;
     public static final int SEGMENT_HANDLE_OFFSET = 24;
     public static final int LOCAL_ADDRESS_OFFSET = 32;
@@ -71,14 +71,13 @@ public final class SubmitRequestFlyweight
         return this;
     }
 
-    public int clientSlot()
+    /**
+     * Zero the reserved fields at 0 and 8.
+     */
+    public SubmitRequestFlyweight clearReserved()
     {
-        return buffer.getInt(offset + CLIENT_SLOT_OFFSET);
-    }
-
-    public SubmitRequestFlyweight clientSlot(final int value)
-    {
-        buffer.putInt(offset + CLIENT_SLOT_OFFSET, value);
+        buffer.putInt(offset + RESERVED_OFFSET, 0);
+        buffer.putLong(offset + RESERVED_LONG_OFFSET, 0L);
         return this;
     }
 
@@ -90,17 +89,6 @@ public final class SubmitRequestFlyweight
     public SubmitRequestFlyweight opcode(final int value)
     {
         buffer.putInt(offset + OPCODE_OFFSET, value);
-        return this;
-    }
-
-    public long sessionToken()
-    {
-        return buffer.getLong(offset + SESSION_TOKEN_OFFSET);
-    }
-
-    public SubmitRequestFlyweight sessionToken(final long value)
-    {
-        buffer.putLong(offset + SESSION_TOKEN_OFFSET, value);
         return this;
     }
 

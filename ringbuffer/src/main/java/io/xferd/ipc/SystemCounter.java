@@ -15,7 +15,7 @@ public enum SystemCounter
     BYTES_READ("bytes moved by READ"),
     BYTES_WRITTEN("bytes moved by WRITE"),
     MALFORMED_RECORDS("malformed ring records"),
-    RING_UNBLOCKS("to-daemon ring unblocks"),
+    CLIENTS_CUT_OFF("clients cut off for breaking the ring protocol"),
     NOTIFICATIONS_DELIVERED("notifications delivered"),
     NOTIFICATIONS_DROPPED("notifications dropped (receiver ring full)"),
     REGISTERED_BYTES("registered bytes"),

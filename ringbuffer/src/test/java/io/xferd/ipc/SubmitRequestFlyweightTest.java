@@ -19,14 +19,12 @@ class SubmitRequestFlyweightTest
     {
         final byte[] notify = "layer-3 done".getBytes(StandardCharsets.UTF_8);
         request.wrap(buffer, 8)
-            .clientSlot(7).opcode(Opcode.WRITE).sessionToken(0xCAFEBABEL).requestId(42)
+            .clearReserved().opcode(Opcode.WRITE).requestId(42)
             .segmentHandle(0x1_0000_0003L).localAddress(0x7f00_0000_1000L).targetAddress(0x7e00_0000_2000L)
             .length(1 << 20).traceId(99).submitNanos(123_456_789L).putNotify(notify, 0, notify.length);
 
         final SubmitRequestFlyweight read = new SubmitRequestFlyweight().wrap(buffer, 8);
-        assertThat(read.clientSlot()).isEqualTo(7);
         assertThat(read.opcode()).isEqualTo(Opcode.WRITE);
-        assertThat(read.sessionToken()).isEqualTo(0xCAFEBABEL);
         assertThat(read.requestId()).isEqualTo(42);
         assertThat(read.segmentHandle()).isEqualTo(0x1_0000_0003L);
         assertThat(read.localAddress()).isEqualTo(0x7f00_0000_1000L);
@@ -43,12 +41,14 @@ class SubmitRequestFlyweightTest
     @Test
     void shouldPlaceFieldsAtTheDocumentedLittleEndianOffsets()
     {
-        request.wrap(buffer, 0).clientSlot(1).opcode(Opcode.READ).requestId(0x0102030405060708L).length(4096)
+        buffer.setMemory(0, 16, (byte)0x5A);
+        request.wrap(buffer, 0).clearReserved().opcode(Opcode.READ).requestId(0x0102030405060708L).length(4096)
             .noNotify();
         final ByteBuffer raw = buffer.byteBuffer().duplicate().order(ByteOrder.LITTLE_ENDIAN);
 
-        assertThat(raw.getInt(0)).isEqualTo(1);
-        assertThat(raw.getInt(4)).isEqualTo(0);
+        assertThat(raw.getInt(0)).as("reserved, zero").isZero();
+        assertThat(raw.getInt(4)).isEqualTo(Opcode.READ);
+        assertThat(raw.getLong(8)).as("reserved, zero: no secret in shared memory").isZero();
         assertThat(raw.getLong(16)).isEqualTo(0x0102030405060708L);
         assertThat(raw.getLong(48)).isEqualTo(4096);
         assertThat(raw.getInt(72)).isZero();

@@ -20,7 +20,7 @@ public final class DaemonOptions
     CommandSpec command;
 
     @Option(names = "--config", paramLabel = "FILE",
-        description = "JSON config file: xferd's fields and the seeds' mooncake.json fields (see README).")
+        description = "JSON config file: xferd's fields and the seeds' mooncake.json fields (see docs/user-guide.md).")
     Path config;
 
     @Option(names = "--dir", description = "Runtime directory (default: ${DEFAULT-VALUE}).")

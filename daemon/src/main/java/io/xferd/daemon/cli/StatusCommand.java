@@ -70,10 +70,8 @@ public final class StatusCommand implements java.util.concurrent.Callable<Intege
         final Map<String, Object> requests = (Map<String, Object>)status.get("requests");
         out.printf("requests: %,d in flight; %,d submitted, %,d ok, %,d failed%n", requests.get("in_flight"),
             requests.get("submitted"), requests.get("completed_ok"), requests.get("failed"));
-        final Map<String, Object> ring = (Map<String, Object>)((Map<String, Object>)status.get("rings"))
-            .get("to_daemon");
-        out.printf("to-daemon ring: %,d of %,d bytes used (%s%%)%n", ring.get("occupancy_bytes"),
-            ring.get("capacity_bytes"), ring.get("occupancy_percent"));
+        out.printf("clients cut off for breaking the ring protocol: %s (malformed ring records: %s)%n",
+            status.get("clients_cut_off"), status.get("malformed_ring_records"));
 
         final List<Map<String, Object>> clients = (List<Map<String, Object>>)status.get("clients");
         if (clients != null)

@@ -57,16 +57,35 @@ public final class ClientRegistry
     }
 
     /**
-     * @return the session in a slot when the token matches, else null. Any thread.
+     * @return the number of slots (the most clients at once).
      */
-    public ClientSession authenticated(final int slot, final long sessionToken)
+    public int capacity()
     {
-        if (slot < 0 || slot >= bySlot.length())
+        return bySlot.length();
+    }
+
+    /**
+     * @return the session in a slot, or null. Any thread.
+     */
+    public ClientSession inSlot(final int slot)
+    {
+        return bySlot.get(slot);
+    }
+
+    /**
+     * @return true while some connected client has bytes in its submit ring the daemon has not consumed.
+     */
+    public boolean anySubmitBacklog()
+    {
+        for (int i = 0; i < bySlot.length(); i++)
         {
-            return null;
+            final ClientSession session = bySlot.get(i);
+            if (session != null && !session.isClosed() && session.submitRing().hasBacklog())
+            {
+                return true;
+            }
         }
-        final ClientSession session = bySlot.get(slot);
-        return session != null && session.sessionToken() == sessionToken ? session : null;
+        return false;
     }
 
     /**

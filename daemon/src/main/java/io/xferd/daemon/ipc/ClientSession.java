@@ -2,6 +2,8 @@ package io.xferd.daemon.ipc;
 
 import io.xferd.daemon.memory.RefCounted;
 import io.xferd.daemon.memory.RegionTable;
+import io.xferd.daemon.pipeline.BatchTracker;
+import io.xferd.daemon.pipeline.BatchTrackerPool;
 import io.xferd.nativebindings.libc.UnixSocket;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
@@ -9,49 +11,53 @@ import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 
 /**
- * One connected client process and its segment: who it is, its control socket, its completion ring and the
- * regions it registered. The conductor owns every mutation; the data plane reads the volatile region table
+ * One connected client process and its segment: who it is, its control socket, its rings (the completion ring the
+ * daemon writes, the submit ring only this client writes) and the regions it registered. The conductor owns every mutation; the data plane reads the volatile region table
  * and borrows the session (see {@link RefCounted}) while a request of it, or to it, is in flight.
  */
 public final class ClientSession extends RefCounted
 {
     private final int slot;
     private final int generation;
-    private final long sessionToken;
     private final String segmentName;
     private final byte[] segmentNameUtf8;
     private final int pid;
     private final int uid;
     private final UnixSocket socket;
-    private final MemorySegment completionRingMapping;
+    private final MemorySegment ringsMapping;
     private final ManyToOneRingBuffer completionRing;
+    private final SubmitRing submitRing;
     private final ControlChannel channel;
     private volatile RegionTable regions = RegionTable.EMPTY;
+    private BatchTrackerPool batchTrackers;
+    private BatchTracker partialBatch;
+    private volatile String protocolViolation;
+    private int pendingControl;
 
     public ClientSession(
         final int slot,
         final int generation,
-        final long sessionToken,
         final String segmentName,
         final String fullSegmentName,
         final int pid,
         final int uid,
         final UnixSocket socket,
         final ControlChannel channel,
-        final MemorySegment completionRingMapping,
-        final ManyToOneRingBuffer completionRing)
+        final MemorySegment ringsMapping,
+        final ManyToOneRingBuffer completionRing,
+        final SubmitRing submitRing)
     {
         this.slot = slot;
         this.generation = generation;
-        this.sessionToken = sessionToken;
         this.segmentName = segmentName;
         this.segmentNameUtf8 = fullSegmentName.getBytes(StandardCharsets.UTF_8);
         this.pid = pid;
         this.uid = uid;
         this.socket = socket;
         this.channel = channel;
-        this.completionRingMapping = completionRingMapping;
+        this.ringsMapping = ringsMapping;
         this.completionRing = completionRing;
+        this.submitRing = submitRing;
     }
 
     public int slot()
@@ -67,11 +73,6 @@ public final class ClientSession extends RefCounted
     public long segmentHandle()
     {
         return SegmentHandles.local(slot, generation);
-    }
-
-    public long sessionToken()
-    {
-        return sessionToken;
     }
 
     public String segmentName()
@@ -107,14 +108,81 @@ public final class ClientSession extends RefCounted
         return channel;
     }
 
-    public MemorySegment completionRingMapping()
+    /**
+     * @return the mapping of the whole rings file (completion ring, then submit ring), unmapped at reclaim.
+     */
+    public MemorySegment ringsMapping()
     {
-        return completionRingMapping;
+        return ringsMapping;
+    }
+
+    /**
+     * @return the daemon's end of this client's submit ring; intake thread only.
+     */
+    public SubmitRing submitRing()
+    {
+        return submitRing;
+    }
+
+    /**
+     * @return this client's batch trackers, null before its first batch; intake thread only.
+     */
+    public BatchTrackerPool batchTrackers()
+    {
+        return batchTrackers;
+    }
+
+    public void batchTrackers(final BatchTrackerPool pool)
+    {
+        this.batchTrackers = pool;
+    }
+
+    /**
+     * @return the batch whose entries intake is half-way through publishing (the pipeline filled up), or null;
+     * intake thread only.
+     */
+    public BatchTracker partialBatch()
+    {
+        return partialBatch;
+    }
+
+    public void partialBatch(final BatchTracker batch)
+    {
+        this.partialBatch = batch;
     }
 
     public ManyToOneRingBuffer completionRing()
     {
         return completionRing;
+    }
+
+    /**
+     * Why the data plane wants this client cut off (set before it is queued for the conductor), or null.
+     */
+    public String protocolViolation()
+    {
+        return protocolViolation;
+    }
+
+    public void protocolViolation(final String reason)
+    {
+        if (protocolViolation == null)
+        {
+            protocolViolation = reason;
+        }
+    }
+
+    /**
+     * @return control requests of this client the conductor holds unanswered; conductor thread only.
+     */
+    int pendingControl()
+    {
+        return pendingControl;
+    }
+
+    void pendingControl(final int delta)
+    {
+        pendingControl += delta;
     }
 
     public RegionTable regions()
@@ -130,6 +198,6 @@ public final class ClientSession extends RefCounted
     @Override
     public String toString()
     {
-        return "client[slot=" + slot + " pid=" + pid + " segment=" + segmentName + "]";
+        return "client[slot=" + slot + " segment=" + segmentName + " pid=" + pid + " uid=" + uid + "]";
     }
 }

@@ -15,7 +15,24 @@ public interface ConductorListener
     }
 
     /**
-     * A region was registered or unregistered: {@link ClientSession#regions()} is the new table.
+     * A region was registered: {@link ClientSession#regions()} holds it. Cost should not grow with the number of
+     * regions the client has.
+     */
+    default void onRegionAdded(final ClientSession session, final io.xferd.daemon.memory.Region region)
+    {
+        onRegionsChanged(session);
+    }
+
+    /**
+     * A region was unregistered: {@link ClientSession#regions()} no longer holds it.
+     */
+    default void onRegionRemoved(final ClientSession session, final io.xferd.daemon.memory.Region region)
+    {
+        onRegionsChanged(session);
+    }
+
+    /**
+     * The regions changed in some other way: {@link ClientSession#regions()} is the new table.
      */
     default void onRegionsChanged(final ClientSession session)
     {

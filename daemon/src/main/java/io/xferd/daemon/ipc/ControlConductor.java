@@ -5,9 +5,12 @@ import io.xferd.daemon.SystemCounters;
 import io.xferd.daemon.memory.Region;
 import io.xferd.ipc.ControlError;
 import io.xferd.ipc.ControlFrame;
+import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.ControlMessages;
 import io.xferd.ipc.GpuMemoryRegistration;
 import io.xferd.ipc.MalformedFrameException;
+import io.xferd.ipc.ProcessMemoryRegistration;
+import io.xferd.ipc.RingsFileDescriptor;
 import io.xferd.ipc.SubmitRequestFlyweight;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.nativebindings.NativeException;
@@ -20,30 +23,33 @@ import org.agrona.concurrent.EpochClock;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
-import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.lang.foreign.MemorySegment;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * The daemon's control agent: accepts clients on the Unix socket, answers their control frames (hello,
  * register and unregister memory, open segment), notices at once when a client's socket closes, and frees
- * what the client held once no transfer borrows it any more. Also the daemon's housekeeper: heartbeat into
- * the cnc file, unblocking the to-daemon ring after a client died mid-record. Runs on its own thread, parked
- * in poll(2) between events, so it always gets CPU on a small host without spinning.
+ * what the client held once no transfer borrows it any more. Each client gets its own rings file (completion ring,
+ * then submit ring); a client the data plane finds breaking the ring protocol is cut off here, with a WARN naming
+ * it. Also the daemon's housekeeper: the heartbeat in the cnc file. Runs on its own thread, parked in poll(2)
+ * between events, so it always gets CPU on a small host without spinning.
  */
 public final class ControlConductor implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(ControlConductor.class);
     private static final int POLL_TIMEOUT_MS = 5;
+    /** Longest segment name a HELLO may carry, in UTF-8 bytes. */
+    static final int MAX_SEGMENT_NAME_LENGTH = 255;
+    /** Longest message an ERROR answer carries; longer texts are cut (a frame's string has a limit). */
+    private static final int MAX_ERROR_MESSAGE_LENGTH = 512;
 
     private final DaemonContext context;
     private final ClientRegistry registry;
-    private final ManyToOneRingBuffer toDaemonRing;
+    private final UnsafeBuffer cnc;
     private final ManyToOneConcurrentArrayQueue<ClientSession> disconnects;
     private final SystemCounters counters;
     private final EpochClock clock;
@@ -54,19 +60,16 @@ public final class ControlConductor implements AutoCloseable
     private final List<Region> closingRegions = new ArrayList<>();
     private final List<PendingUnregister> pendingUnregisters = new ArrayList<>();
     private final List<ControlChannel> greeting = new ArrayList<>();
-    private final SecureRandom random = new SecureRandom();
-    private final ManyToOneConcurrentArrayQueue<Runnable> controlTasks = new ManyToOneConcurrentArrayQueue<>(1024);
+    private final ManyToOneConcurrentArrayQueue<Runnable> controlTasks;
     private final io.xferd.daemon.peer.PeerTransport transport;
     private final io.xferd.daemon.metadata.ClusterMetadata metadata;
     private final GpuRegionMapper gpuRegions;
     private final ProcessRegionMapper processRegions = new ProcessRegionMapper();
     private final ProcessWatch processWatch;
-    private long lastConsumerPosition = -1;
-    private long consumerStalledSinceMs;
     private volatile boolean accepting = true;
     private ClientSession promoted;
     private ConductorListener operations = ConductorListener.NONE;
-    private io.xferd.daemon.peer.SegmentListeners segmentListeners;
+    private SegmentPorts segmentPorts = SegmentPorts.NONE;
 
     private record PendingUnregister(ClientSession session, long correlationId, Region region)
     {
@@ -76,7 +79,7 @@ public final class ControlConductor implements AutoCloseable
         final DaemonContext context,
         final RuntimeDirectory directory,
         final ClientRegistry registry,
-        final ManyToOneRingBuffer toDaemonRing,
+        final UnsafeBuffer cnc,
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
         final SystemCounters counters,
         final EpochClock clock,
@@ -89,14 +92,17 @@ public final class ControlConductor implements AutoCloseable
         this.processWatch = new ProcessWatch(context.maxClients());
         this.context = context;
         this.registry = registry;
-        this.toDaemonRing = toDaemonRing;
+        this.cnc = cnc;
+        // room for every answer that may be pending at once: each client's are capped
+        this.controlTasks = new ManyToOneConcurrentArrayQueue<>(
+            context.maxClients() * context.maxPendingControlPerClient() + 1024);
         this.disconnects = disconnects;
         this.counters = counters;
         this.clock = clock;
         this.listener = UnixSocket.listen(directory.socketPath(), 128);
         this.listener.configureBlocking(false);
         this.poller = new Poller(context.maxClients() * 2 + 8);
-        toDaemonRing.consumerHeartbeatTime(clock.time());
+        CncFileDescriptor.heartbeatMs(cnc, clock.time());
     }
 
     /**
@@ -205,22 +211,45 @@ public final class ControlConductor implements AutoCloseable
     private void onHello(final ControlChannel channel, final ControlFrame frame)
     {
         greeting.remove(channel);
+        try
+        {
+            welcome(channel, frame);
+        }
+        catch (final MalformedFrameException ex)
+        {
+            // the frame arrived whole, only its fields are wrong: an answer, not a silent drop
+            refuse(channel, 0, ControlError.MALFORMED_MESSAGE, "malformed HELLO: " + ex.getMessage());
+        }
+    }
+
+    private void welcome(final ControlChannel channel, final ControlFrame frame)
+    {
         if (frame.type() != ControlMessages.HELLO)
         {
             refuse(channel, 0, ControlError.MALFORMED_MESSAGE, "first message must be HELLO, got " + frame.type());
             return;
         }
+        // the version first: the rest of the HELLO's layout depends on it
         final int version = frame.getInt(ControlMessages.HELLO_VERSION);
-        final String name = frame.getString(ControlMessages.HELLO_NAME);
         if (version != ControlMessages.PROTOCOL_VERSION)
         {
-            refuse(channel, 0, ControlError.PROTOCOL_VERSION_MISMATCH, "daemon speaks protocol " +
-                ControlMessages.PROTOCOL_VERSION + ", client " + version);
+            refuse(channel, 0, ControlError.PROTOCOL_VERSION_MISMATCH, "this daemon speaks xferd protocol version " +
+                ControlMessages.PROTOCOL_VERSION + ", the client speaks version " + version +
+                ": upgrade the client library");
             return;
         }
-        if (name.isEmpty() || name.indexOf('/') >= 0)
+        final int flags = frame.getInt(ControlMessages.HELLO_FLAGS);
+        final String name = frame.getString(ControlMessages.HELLO_NAME);
+        final int nameBytes = name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        if (name.isEmpty() || name.indexOf('/') >= 0 || nameBytes > MAX_SEGMENT_NAME_LENGTH)
         {
-            refuse(channel, 0, ControlError.INVALID_ARGUMENT, "segment name must be non-empty without '/': " + name);
+            refuse(channel, 0, ControlError.INVALID_ARGUMENT, "segment name must be 1.." + MAX_SEGMENT_NAME_LENGTH +
+                " UTF-8 bytes without '/', got " + nameBytes + " bytes: " + name);
+            return;
+        }
+        if ((flags & ~ControlMessages.HELLO_KNOWN_FLAGS) != 0)
+        {
+            refuse(channel, 0, ControlError.INVALID_ARGUMENT, "unknown HELLO flags 0x" + Integer.toHexString(flags));
             return;
         }
         if (registry.byName(name) != null)
@@ -236,42 +265,71 @@ public final class ControlConductor implements AutoCloseable
         }
 
         final PeerCredentials peer = channel.socket().peerCredentials();
-        final int ringLength = context.completionRingCapacity() + RingBufferDescriptor.TRAILER_LENGTH;
-        final int ringFd = Memfd.create("xferd-completions-" + name);
-        final MemorySegment ringMapping;
+        final int completionLength = RingsFileDescriptor.ringLength(context.completionRingCapacity());
+        final int submitLength = RingsFileDescriptor.ringLength(context.submitRingCapacity());
+        final int ringsLength = (int)RingsFileDescriptor.fileLength(completionLength, submitLength);
+        final int ringsFd = Memfd.create("xferd-rings-" + slot);
+        final MemorySegment ringsMapping;
         try
         {
-            Memfd.truncate(ringFd, ringLength);
-            ringMapping = MappedMemory.mapShared(ringFd, 0, ringLength);
+            Memfd.truncate(ringsFd, ringsLength);
+            ringsMapping = MappedMemory.mapShared(ringsFd, 0, ringsLength);
         }
         catch (final RuntimeException ex)
         {
-            Memfd.close(ringFd);
-            refuse(channel, 0, ControlError.MAP_FAILED, "cannot create completion ring: " + ex.getMessage());
+            Memfd.close(ringsFd);
+            refuse(channel, 0, ControlError.MAP_FAILED, "cannot create the rings file: " + ex.getMessage());
             return;
         }
-        final ManyToOneRingBuffer ring = new ManyToOneRingBuffer(new UnsafeBuffer(ringMapping.address(), ringLength));
+        final UnsafeBuffer rings = new UnsafeBuffer(ringsMapping.address(), ringsLength);
         final String fullName = context.rpcAddress() + "/" + name;
-        final ClientSession session = new ClientSession(slot, registry.nextGeneration(slot), random.nextLong(), name,
-            fullName, peer.pid(), peer.uid(), channel.socket(), channel, ringMapping, ring);
+        final ClientSession session = new ClientSession(slot, registry.nextGeneration(slot), name, fullName,
+            peer.pid(), peer.uid(), channel.socket(), channel, ringsMapping,
+            new ManyToOneRingBuffer(RingsFileDescriptor.completionRing(rings, completionLength)),
+            new SubmitRing(RingsFileDescriptor.submitRing(rings, completionLength, submitLength)));
+        int segmentPort = 0;
+        if ((flags & ControlMessages.HELLO_FLAG_LISTEN) != 0)
+        {
+            try
+            {
+                segmentPort = segmentPorts.open(session);
+            }
+            catch (final RegistrationRefusedException ex)
+            {
+                Memfd.close(ringsFd);
+                MappedMemory.unmap(ringsMapping);
+                refuse(channel, 0, ex.code(), "cannot give segment " + name + " its own RPC port: " + ex.getMessage());
+                return;
+            }
+        }
 
         channel.beginAnswer(ControlMessages.WELCOME)
             .putInt(ControlMessages.WELCOME_CLIENT_SLOT, slot)
             .putInt(ControlMessages.WELCOME_MAX_IN_FLIGHT, context.maxInFlightPerClient())
-            .putLong(ControlMessages.WELCOME_SESSION_TOKEN, session.sessionToken())
+            .putLong(ControlMessages.WELCOME_RESERVED, 0L)
             .putLong(ControlMessages.WELCOME_SEGMENT_HANDLE, session.segmentHandle())
-            .putInt(ControlMessages.WELCOME_COMPLETION_RING_LENGTH, ringLength)
+            .putInt(ControlMessages.WELCOME_COMPLETION_RING_LENGTH, completionLength)
             .putInt(ControlMessages.WELCOME_MAX_NOTIFY_LENGTH, SubmitRequestFlyweight.MAX_NOTIFY_LENGTH)
             .putLong(ControlMessages.WELCOME_MAX_REQUEST_LENGTH, context.maxRequestLength())
+            .putInt(ControlMessages.WELCOME_SUBMIT_RING_LENGTH, submitLength)
+            .putInt(ControlMessages.WELCOME_MAX_BATCH_ENTRIES, context.maxBatchEntriesInForce())
+            .putInt(ControlMessages.WELCOME_SEGMENT_RPC_PORT, segmentPort)
+            .putInt(ControlMessages.WELCOME_RESERVED_2, 0)
             .putString(ControlMessages.WELCOME_SEGMENT_NAME, fullName);
-        // registered before the WELCOME goes out: the client may submit the moment it reads its token
+        // registered before the WELCOME goes out: the client may submit the moment it has its rings
         registry.add(session);
-        final boolean sent = channel.send(ringFd);
-        Memfd.close(ringFd);
+        final boolean sent = channel.send(ringsFd);
+        Memfd.close(ringsFd);
         if (!sent)
         {
             registry.remove(session);
-            MappedMemory.unmap(ringMapping);
+            session.markClosed();
+            if (segmentPort != 0)
+            {
+                segmentPorts.close(session);
+            }
+            // intake may be reading its ring already: unmapped once it lets go
+            closingSessions.add(session);
             channel.requestClose();
             return;
         }
@@ -279,7 +337,8 @@ public final class ControlConductor implements AutoCloseable
         promoted = session;
         counters.get(SystemCounter.CLIENTS_CONNECTED).increment();
         segmentChanged(session);
-        LOG.info("client connected: segment {} pid {} uid {} slot {}", name, peer.pid(), peer.uid(), slot);
+        LOG.info("client connected: segment {} pid {} uid {} slot {}{}", name, peer.pid(), peer.uid(), slot,
+            segmentPort != 0 ? " rpc port " + segmentPort : "");
         operations.onClientConnected(session);
     }
 
@@ -308,9 +367,7 @@ public final class ControlConductor implements AutoCloseable
             case ControlMessages.UNREGISTER_MEMORY -> onUnregister(session, frame, correlationId);
             case ControlMessages.OPEN_SEGMENT -> onOpenSegment(session, frame, correlationId);
             case ControlMessages.REGISTER_GPU_MEMORY -> onRegisterGpu(session, frame, correlationId);
-            case ProcessRegionMapper.FRAME_TYPE -> registerProcessMemory(session, correlationId,
-                frame.getLong(ProcessRegionMapper.FRAME_ADDRESS), frame.getLong(ProcessRegionMapper.FRAME_LENGTH),
-                frame.getString(ProcessRegionMapper.FRAME_LOCATION));
+            case ControlMessages.REGISTER_PROCESS_MEMORY -> onRegisterProcess(session, frame, correlationId);
             default -> throw new MalformedFrameException("unknown control message type " + frame.type());
         }
     }
@@ -336,6 +393,11 @@ public final class ControlConductor implements AutoCloseable
                 "bad range: address 0x" + Long.toHexString(address) + " length " + length + " offset " + fdOffset);
             return;
         }
+        if (overRegionLimit(session, correlationId))
+        {
+            Memfd.close(fd);
+            return;
+        }
         if (session.regions().overlaps(address, length))
         {
             Memfd.close(fd);
@@ -356,9 +418,39 @@ public final class ControlConductor implements AutoCloseable
         session.regions(session.regions().with(region));
         counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(length);
         counters.get(SystemCounter.REGIONS_REGISTERED).increment();
-        operations.onRegionsChanged(session);
+        operations.onRegionAdded(session, region);
         answerOk(session, correlationId, 0);
         segmentChanged(session);
+    }
+
+    /**
+     * @return true (and the client has its ERROR) when it has as many regions as a client may have.
+     */
+    private boolean overRegionLimit(final ClientSession session, final long correlationId)
+    {
+        if (session.regions().size() < context.maxRegionsPerClient())
+        {
+            return false;
+        }
+        answerError(session, correlationId, ControlError.LIMIT_REACHED, "segment " + session.segmentName() +
+            " has " + session.regions().size() + " regions registered, the most a client may have");
+        return true;
+    }
+
+    /**
+     * @return true (and the client has its ERROR) when the conductor already holds as many of its control requests
+     * unanswered as it may; else counts one more.
+     */
+    private boolean overPendingLimit(final ClientSession session, final long correlationId)
+    {
+        if (session.pendingControl() >= context.maxPendingControlPerClient())
+        {
+            answerError(session, correlationId, ControlError.LIMIT_REACHED, "segment " + session.segmentName() +
+                " has " + session.pendingControl() + " control requests waiting for an answer, the most a client may");
+            return true;
+        }
+        session.pendingControl(1);
+        return false;
     }
 
     /**
@@ -392,6 +484,10 @@ public final class ControlConductor implements AutoCloseable
                 "GPU memory needs a location cuda:N, not " + registration.location());
             return;
         }
+        if (overRegionLimit(session, correlationId))
+        {
+            return;
+        }
         if (session.regions().overlaps(address, length))
         {
             answerError(session, correlationId, ControlError.OVERLAPPING_REGION,
@@ -411,7 +507,7 @@ public final class ControlConductor implements AutoCloseable
         session.regions(session.regions().with(region));
         counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(length);
         counters.get(SystemCounter.REGIONS_REGISTERED).increment();
-        operations.onRegionsChanged(session);
+        operations.onRegionAdded(session, region);
         LOG.info("segment {} registered GPU memory {}", session.segmentName(), region);
         answerOk(session, correlationId, 0);
         segmentChanged(session);
@@ -419,12 +515,33 @@ public final class ControlConductor implements AutoCloseable
 
     /**
      * Ordinary memory of the client process (REGISTER_PROCESS_MEMORY), reached with process_vm_readv/writev on the
-     * pid its socket's credentials name. Every refusal is an answer; the connection stays.
+     * pid its socket's credentials name. Every refusal is an answer, and a frame of the wrong length too (its framing
+     * is intact, so the connection is).
      */
-    void registerProcessMemory(
+    private void onRegisterProcess(final ClientSession session, final ControlFrame frame, final long correlationId)
+    {
+        final ProcessMemoryRegistration registration;
+        try
+        {
+            registration = ProcessMemoryRegistration.decode(frame);
+        }
+        catch (final MalformedFrameException ex)
+        {
+            answerError(session, correlationId, ControlError.MALFORMED_MESSAGE, ex.getMessage());
+            return;
+        }
+        registerProcessMemory(session, correlationId, registration.ownerAddress(), registration.length(),
+            registration.location());
+    }
+
+    private void registerProcessMemory(
         final ClientSession session, final long correlationId, final long address, final long length,
         final String location)
     {
+        if (overRegionLimit(session, correlationId))
+        {
+            return;
+        }
         if (address > 0 && length > 0 && address + length > address && session.regions().overlaps(address, length))
         {
             answerError(session, correlationId, ControlError.OVERLAPPING_REGION,
@@ -449,7 +566,7 @@ public final class ControlConductor implements AutoCloseable
         session.regions(session.regions().with(region));
         counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(length);
         counters.get(SystemCounter.REGIONS_REGISTERED).increment();
-        operations.onRegionsChanged(session);
+        operations.onRegionAdded(session, region);
         answerOk(session, correlationId, 0);
         segmentChanged(session);
     }
@@ -464,9 +581,13 @@ public final class ControlConductor implements AutoCloseable
                 "no region starts at 0x" + Long.toHexString(address));
             return;
         }
+        if (overPendingLimit(session, correlationId))
+        {
+            return;
+        }
         session.regions(session.regions().without(region));
         region.markClosed();
-        operations.onRegionsChanged(session);
+        operations.onRegionRemoved(session, region);
         // answered once no transfer copies through it any more, so the client may reuse the memory at once
         pendingUnregisters.add(new PendingUnregister(session, correlationId, region));
     }
@@ -511,7 +632,7 @@ public final class ControlConductor implements AutoCloseable
     private void openSession(
         final ClientSession session, final long correlationId, final io.xferd.daemon.peer.SessionAddress address)
     {
-        final ClientSession local = segmentListeners == null ? null : segmentListeners.localSegment(address);
+        final ClientSession local = segmentPorts.localSegment(address);
         if (local != null)
         {
             if (local.isClosed())
@@ -554,8 +675,13 @@ public final class ControlConductor implements AutoCloseable
         final String name,
         final java.util.function.Consumer<java.util.function.Consumer<Object>> opener)
     {
-        opener.accept(result -> controlTasks.offer(() ->
+        if (overPendingLimit(session, correlationId))
         {
+            return;
+        }
+        opener.accept(result -> offerTask(() ->
+        {
+            session.pendingControl(-1);
             if (session.isClosed())
             {
                 return;
@@ -569,6 +695,17 @@ public final class ControlConductor implements AutoCloseable
                 answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT, "cannot open " + name + ": " + result);
             }
         }));
+    }
+
+    /**
+     * Hand a task to the conductor thread from any thread; the queue has room for every answer that can be pending.
+     */
+    private void offerTask(final Runnable task)
+    {
+        while (!controlTasks.offer(task))
+        {
+            Thread.onSpinWait();
+        }
     }
 
     private void segmentChanged(final ClientSession session)
@@ -592,19 +729,28 @@ public final class ControlConductor implements AutoCloseable
         session.channel().beginAnswer(ControlMessages.ERROR)
             .putLong(ControlMessages.CORRELATION_ID, correlationId)
             .putInt(ControlMessages.ERROR_CODE, code)
-            .putString(ControlMessages.ERROR_MESSAGE, text);
+            .putString(ControlMessages.ERROR_MESSAGE, bounded(text));
         session.channel().send(-1);
     }
 
     private void refuse(final ControlChannel channel, final long correlationId, final int code, final String text)
     {
-        LOG.warn("refusing a client: {}", text);
+        final String message = bounded(text);
+        LOG.warn("refusing a client: {}", message);
         channel.beginAnswer(ControlMessages.ERROR)
             .putLong(ControlMessages.CORRELATION_ID, correlationId)
             .putInt(ControlMessages.ERROR_CODE, code)
-            .putString(ControlMessages.ERROR_MESSAGE, text);
+            .putString(ControlMessages.ERROR_MESSAGE, message);
         channel.send(-1);
         channel.requestClose();
+    }
+
+    /**
+     * @return the text cut to what an ERROR frame carries (a client chooses the names echoed in it).
+     */
+    static String bounded(final String text)
+    {
+        return text.length() <= MAX_ERROR_MESSAGE_LENGTH ? text : text.substring(0, MAX_ERROR_MESSAGE_LENGTH) + "...";
     }
 
     /**
@@ -620,10 +766,6 @@ public final class ControlConductor implements AutoCloseable
         registry.remove(session);
         session.markClosed();
         processWatch.unwatch(session);
-        if (segmentListeners != null)
-        {
-            segmentListeners.close(session);
-        }
         final var regions = session.regions();
         for (int i = 0; i < regions.size(); i++)
         {
@@ -633,6 +775,7 @@ public final class ControlConductor implements AutoCloseable
         }
         pendingUnregisters.removeIf(p -> p.session == session && closingRegions.add(p.region));
         session.socket().close();
+        segmentPorts.close(session);
         closingSessions.add(session);
         counters.get(SystemCounter.CLIENTS_DISCONNECTED).increment();
         if (metadata != null)
@@ -647,7 +790,7 @@ public final class ControlConductor implements AutoCloseable
     {
         int work = 0;
         final long now = clock.time();
-        toDaemonRing.consumerHeartbeatTime(now);
+        CncFileDescriptor.heartbeatMs(cnc, now);
 
         Runnable task;
         while ((task = controlTasks.poll()) != null)
@@ -659,44 +802,23 @@ public final class ControlConductor implements AutoCloseable
         ClientSession bad;
         while ((bad = disconnects.poll()) != null)
         {
-            disconnect(bad, "broke the ring protocol (malformed record or completion ring overrun)");
+            if (sessions.contains(bad))
+            {
+                final String violation = bad.protocolViolation();
+                final String reason = violation != null ? violation :
+                    "it overran its completion ring (more requests in flight than WELCOME allows)";
+                LOG.warn("cutting off client segment {} pid {} uid {}: {}", bad.segmentName(), bad.pid(), bad.uid(),
+                    reason);
+                counters.get(SystemCounter.CLIENTS_CUT_OFF).increment();
+                disconnect(bad, reason);
+            }
             work++;
         }
 
         work += cutOffExitedProcesses();
-        work += checkBlockedRing(now);
         work += reclaim();
         operations.onHousekeeping(now);
         return work;
-    }
-
-    /**
-     * A client that died between claiming and committing a record leaves the ring blocked; once the consumer
-     * has made no progress for the unblock timeout while records wait, skip the dead record.
-     */
-    private int checkBlockedRing(final long nowMs)
-    {
-        final long consumerPosition = toDaemonRing.consumerPosition();
-        // the stall is timed from when records wait, not from the last record: after an idle spell, the first
-        // claim must not be taken for a dead client's
-        if (consumerPosition != lastConsumerPosition || toDaemonRing.producerPosition() == consumerPosition)
-        {
-            lastConsumerPosition = consumerPosition;
-            consumerStalledSinceMs = nowMs;
-            return 0;
-        }
-        if (toDaemonRing.producerPosition() > consumerPosition &&
-            nowMs - consumerStalledSinceMs > context.ringUnblockTimeoutMs())
-        {
-            consumerStalledSinceMs = nowMs;
-            if (toDaemonRing.unblock())
-            {
-                counters.get(SystemCounter.RING_UNBLOCKS).increment();
-                LOG.warn("to-daemon ring unblocked: a client died half-way through writing a record");
-                return 1;
-            }
-        }
-        return 0;
     }
 
     /**
@@ -726,6 +848,7 @@ public final class ControlConductor implements AutoCloseable
             if (pending.region.isReclaimable())
             {
                 pendingUnregisters.remove(i);
+                pending.session.pendingControl(-1);
                 freeRegion(pending.region);
                 answerOk(pending.session, pending.correlationId, 0);
                 segmentChanged(pending.session);
@@ -748,7 +871,7 @@ public final class ControlConductor implements AutoCloseable
             if (session.isReclaimable())
             {
                 closingSessions.remove(i);
-                MappedMemory.unmap(session.completionRingMapping());
+                MappedMemory.unmap(session.ringsMapping());
                 session.channel().close();
                 work++;
             }
@@ -772,20 +895,19 @@ public final class ControlConductor implements AutoCloseable
     }
 
     /**
-     * The per-segment RPC ports: OPEN_SEGMENT of one of them resolves here, and a client's port closes when it
-     * disconnects. Set before the conductor thread starts.
-     */
-    public void segmentListeners(final io.xferd.daemon.peer.SegmentListeners listeners)
-    {
-        this.segmentListeners = listeners;
-    }
-
-    /**
      * Set before the conductor thread starts.
      */
     public void operations(final ConductorListener listener)
     {
         this.operations = listener;
+    }
+
+    /**
+     * Set before the conductor thread starts: who binds the per-segment RPC ports of HELLO's LISTEN flag.
+     */
+    public void segmentPorts(final SegmentPorts ports)
+    {
+        this.segmentPorts = ports;
     }
 
     /**

@@ -20,13 +20,6 @@ import java.lang.foreign.MemorySegment;
  */
 final class ProcessRegionMapper
 {
-    // REGISTER_PROCESS_MEMORY (protocol 2, type 6): 0 int64 correlation id, 8 int64 owner address, 16 int64 length,
-    // 24 string location. TODO(ring merge): take these from ringbuffer's ControlMessages once its codec lands
-    static final int FRAME_TYPE = 6;
-    static final int FRAME_ADDRESS = 8;
-    static final int FRAME_LENGTH = 16;
-    static final int FRAME_LOCATION = 24;
-
     private final MemorySegment probe = Arena.ofAuto().allocate(8, 8);
 
     /**

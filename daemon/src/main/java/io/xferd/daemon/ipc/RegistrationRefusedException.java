@@ -3,19 +3,19 @@ package io.xferd.daemon.ipc;
 /**
  * A registration the daemon will not make, with the {@link io.xferd.ipc.ControlError} code its ERROR answer carries.
  */
-final class RegistrationRefusedException extends RuntimeException
+public final class RegistrationRefusedException extends RuntimeException
 {
     private static final long serialVersionUID = 1L;
 
     private final int code;
 
-    RegistrationRefusedException(final int code, final String message)
+    public RegistrationRefusedException(final int code, final String message)
     {
         super(message);
         this.code = code;
     }
 
-    int code()
+    public int code()
     {
         return code;
     }

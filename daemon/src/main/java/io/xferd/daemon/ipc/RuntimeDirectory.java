@@ -99,15 +99,13 @@ public final class RuntimeDirectory implements AutoCloseable
     /**
      * Create and map a new cnc file with its header written.
      */
-    public UnsafeBuffer createCncFile(
-        final int ringCapacity, final int countersValuesLength, final long pid, final long livenessTimeoutMs)
+    public UnsafeBuffer createCncFile(final int countersValuesLength, final long pid, final long livenessTimeoutMs)
     {
         final Path cncFile = directory.resolve(CncFileDescriptor.CNC_FILE);
-        final long length = CncFileDescriptor.fileLength(ringCapacity, countersValuesLength);
+        final long length = CncFileDescriptor.fileLength(countersValuesLength);
         cncMapping = IoUtil.mapNewFile(cncFile.toFile(), length, true);
         cnc = new UnsafeBuffer(cncMapping);
-        CncFileDescriptor.writeHeader(cnc, ringCapacity, countersValuesLength, pid, System.currentTimeMillis(),
-            livenessTimeoutMs);
+        CncFileDescriptor.writeHeader(cnc, countersValuesLength, pid, System.currentTimeMillis(), livenessTimeoutMs);
         return cnc;
     }
 

@@ -18,7 +18,6 @@ import io.prometheus.metrics.model.snapshots.Labels;
 import io.prometheus.metrics.model.snapshots.MetricSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import org.HdrHistogram.Histogram;
-import org.agrona.concurrent.ringbuffer.RingBuffer;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -39,7 +38,6 @@ public final class MetricsCollector implements MultiCollector
         0.5, 1, 2.5, 5, 10, Double.POSITIVE_INFINITY};
 
     private final SystemCounters counters;
-    private final RingBuffer toDaemonRing;
     private final TransferStats stats;
     private final JournalNames names;
     private volatile java.util.function.Supplier<Iterable<io.xferd.daemon.peer.PeerLink>> peers = java.util.List::of;
@@ -48,10 +46,9 @@ public final class MetricsCollector implements MultiCollector
      * @param stats null when the journal is off (no per-op/peer/nic breakdown, no latency).
      */
     public MetricsCollector(
-        final SystemCounters counters, final RingBuffer toDaemonRing, final TransferStats stats, final JournalNames names)
+        final SystemCounters counters, final TransferStats stats, final JournalNames names)
     {
         this.counters = counters;
-        this.toDaemonRing = toDaemonRing;
         this.stats = stats;
         this.names = names;
     }
@@ -107,15 +104,6 @@ public final class MetricsCollector implements MultiCollector
         final long inFlight = value(SystemCounter.REQUESTS_SUBMITTED) - value(SystemCounter.REQUESTS_COMPLETED) -
             value(SystemCounter.REQUESTS_FAILED);
         snapshots.add(gauge("xferd_requests_in_flight", "Requests accepted and not yet completed.", inFlight));
-        snapshots.add(GaugeSnapshot.builder().name("xferd_ring_occupancy_bytes")
-            .help("Bytes written into a ring and not yet consumed.")
-            .dataPoint(GaugeDataPointSnapshot.builder().labels(Labels.of("ring", "to_daemon"))
-                .value(toDaemonRing.producerPosition() - toDaemonRing.consumerPosition()).build())
-            .build());
-        snapshots.add(GaugeSnapshot.builder().name("xferd_ring_capacity_bytes").help("Capacity of a ring.")
-            .dataPoint(GaugeDataPointSnapshot.builder().labels(Labels.of("ring", "to_daemon"))
-                .value(toDaemonRing.capacity()).build())
-            .build());
 
         snapshots.add(counter("xferd_requests_submitted", "Requests accepted by intake.",
             value(SystemCounter.REQUESTS_SUBMITTED)));
@@ -131,8 +119,8 @@ public final class MetricsCollector implements MultiCollector
             .build());
         snapshots.add(counter("xferd_malformed_records", "Ring records dropped as malformed.",
             value(SystemCounter.MALFORMED_RECORDS)));
-        snapshots.add(counter("xferd_ring_unblocks", "To-daemon ring unblocked after a client died mid-record.",
-            value(SystemCounter.RING_UNBLOCKS)));
+        snapshots.add(counter("xferd_clients_cut_off", "Clients disconnected for breaking the ring protocol.",
+            value(SystemCounter.CLIENTS_CUT_OFF)));
         snapshots.add(counter("xferd_notifications_delivered", "Notifications delivered to targets.",
             value(SystemCounter.NOTIFICATIONS_DELIVERED)));
         snapshots.add(counter("xferd_notifications_dropped", "Notifications dropped: receiver ring full.",

@@ -1,6 +1,7 @@
 package io.xferd.daemon.peer;
 
 import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.pipeline.BatchTracker;
 import io.xferd.daemon.journal.TransferJournal;
 import io.xferd.daemon.memory.Region;
 import org.agrona.DirectBuffer;
@@ -32,6 +33,30 @@ public interface PeerTransport extends AutoCloseable
      * and the local region's borrow until it writes the completion; on any other status nothing was taken.
      * Allocation-free.
      */
+    default int submit(
+        ClientSession submitter,
+        long requestId,
+        long traceId,
+        int opcode,
+        Region local,
+        long localAddress,
+        RemoteSegment target,
+        long targetAddress,
+        long length,
+        long submitNanos,
+        long intakeNanos,
+        DirectBuffer notify,
+        int notifyLength)
+    {
+        return submit(submitter, requestId, traceId, opcode, local, localAddress, target, targetAddress, length,
+            submitNanos, intakeNanos, notify, notifyLength, null, 0);
+    }
+
+    /**
+     * As above, for a request that may be entry {@code batchEntry} of a SUBMIT_BATCH: its end is counted into
+     * {@code batch} ({@link io.xferd.daemon.pipeline.CompletionSender#complete(ClientSession, BatchTracker, int, long,
+     * int, long, long, long)}), which answers the client once for the whole batch. {@code batch} is null for a SUBMIT.
+     */
     int submit(
         ClientSession submitter,
         long requestId,
@@ -45,7 +70,9 @@ public interface PeerTransport extends AutoCloseable
         long submitNanos,
         long intakeNanos,
         DirectBuffer notify,
-        int notifyLength);
+        int notifyLength,
+        BatchTracker batch,
+        int batchEntry);
 
     /**
      * Open the segment {@code segmentName} of the daemon at {@code host:port}, off the caller's thread; the answer

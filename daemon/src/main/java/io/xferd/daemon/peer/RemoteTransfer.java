@@ -17,6 +17,9 @@ final class RemoteTransfer
     final AtomicInteger firstError = new AtomicInteger();
     final byte[] notify = new byte[SubmitRequestFlyweight.MAX_NOTIFY_LENGTH];
     ClientSession submitter;
+    /** The batch this request is an entry of, or null. */
+    io.xferd.daemon.pipeline.BatchTracker batch;
+    int batchEntry;
     Region local;
     RemoteSegment target;
     java.util.List<String> remotePreferred;
@@ -35,6 +38,7 @@ final class RemoteTransfer
     void reset()
     {
         submitter = null;
+        batch = null;
         local = null;
         target = null;
         remotePreferred = null;

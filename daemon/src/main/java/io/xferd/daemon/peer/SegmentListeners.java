@@ -1,11 +1,12 @@
 package io.xferd.daemon.peer;
 
 import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.ipc.RegistrationRefusedException;
+import io.xferd.ipc.ControlError;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
@@ -35,7 +36,7 @@ import java.util.concurrent.TimeUnit;
  * also ends the connections it accepted. At most {@code capacity} ports at once. {@link #open} and {@link #close} are
  * called by the conductor's thread; lookups from any thread.
  */
-public final class SegmentListeners implements AutoCloseable
+public final class SegmentListeners implements io.xferd.daemon.ipc.SegmentPorts, AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(SegmentListeners.class);
     private static final int BACKLOG = 64;
@@ -72,9 +73,10 @@ public final class SegmentListeners implements AutoCloseable
      * session's existing port when it has one.
      *
      * @return the port number.
-     * @throws IllegalStateException when {@code capacity} ports are open, or the daemon is closing.
-     * @throws UncheckedIOException  when no port can be bound.
+     * @throws RegistrationRefusedException with TOO_MANY_CLIENTS when {@code capacity} ports are open or the daemon is
+     *                                      closing, MAP_FAILED when no port can be bound.
      */
+    @Override
     public synchronized int open(final ClientSession session)
     {
         final Port existing = bySession.get(session);
@@ -84,11 +86,12 @@ public final class SegmentListeners implements AutoCloseable
         }
         if (!running)
         {
-            throw new IllegalStateException("the daemon is closing");
+            throw new RegistrationRefusedException(ControlError.TOO_MANY_CLIENTS, "the daemon is closing");
         }
         if (bySession.size() >= capacity)
         {
-            throw new IllegalStateException("all " + capacity + " segment ports are in use");
+            throw new RegistrationRefusedException(ControlError.TOO_MANY_CLIENTS,
+                "all " + capacity + " segment ports are in use");
         }
         ServerSocketChannel channel = null;
         try
@@ -117,7 +120,8 @@ public final class SegmentListeners implements AutoCloseable
                 }
                 closeQuietly(channel);
             }
-            throw new UncheckedIOException("cannot bind a segment port on " + host + ": " + ex.getMessage(), ex);
+            throw new RegistrationRefusedException(ControlError.MAP_FAILED,
+                "cannot bind a segment port on " + host + ": " + ex.getMessage());
         }
     }
 
@@ -126,6 +130,7 @@ public final class SegmentListeners implements AutoCloseable
      * the port refuses connections: a channel registered with a selector is only really closed by the selector's
      * thread, so that thread closes it and this waits for it (microseconds; bounded).
      */
+    @Override
     public synchronized void close(final ClientSession session)
     {
         final Port port = bySession.remove(session);
@@ -187,6 +192,7 @@ public final class SegmentListeners implements AutoCloseable
      * Never resolves a host name (no DNS on the caller's thread): a name other than the RPC host as configured is
      * not taken for this daemon, and is opened through the network instead, which reaches the same segment.
      */
+    @Override
     public ClientSession localSegment(final SessionAddress address)
     {
         final Port port = byPort.get(address.port());

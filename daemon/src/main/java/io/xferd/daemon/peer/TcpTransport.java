@@ -4,6 +4,7 @@ import io.xferd.daemon.DaemonContext;
 import io.xferd.daemon.SystemCounters;
 import io.xferd.daemon.ipc.ClientSession;
 import io.xferd.daemon.memory.Region;
+import io.xferd.daemon.pipeline.BatchTracker;
 import io.xferd.daemon.pipeline.CompletionSender;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
@@ -145,7 +146,9 @@ public final class TcpTransport implements PeerTransport
         final long submitNanos,
         final long intakeNanos,
         final DirectBuffer notify,
-        final int notifyLength)
+        final int notifyLength,
+        final BatchTracker batch,
+        final int batchEntry)
     {
         if (!running)
         {
@@ -162,6 +165,8 @@ public final class TcpTransport implements PeerTransport
         transfer.target = target;
         transfer.remotePreferred = target.preferredNicsFor(targetAddress);
         transfer.requestId = requestId;
+        transfer.batch = batch;
+        transfer.batchEntry = batchEntry;
         transfer.traceId = traceId;
         transfer.opcode = opcode;
         transfer.localAddress = localAddress;
@@ -279,7 +284,8 @@ public final class TcpTransport implements PeerTransport
             failed.increment();
         }
         final long completeNanos = System.nanoTime();
-        senders.get().complete(submitter, transfer.requestId, status, bytes, transfer.intakeNanos, completeNanos);
+        senders.get().complete(submitter, transfer.batch, transfer.batchEntry, transfer.requestId, status, bytes,
+            transfer.intakeNanos, completeNanos);
         journal.onCompleted(submitter.slot(), transfer.requestId, transfer.traceId, transfer.opcode, status,
             transfer.length, bytes, transfer.target.link().journalPeerId(), transfer.lastNicId, transfer.submitNanos,
             transfer.intakeNanos, completeNanos);

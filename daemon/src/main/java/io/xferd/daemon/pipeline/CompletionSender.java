@@ -4,8 +4,10 @@ import io.xferd.daemon.SystemCounters;
 import io.xferd.daemon.ipc.ClientSession;
 import io.xferd.ipc.CompletionFlyweight;
 import io.xferd.ipc.NotificationFlyweight;
+import io.xferd.ipc.Opcode;
 import io.xferd.ipc.RecordTypes;
 import io.xferd.ipc.SystemCounter;
+import io.xferd.ipc.TransferStatus;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
@@ -55,6 +57,56 @@ public final class CompletionSender
             .intakeNanos(intakeNanos)
             .completeNanos(completeNanos);
         ring.commit(index);
+    }
+
+    /**
+     * End one request: a SUBMIT's completion goes out at once; a batch entry is counted into its batch, and the
+     * entry that ends the batch sends the batch's single completion (and its notify, when the target is local and
+     * every entry landed). Any thread; allocation-free.
+     */
+    public void complete(
+        final ClientSession session,
+        final BatchTracker batch,
+        final int batchEntry,
+        final long requestId,
+        final int status,
+        final long bytes,
+        final long intakeNanos,
+        final long completeNanos)
+    {
+        if (batch == null)
+        {
+            complete(session, requestId, status, bytes, intakeNanos, completeNanos);
+            return;
+        }
+        switch (batch.entryDone(batchEntry, status, bytes))
+        {
+            case BatchTracker.FINISHED -> finishBatch(batch, completeNanos);
+            case BatchTracker.RELEASE_HELD -> batch.releaseHeld();
+            default ->
+            {
+            }
+        }
+    }
+
+    private void finishBatch(final BatchTracker batch, final long completeNanos)
+    {
+        final int status = batch.status();
+        final ClientSession target = batch.localTarget;
+        if (status == TransferStatus.OK && batch.opcode == Opcode.WRITE && batch.notifyLength > 0 && target != null &&
+            !target.isClosed() && target.tryAcquire())
+        {
+            try
+            {
+                notify(target, batch.traceId, batch.submitter.segmentNameUtf8(), batch.notify, batch.notifyLength);
+            }
+            finally
+            {
+                target.release();
+            }
+        }
+        complete(batch.submitter, batch.requestId, status, batch.bytesTransferred(), batch.intakeNanos, completeNanos);
+        batch.recycle();
     }
 
     public void notify(

@@ -5,54 +5,75 @@ import com.lmax.disruptor.RingBuffer;
 import io.xferd.daemon.SystemCounters;
 import io.xferd.daemon.ipc.ClientRegistry;
 import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.ipc.SubmitRing;
 import io.xferd.daemon.journal.TransferJournal;
+import io.xferd.daemon.peer.RemoteSegments;
+import io.xferd.ipc.Opcode;
 import io.xferd.ipc.RecordTypes;
+import io.xferd.ipc.SubmitBatchFlyweight;
 import io.xferd.ipc.SubmitRequestFlyweight;
 import io.xferd.ipc.SystemCounter;
-import org.agrona.MutableDirectBuffer;
+import io.xferd.ipc.TransferStatus;
 import org.agrona.concurrent.Agent;
-import org.agrona.concurrent.ControlledMessageHandler;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.NanoClock;
-
+import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 
 /**
- * Intake: reads SUBMIT records from the to-daemon ring, checks that each names a connected client by slot and
- * session token and is well formed, and publishes it into the {@link TransferPipeline}. A record that is not
- * well formed costs its author the connection (queued for the conductor); other clients carry on. When the
- * pipeline is full, records stay in the ring (back-pressure on all clients, nothing is dropped).
+ * Intake: polls every connected client's own submit ring in turn (each cycle starts one client further, and takes at
+ * most a few records and a bounded number of requests from each, so a busy client cannot starve the others), checks
+ * each record's framing and publishes its requests into the {@link TransferPipeline}: one command per SUBMIT, one
+ * per entry of a SUBMIT_BATCH. The ring a record arrives on names its client: there are no credentials to check.
+ * <p>
+ * A client whose ring breaks the protocol (see {@link SubmitRing}, and a record whose length disagrees with its own
+ * fields) is handed to the conductor to be cut off; nobody else notices. When the pipeline is full, records stay in
+ * their rings (back-pressure, nothing dropped); a batch too big for the room left is published over several cycles.
+ * Allocation-free once each client's batch trackers exist.
  */
-public final class SubmitAdapter implements Agent, ControlledMessageHandler
+public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
 {
-    private static final int READ_LIMIT = 64;
+    /** Records taken from one client's ring per duty cycle. */
+    static final int RECORDS_PER_CLIENT = 16;
+    /** Requests (SUBMITs and batch entries) published for one client per duty cycle. */
+    static final int REQUESTS_PER_CLIENT = 256;
 
-    private final org.agrona.concurrent.ringbuffer.RingBuffer toDaemonRing;
     private final RingBuffer<TransferCommand> pipeline;
     private final ClientRegistry registry;
     private final ManyToOneConcurrentArrayQueue<ClientSession> disconnects;
+    private final ManyToOneConcurrentArrayQueue<BatchTracker> heldEntries;
     private final NanoClock clock;
+    private final int maxBatchEntries;
+    private final int batchTrackersPerClient;
     private final SubmitRequestFlyweight request = new SubmitRequestFlyweight();
+    private final SubmitBatchFlyweight batchRecord = new SubmitBatchFlyweight();
     private final AtomicCounter submitted;
     private final AtomicCounter malformed;
     private final AtomicCounter backpressure;
     private final TransferJournal journal;
+    private ClientSession current;
+    private int budget;
+    private boolean pipelineFull;
+    private int nextStart;
 
     public SubmitAdapter(
-        final org.agrona.concurrent.ringbuffer.RingBuffer toDaemonRing,
         final RingBuffer<TransferCommand> pipeline,
         final ClientRegistry registry,
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
         final SystemCounters counters,
         final NanoClock clock,
-        final TransferJournal journal)
+        final TransferJournal journal,
+        final int maxBatchEntries,
+        final int batchTrackersPerClient)
     {
-        this.toDaemonRing = toDaemonRing;
         this.pipeline = pipeline;
         this.registry = registry;
         this.disconnects = disconnects;
         this.clock = clock;
         this.journal = journal;
+        this.maxBatchEntries = maxBatchEntries;
+        this.batchTrackersPerClient = batchTrackersPerClient;
+        this.heldEntries = new ManyToOneConcurrentArrayQueue<>(registry.capacity() * batchTrackersPerClient);
         this.submitted = counters.get(SystemCounter.REQUESTS_SUBMITTED);
         this.malformed = counters.get(SystemCounter.MALFORMED_RECORDS);
         this.backpressure = counters.get(SystemCounter.PIPELINE_BACKPRESSURE);
@@ -61,49 +82,86 @@ public final class SubmitAdapter implements Agent, ControlledMessageHandler
     @Override
     public int doWork()
     {
-        return toDaemonRing.controlledRead(this, READ_LIMIT);
+        pipelineFull = false;
+        int work = publishHeldEntries();
+        final int slots = registry.capacity();
+        final int start = nextStart;
+        nextStart = start + 1 == slots ? 0 : start + 1;
+        for (int i = 0; i < slots && !pipelineFull; i++)
+        {
+            final int slot = start + i < slots ? start + i : start + i - slots;
+            final ClientSession session = registry.inSlot(slot);
+            if (session == null || session.submitRing().isBroken() || !session.tryAcquire())
+            {
+                continue; // no client, one being cut off, or one closing: its ring may be unmapped soon
+            }
+            try
+            {
+                current = session;
+                budget = REQUESTS_PER_CLIENT;
+                work += session.submitRing().read(this, RECORDS_PER_CLIENT);
+                if (session.submitRing().isBroken())
+                {
+                    cutOff(session);
+                }
+            }
+            finally
+            {
+                current = null;
+                session.release();
+            }
+        }
+        return work;
+    }
+
+    private void cutOff(final ClientSession session)
+    {
+        malformed.increment();
+        session.protocolViolation("its submit ring broke the protocol: " + session.submitRing().violation());
+        disconnects.offer(session);
     }
 
     @Override
-    public Action onMessage(final int msgTypeId, final MutableDirectBuffer buffer, final int index, final int length)
+    public SubmitRing.Action onRecord(final int type, final UnsafeBuffer buffer, final int offset, final int length)
     {
-        if (length < 16)
+        if (type == RecordTypes.SUBMIT)
         {
-            malformed.increment();
-            return Action.CONTINUE;
+            return onSubmit(buffer, offset, length);
         }
-        request.wrap(buffer, index);
-        final ClientSession session = registry.authenticated(request.clientSlot(), request.sessionToken());
-        if (session == null)
+        if (type == RecordTypes.SUBMIT_BATCH)
         {
-            // cannot be attributed to anyone: count and skip
-            malformed.increment();
-            return Action.CONTINUE;
+            return onBatch(buffer, offset, length);
         }
-        if (msgTypeId != RecordTypes.SUBMIT || length < SubmitRequestFlyweight.HEADER_LENGTH ||
-            request.notifyLength() < 0 || request.notifyLength() > SubmitRequestFlyweight.MAX_NOTIFY_LENGTH ||
-            SubmitRequestFlyweight.recordLength(request.notifyLength()) != length)
-        {
-            malformed.increment();
-            disconnects.offer(session);
-            return Action.CONTINUE;
-        }
+        return SubmitRing.Action.MALFORMED;
+    }
 
-        final long sequence;
-        try
+    private SubmitRing.Action onSubmit(final UnsafeBuffer buffer, final int offset, final int length)
+    {
+        if (length < SubmitRequestFlyweight.HEADER_LENGTH)
         {
-            sequence = pipeline.tryNext();
+            return SubmitRing.Action.MALFORMED;
         }
-        catch (final InsufficientCapacityException ex)
+        request.wrap(buffer, offset);
+        final int notifyLength = request.notifyLength();
+        if (notifyLength < 0 || SubmitRequestFlyweight.HEADER_LENGTH + (long)notifyLength != length)
         {
-            backpressure.increment();
-            return Action.ABORT;
+            return SubmitRing.Action.MALFORMED;
         }
-
+        if (budget <= 0)
+        {
+            return SubmitRing.Action.LEAVE;
+        }
+        final long sequence = claim();
+        if (sequence < 0)
+        {
+            return SubmitRing.Action.LEAVE;
+        }
         final TransferCommand command = pipeline.get(sequence);
+        final ClientSession session = current;
         if (session.tryAcquire())
         {
             command.submitter = session;
+            command.batch = null;
             command.requestId = request.requestId();
             command.opcode = request.opcode();
             command.segmentHandle = request.segmentHandle();
@@ -113,10 +171,16 @@ public final class SubmitAdapter implements Agent, ControlledMessageHandler
             command.traceId = request.traceId();
             command.submitNanos = request.submitNanos();
             command.intakeNanos = clock.nanoTime();
-            command.notifyLength = request.notifyLength();
-            if (command.notifyLength > 0)
+            command.refusal = 0;
+            command.notifyLength = 0;
+            if (notifyLength > SubmitRequestFlyweight.MAX_NOTIFY_LENGTH)
             {
-                command.notify.putBytes(0, buffer, request.notifyOffset(), command.notifyLength);
+                command.refusal = TransferStatus.INVALID_NOTIFY; // well framed, too long: a status, not a disconnect
+            }
+            else if (notifyLength > 0)
+            {
+                command.notify.putBytes(0, buffer, request.notifyOffset(), notifyLength);
+                command.notifyLength = notifyLength;
             }
             submitted.increment();
             journal.onSubmitted(session.slot(), command.requestId, command.traceId, command.opcode, command.length,
@@ -124,11 +188,221 @@ public final class SubmitAdapter implements Agent, ControlledMessageHandler
         }
         else
         {
-            // the client is being closed: publish an empty command so the sequence is not lost
+            command.clear(); // the client is being closed: an empty command, so the sequence is not lost
+        }
+        pipeline.publish(sequence);
+        budget--;
+        return SubmitRing.Action.TAKEN;
+    }
+
+    private SubmitRing.Action onBatch(final UnsafeBuffer buffer, final int offset, final int length)
+    {
+        final ClientSession session = current;
+        BatchTracker batch = session.partialBatch();
+        if (batch == null)
+        {
+            if (length < SubmitBatchFlyweight.HEADER_LENGTH)
+            {
+                return SubmitRing.Action.MALFORMED;
+            }
+            batchRecord.wrap(buffer, offset);
+            final int entryCount = batchRecord.entryCount();
+            final int notifyLength = batchRecord.notifyLength();
+            if (entryCount < 1 || entryCount > maxBatchEntries || notifyLength < 0 ||
+                SubmitBatchFlyweight.HEADER_LENGTH + ((notifyLength + 7L) & ~7L) +
+                (long)SubmitBatchFlyweight.ENTRY_LENGTH * entryCount != length)
+            {
+                return SubmitRing.Action.MALFORMED;
+            }
+            if (notifyLength > SubmitRequestFlyweight.MAX_NOTIFY_LENGTH)
+            {
+                return refuseBatch(session, TransferStatus.INVALID_NOTIFY);
+            }
+            batch = takeTracker(session);
+            if (batch == null)
+            {
+                return SubmitRing.Action.LEAVE; // every tracker of this client is out: its next batch waits
+            }
+            startBatch(session, batch, buffer, offset, entryCount, notifyLength);
+        }
+        // a batch half published in an earlier cycle: its header was checked and copied then; only entries are read
+        batchRecord.wrap(buffer, offset);
+        final int last = batch.holdsBackLast ? batch.entryCount - 1 : batch.entryCount;
+        while (batch.nextEntry < last)
+        {
+            if (budget <= 0)
+            {
+                session.partialBatch(batch);
+                return SubmitRing.Action.LEAVE;
+            }
+            final long sequence = claim();
+            if (sequence < 0)
+            {
+                session.partialBatch(batch);
+                return SubmitRing.Action.LEAVE;
+            }
+            final int entry = batch.nextEntry++;
+            final int at = offset + batch.entriesOffset + entry * SubmitBatchFlyweight.ENTRY_LENGTH;
+            publishEntry(sequence, batch, entry, buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LOCAL_ADDRESS_OFFSET),
+                buffer.getLong(at + SubmitBatchFlyweight.ENTRY_TARGET_ADDRESS_OFFSET),
+                buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LENGTH_OFFSET), false);
+            budget--;
+        }
+        if (batch.holdsBackLast)
+        {
+            final int at = offset + batch.entriesOffset + last * SubmitBatchFlyweight.ENTRY_LENGTH;
+            batch.heldLocalAddress = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LOCAL_ADDRESS_OFFSET);
+            batch.heldTargetAddress = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_TARGET_ADDRESS_OFFSET);
+            batch.heldLength = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LENGTH_OFFSET);
+            if (last == 0)
+            {
+                batch.releaseHeld(); // nothing to wait for
+            }
+        }
+        session.partialBatch(null);
+        return SubmitRing.Action.TAKEN;
+    }
+
+    private void startBatch(final ClientSession session, final BatchTracker batch, final UnsafeBuffer buffer,
+        final int offset, final int entryCount, final int notifyLength)
+    {
+        final long intakeNanos = clock.nanoTime();
+        batch.begin(session, batchRecord.requestId(), batchRecord.opcode(), entryCount, batchRecord.segmentHandle(),
+            batchRecord.traceId(), batchRecord.submitNanos(), intakeNanos);
+        batch.entriesOffset = SubmitBatchFlyweight.entriesOffset(notifyLength);
+        if (batch.opcode == Opcode.WRITE && notifyLength > 0)
+        {
+            batch.notify.putBytes(0, buffer, batchRecord.notifyOffset(), notifyLength);
+            batch.notifyLength = notifyLength;
+            if (RemoteSegments.isRemote(batch.segmentHandle))
+            {
+                batch.holdsBackLast = true; // the notify rides on the last entry, sent once the others landed
+            }
+            else
+            {
+                batch.localTarget = registry.segment(batch.segmentHandle);
+            }
+        }
+        submitted.getAndAdd(entryCount); // counted per request, like SUBMITs, so submitted = completed + failed
+    }
+
+    private BatchTracker takeTracker(final ClientSession session)
+    {
+        if (session.batchTrackers() == null)
+        {
+            // once per client, at its first batch
+            session.batchTrackers(new BatchTrackerPool(batchTrackersPerClient, heldEntries));
+        }
+        return session.batchTrackers().take();
+    }
+
+    /**
+     * A well framed batch that fails as a whole before any entry moves: one command carrying the status.
+     */
+    private SubmitRing.Action refuseBatch(final ClientSession session, final int status)
+    {
+        final long sequence = claim();
+        if (sequence < 0)
+        {
+            return SubmitRing.Action.LEAVE;
+        }
+        final TransferCommand command = pipeline.get(sequence);
+        if (session.tryAcquire())
+        {
+            command.submitter = session;
+            command.batch = null;
+            command.requestId = batchRecord.requestId();
+            command.opcode = batchRecord.opcode();
+            command.segmentHandle = batchRecord.segmentHandle();
+            command.length = 0;
+            command.traceId = batchRecord.traceId();
+            command.submitNanos = batchRecord.submitNanos();
+            command.intakeNanos = clock.nanoTime();
+            command.notifyLength = 0;
+            command.refusal = status;
+            submitted.increment();
+        }
+        else
+        {
             command.clear();
         }
         pipeline.publish(sequence);
-        return Action.CONTINUE;
+        return SubmitRing.Action.TAKEN;
+    }
+
+    private void publishEntry(final long sequence, final BatchTracker batch, final int entry, final long localAddress,
+        final long targetAddress, final long length, final boolean withNotify)
+    {
+        final TransferCommand command = pipeline.get(sequence);
+        final ClientSession session = batch.submitter;
+        if (session != null && session.tryAcquire())
+        {
+            command.submitter = session;
+            command.batch = batch;
+            command.batchEntry = entry;
+            command.requestId = batch.requestId;
+            command.opcode = batch.opcode;
+            command.segmentHandle = batch.segmentHandle;
+            command.localAddress = localAddress;
+            command.targetAddress = targetAddress;
+            command.length = length;
+            command.traceId = batch.traceId;
+            command.submitNanos = batch.submitNanos;
+            command.intakeNanos = batch.intakeNanos;
+            command.refusal = 0;
+            command.notifyLength = 0;
+            if (withNotify)
+            {
+                command.notify.putBytes(0, batch.notify, 0, batch.notifyLength);
+                command.notifyLength = batch.notifyLength;
+            }
+            journal.onSubmitted(session.slot(), command.requestId, command.traceId, command.opcode, length,
+                command.submitNanos, command.intakeNanos);
+        }
+        else
+        {
+            command.clear(); // the client is being closed: nobody waits for this batch any more
+        }
+        pipeline.publish(sequence);
+    }
+
+    /**
+     * Batches to another daemon whose other entries all landed: their last entry goes now, with the notify.
+     */
+    private int publishHeldEntries()
+    {
+        int work = 0;
+        BatchTracker batch;
+        while ((batch = heldEntries.peek()) != null)
+        {
+            final long sequence = claim();
+            if (sequence < 0)
+            {
+                break;
+            }
+            heldEntries.poll();
+            publishEntry(sequence, batch, batch.entryCount - 1, batch.heldLocalAddress, batch.heldTargetAddress,
+                batch.heldLength, true);
+            work++;
+        }
+        return work;
+    }
+
+    /**
+     * @return a pipeline sequence, or -1 when the pipeline is full (this cycle ends).
+     */
+    private long claim()
+    {
+        try
+        {
+            return pipeline.tryNext();
+        }
+        catch (final InsufficientCapacityException ex)
+        {
+            backpressure.increment();
+            pipelineFull = true;
+            return -1;
+        }
     }
 
     @Override

@@ -22,11 +22,19 @@ public final class TransferCommand
     long submitNanos;
     long intakeNanos;
     int notifyLength;
+    /** Non-zero: intake already knows the request fails with this status (nothing is moved). */
+    int refusal;
+    /** The batch this request is an entry of, or null for a SUBMIT. */
+    BatchTracker batch;
+    int batchEntry;
     final UnsafeBuffer notify = new UnsafeBuffer(new byte[SubmitRequestFlyweight.MAX_NOTIFY_LENGTH]);
 
     void clear()
     {
         submitter = null;
+        batch = null;
+        refusal = 0;
+        notifyLength = 0;
     }
 
     public ClientSession submitter()

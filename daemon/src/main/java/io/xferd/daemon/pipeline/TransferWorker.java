@@ -124,7 +124,8 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
                 failed.increment();
             }
             final long completeNanos = clock.nanoTime();
-            sender.complete(submitter, command.requestId, status, bytes, command.intakeNanos, completeNanos);
+            sender.complete(submitter, command.batch, command.batchEntry, command.requestId, status, bytes,
+                command.intakeNanos, completeNanos);
             journal.onCompleted(submitter.slot(), command.requestId, command.traceId, command.opcode, status,
                 command.length, bytes, TransferJournal.PEER_LOCAL, TransferJournal.NIC_SHM, command.submitNanos,
                 command.intakeNanos, completeNanos);
@@ -142,6 +143,10 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
 
     private int execute(final TransferCommand command)
     {
+        if (command.refusal != TransferStatus.OK)
+        {
+            return command.refusal;
+        }
         if (!Opcode.isValid(command.opcode))
         {
             return TransferStatus.INVALID_OPCODE;
@@ -233,7 +238,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         }
         final int status = transport.submit(command.submitter, command.requestId, command.traceId, command.opcode,
             local, command.localAddress, target, command.targetAddress, length, command.submitNanos, command.intakeNanos,
-            command.notify, command.notifyLength);
+            command.notify, command.notifyLength, command.batch, command.batchEntry);
         if (status != TransferStatus.OK)
         {
             local.release();

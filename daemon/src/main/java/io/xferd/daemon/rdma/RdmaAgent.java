@@ -369,7 +369,8 @@ public final class RdmaAgent implements Agent, CompletionHandler
         {
             failed.increment();
         }
-        sender.complete(request.submitter, request.requestId, status, bytes, request.intakeNanos, now);
+        sender.complete(request.submitter, request.batch, request.batchEntry, request.requestId, status, bytes,
+            request.intakeNanos, now);
         journal.get().onCompleted(request.submitter.slot(), request.requestId, request.traceId, request.opcode,
             status, request.length, bytes, request.peer.journalPeerId, request.lastNicId, request.submitNanos,
             request.intakeNanos, now);

@@ -12,6 +12,9 @@ import io.xferd.ipc.TransferStatus;
 final class RdmaRequest
 {
     ClientSession submitter;
+    /** The batch this request is an entry of, or null. */
+    io.xferd.daemon.pipeline.BatchTracker batch;
+    int batchEntry;
     Region local;
     RegionKeys localKeys;
     RdmaPeer peer;
@@ -44,6 +47,7 @@ final class RdmaRequest
     void reset()
     {
         submitter = null;
+        batch = null;
         local = null;
         localKeys = null;
         peer = null;

@@ -13,6 +13,7 @@ import io.xferd.daemon.peer.PeerTransport;
 import io.xferd.daemon.peer.RemoteSegment;
 import io.xferd.daemon.peer.RemoteSegments;
 import io.xferd.daemon.peer.SegmentDescriptor;
+import io.xferd.daemon.pipeline.BatchTracker;
 import io.xferd.daemon.pipeline.CompletionSender;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
@@ -163,7 +164,9 @@ public final class RdmaTransport implements PeerTransport
         final long submitNanos,
         final long intakeNanos,
         final DirectBuffer notify,
-        final int notifyLength)
+        final int notifyLength,
+        final BatchTracker batch,
+        final int batchEntry)
     {
         if (!running)
         {
@@ -202,6 +205,8 @@ public final class RdmaTransport implements PeerTransport
         request.peer = peer;
         request.remote = remote;
         request.requestId = requestId;
+        request.batch = batch;
+        request.batchEntry = batchEntry;
         request.traceId = traceId;
         request.opcode = opcode;
         request.read = opcode == Opcode.READ;

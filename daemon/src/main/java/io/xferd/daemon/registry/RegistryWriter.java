@@ -13,10 +13,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -30,7 +28,8 @@ public final class RegistryWriter implements ConductorListener, AutoCloseable
 
     private final Path file;
     private final ChronicleMap<String, String> map;
-    private final Map<Integer, List<String>> regionKeys = new HashMap<>();
+    private final Map<Integer, Map<Region, String>> regionKeys = new HashMap<>();
+    private final Map<Integer, Long> registeredBytes = new HashMap<>();
     private final Map<Integer, String> connectedAt = new HashMap<>();
     private boolean failedOnce;
 
@@ -73,34 +72,66 @@ public final class RegistryWriter implements ConductorListener, AutoCloseable
         putClient(session);
     }
 
+    /**
+     * One entry written and the client's summary: the cost does not grow with the client's regions.
+     */
+    @Override
+    public void onRegionAdded(final ClientSession session, final Region region)
+    {
+        putRegion(session, region);
+        registeredBytes.merge(session.slot(), region.length(), Long::sum);
+        putClient(session);
+    }
+
+    @Override
+    public void onRegionRemoved(final ClientSession session, final Region region)
+    {
+        final Map<Region, String> keys = regionKeys.get(session.slot());
+        final String key = keys == null ? null : keys.remove(region);
+        if (key != null)
+        {
+            remove(key);
+            registeredBytes.merge(session.slot(), -region.length(), Long::sum);
+        }
+        putClient(session);
+    }
+
+    /**
+     * The whole table again (a change the conductor did not describe region by region).
+     */
     @Override
     public void onRegionsChanged(final ClientSession session)
     {
         removeRegions(session.slot());
         final RegionTable regions = session.regions();
-        final List<String> keys = new ArrayList<>();
+        long bytes = 0;
         for (int i = 0; i < regions.size(); i++)
         {
-            final Region region = regions.get(i);
-            final String key = RegistryFile.REGION_PREFIX + session.slot() + "/" +
-                Long.toHexString(region.ownerAddress());
-            final Map<String, Object> value = new LinkedHashMap<>();
-            value.put("slot", session.slot());
-            value.put("segment", session.segmentName());
-            value.put("address", region.ownerAddress());
-            value.put("length", region.length());
-            value.put("location", region.location());
-            put(key, value);
-            keys.add(key);
+            putRegion(session, regions.get(i));
+            bytes += regions.get(i).length();
         }
-        regionKeys.put(session.slot(), keys);
+        registeredBytes.put(session.slot(), bytes);
         putClient(session);
+    }
+
+    private void putRegion(final ClientSession session, final Region region)
+    {
+        final String key = RegistryFile.REGION_PREFIX + session.slot() + "/" + Long.toHexString(region.ownerAddress());
+        final Map<String, Object> value = new LinkedHashMap<>();
+        value.put("slot", session.slot());
+        value.put("segment", session.segmentName());
+        value.put("address", region.ownerAddress());
+        value.put("length", region.length());
+        value.put("location", region.location());
+        put(key, value);
+        regionKeys.computeIfAbsent(session.slot(), slot -> new HashMap<>()).put(region, key);
     }
 
     @Override
     public void onClientDisconnected(final ClientSession session)
     {
         removeRegions(session.slot());
+        registeredBytes.remove(session.slot());
         connectedAt.remove(session.slot());
         remove(RegistryFile.CLIENT_PREFIX + session.slot());
     }
@@ -108,11 +139,7 @@ public final class RegistryWriter implements ConductorListener, AutoCloseable
     private void putClient(final ClientSession session)
     {
         final RegionTable regions = session.regions();
-        long bytes = 0;
-        for (int i = 0; i < regions.size(); i++)
-        {
-            bytes += regions.get(i).length();
-        }
+        final long bytes = registeredBytes.getOrDefault(session.slot(), 0L);
         final Map<String, Object> value = new LinkedHashMap<>();
         value.put("slot", session.slot());
         value.put("segment", session.segmentName());
@@ -127,10 +154,10 @@ public final class RegistryWriter implements ConductorListener, AutoCloseable
 
     private void removeRegions(final int slot)
     {
-        final List<String> keys = regionKeys.remove(slot);
+        final Map<Region, String> keys = regionKeys.remove(slot);
         if (keys != null)
         {
-            keys.forEach(this::remove);
+            keys.values().forEach(this::remove);
         }
     }
 

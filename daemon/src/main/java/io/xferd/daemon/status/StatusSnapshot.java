@@ -8,7 +8,6 @@ import io.xferd.ipc.SystemCounter;
 import io.xferd.nativebindings.verbs.Verbs;
 import org.agrona.IoUtil;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.status.CountersReader;
 
 import java.nio.MappedByteBuffer;
@@ -123,16 +122,8 @@ public final class StatusSnapshot
         requests.put("in_flight", submitted - completed - failed);
         status.put("requests", requests);
 
-        final ManyToOneRingBuffer ring = new ManyToOneRingBuffer(CncFileDescriptor.toDaemonBuffer(cnc));
-        final long producer = ring.producerPosition();
-        final long consumer = ring.consumerPosition();
-        final Map<String, Object> toDaemon = new LinkedHashMap<>();
-        toDaemon.put("capacity_bytes", ring.capacity());
-        toDaemon.put("occupancy_bytes", producer - consumer);
-        toDaemon.put("occupancy_percent", Math.round(1000.0 * (producer - consumer) / ring.capacity()) / 10.0);
-        toDaemon.put("producer_position", producer);
-        toDaemon.put("consumer_position", consumer);
-        status.put("rings", Map.of("to_daemon", toDaemon));
+        status.put("clients_cut_off", values[SystemCounter.CLIENTS_CUT_OFF.id()]);
+        status.put("malformed_ring_records", values[SystemCounter.MALFORMED_RECORDS.id()]);
 
         final Map<String, Object> shm = new LinkedHashMap<>();
         shm.put("name", "shm");

@@ -4,10 +4,12 @@ import io.xferd.daemon.DaemonContext;
 import io.xferd.daemon.SystemCounters;
 import io.xferd.daemon.ipc.ClientRegistry;
 import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.ipc.RegistrationRefusedException;
 import io.xferd.daemon.ipc.SessionRegions;
 import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.memory.RegionTable;
 import io.xferd.ipc.CompletionFlyweight;
+import io.xferd.ipc.ControlError;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
@@ -237,7 +239,11 @@ class SegmentListenersTest
         server.segmentListeners().open(beta);
 
         assertThatThrownBy(() -> server.segmentListeners().open(session(0, 3, "gamma")))
-            .isInstanceOf(IllegalStateException.class).hasMessageContaining("all 2 segment ports are in use");
+            .isInstanceOfSatisfying(RegistrationRefusedException.class, ex ->
+            {
+                assertThat(ex.code()).isEqualTo(ControlError.TOO_MANY_CLIENTS);
+                assertThat(ex.getMessage()).contains("all 2 segment ports are in use");
+            });
     }
 
     /**
@@ -313,7 +319,7 @@ class SegmentListenersTest
     {
         final ManyToOneRingBuffer ring = new ManyToOneRingBuffer(new UnsafeBuffer(
             ByteBuffer.allocateDirect(64 * 1024 + RingBufferDescriptor.TRAILER_LENGTH)));
-        return new ClientSession(slot, generation, 42L, name, "127.0.0.1:0/" + name, PID, 0, null, null, null, ring);
+        return new ClientSession(slot, generation, name, "127.0.0.1:0/" + name, PID, 0, null, null, null, ring, null);
     }
 
     private static SystemCounters counters()

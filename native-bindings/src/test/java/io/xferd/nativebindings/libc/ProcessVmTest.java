@@ -2,6 +2,7 @@ package io.xferd.nativebindings.libc;
 
 import io.xferd.nativebindings.Errno;
 import io.xferd.nativebindings.NativeException;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -18,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+@Tag("integration")
 class ProcessVmTest
 {
     @Test

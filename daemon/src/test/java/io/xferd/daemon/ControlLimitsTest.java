@@ -1,0 +1,158 @@
+package io.xferd.daemon;
+
+import io.xferd.client.ControlException;
+import io.xferd.client.SharedBuffer;
+import io.xferd.client.XferClient;
+import io.xferd.daemon.registry.RegistryFile;
+import io.xferd.daemon.registry.RegistryReader;
+import io.xferd.ipc.ControlError;
+import io.xferd.ipc.ControlFrame;
+import io.xferd.ipc.ControlMessages;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static io.xferd.daemon.SystemTests.WAIT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * What one client may hold in the daemon is bounded, and going past a bound is a typed refusal of that request
+ * (LIMIT_REACHED), never a disconnect nor anything another client notices.
+ */
+@Tag("integration")
+@Timeout(120)
+class ControlLimitsTest
+{
+    private static final int KIB = 1024;
+
+    private final Path directory = SystemTests.newDaemonDirectory();
+    private XferDaemon daemon;
+
+    @AfterEach
+    void stopDaemon()
+    {
+        if (daemon != null)
+        {
+            daemon.close();
+        }
+        SystemTests.deleteRecursively(directory);
+    }
+
+    @Test
+    void shouldRefuseARegionBeyondTheClientsLimitAndKeepTheRegistryEntryPerRegion()
+    {
+        daemon = XferDaemon.launch(SystemTests.daemonContext(directory).maxRegionsPerClient(4));
+        try (XferClient greedy = XferClient.connect(SystemTests.clientContext(directory, "greedy"));
+            XferClient other = XferClient.connect(SystemTests.clientContext(directory, "other")))
+        {
+            final SharedBuffer buffer = greedy.allocateMemory(8 * 4 * KIB);
+            for (int i = 0; i < 4; i++)
+            {
+                greedy.registerMemory(buffer.address() + i * 4L * KIB, 4 * KIB, "cpu:0");
+            }
+            assertThatThrownBy(() -> greedy.registerMemory(buffer.address() + 4 * 4L * KIB, 4 * KIB, "cpu:0"))
+                .isInstanceOfSatisfying(ControlException.class,
+                    ex -> assertThat(ControlError.name(ex.code())).isEqualTo("LIMIT_REACHED"));
+            assertThat(registryRegions()).as("one registry entry per region").hasSize(4);
+
+            greedy.unregisterMemory(buffer.address() + 4 * KIB);
+            assertThat(registryRegions()).hasSize(3);
+            greedy.registerMemory(buffer.address() + 4 * 4L * KIB, 4 * KIB, "cpu:0");
+            assertThat(registryRegions()).hasSize(4);
+            assertThat(RegistryReader.read(directory).get(RegistryFile.CLIENT_PREFIX + "0").path("registered_bytes")
+                .asLong()).isEqualTo(16 * KIB);
+
+            final SharedBuffer own = other.allocateMemory(4 * KIB);
+            other.registerMemory(own, "cpu:0");
+            other.transferSyncWrite(greedy.openSegment("greedy"), own.address(), buffer.address(), 4 * KIB);
+            greedy.transferSyncRead(greedy.ownSegment(), buffer.address() + 4 * 4L * KIB, buffer.address(), 4 * KIB);
+        }
+    }
+
+    @Test
+    void shouldRefuseControlRequestsBeyondTheClientsPendingLimitAndAnswerTheOthersLater() throws IOException
+    {
+        daemon = XferDaemon.launch(SystemTests.daemonContext(directory).maxPendingControlPerClient(2)
+            .transferTimeoutMs(1000));
+        // a "peer" that accepts and never says a word: opening a segment there waits for the transfer timeout
+        try (ServerSocket silent = new ServerSocket())
+        {
+            silent.bind(new InetSocketAddress("127.0.0.1", 0));
+            final List<Socket> accepted = new ArrayList<>();
+            final Thread acceptor = Thread.ofPlatform().daemon().start(() ->
+            {
+                try
+                {
+                    while (true)
+                    {
+                        accepted.add(silent.accept());
+                    }
+                }
+                catch (final IOException closed)
+                {
+                    // test over
+                }
+            });
+            final String name = "127.0.0.1:" + silent.getLocalPort() + "/nobody";
+            try (RawControlSession client = RawControlSession.hello(directory, "opener", WAIT))
+            {
+                for (int i = 1; i <= 3; i++)
+                {
+                    final long correlationId = i;
+                    client.send(frame -> frame.begin(ControlMessages.OPEN_SEGMENT)
+                        .putLong(ControlMessages.CORRELATION_ID, correlationId)
+                        .putString(ControlMessages.OPEN_SEGMENT_NAME, name), WAIT);
+                }
+                final ControlFrame first = client.answer(WAIT);
+                assertThat(first.getLong(ControlMessages.CORRELATION_ID)).as("the third, at once").isEqualTo(3);
+                assertThat(ControlError.name(first.getInt(ControlMessages.ERROR_CODE))).isEqualTo("LIMIT_REACHED");
+                final List<Long> later = new ArrayList<>();
+                for (int i = 0; i < 2; i++)
+                {
+                    final ControlFrame answer = client.answer(WAIT);
+                    later.add(answer.getLong(ControlMessages.CORRELATION_ID));
+                    assertThat(ControlError.name(answer.getInt(ControlMessages.ERROR_CODE))).isEqualTo("UNKNOWN_SEGMENT");
+                }
+                assertThat(later).containsExactlyInAnyOrder(1L, 2L);
+
+                // answered, so counted off: room again
+                client.send(frame -> frame.begin(ControlMessages.OPEN_SEGMENT)
+                    .putLong(ControlMessages.CORRELATION_ID, 4)
+                    .putString(ControlMessages.OPEN_SEGMENT_NAME, "opener"), WAIT);
+                final ControlFrame own = client.answer(WAIT);
+                assertThat(own.type()).isEqualTo(ControlMessages.OK);
+                assertThat(own.getLong(ControlMessages.OK_VALUE)).isEqualTo(client.segmentHandle());
+            }
+            finally
+            {
+                silent.close();
+                acceptor.join(5000);
+                for (final Socket socket : accepted)
+                {
+                    socket.close();
+                }
+            }
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private List<String> registryRegions()
+    {
+        final Map<String, ?> entries = RegistryReader.read(directory);
+        return entries.keySet().stream().filter(key -> key.startsWith(RegistryFile.REGION_PREFIX)).toList();
+    }
+}
