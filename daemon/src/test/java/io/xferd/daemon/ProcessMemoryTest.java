@@ -1,5 +1,6 @@
 package io.xferd.daemon;
 
+import io.xferd.client.ControlException;
 import io.xferd.client.SharedBuffer;
 import io.xferd.client.TransferFailedException;
 import io.xferd.client.XferClient;
@@ -136,6 +137,35 @@ class ProcessMemoryTest
                 .isEqualTo(TransferStatus.OK);
             assertThat(SystemTests.firstMismatch(own, 0, SystemTests.randomBytes(HOLDER_SEED, SIZE), 500_000, LENGTH))
                 .isEqualTo(-1);
+        }
+        finally
+        {
+            MappedMemory.unmap(own);
+        }
+    }
+
+    @Test
+    void shouldRegisterTheClientLibrarysOwnOrdinaryMemoryAndMoveItBothWays()
+    {
+        final MemorySegment own = MappedMemory.mapAnonymous(SIZE);
+        try
+        {
+            local.registerProcessMemory(own.address(), SIZE, "cpu:0");
+            final long segment = local.openSegment("holder");
+            SystemTests.fill(own, 6);
+
+            local.transferSyncWrite(segment, own.address() + 1, holderAddress + 3, LENGTH);
+            assertHolderHas(6, 1, 3, LENGTH);
+            local.transferSyncRead(segment, own.address(), holderAddress + 700_000, LENGTH);
+            assertThat(SystemTests.firstMismatch(own, 0, SystemTests.randomBytes(HOLDER_SEED, SIZE), 700_000,
+                LENGTH)).isEqualTo(-1);
+
+            assertThatThrownBy(() -> local.registerProcessMemory(own.address() + 4096, 4096, "cpu:0"))
+                .isInstanceOfSatisfying(ControlException.class,
+                    ex -> assertThat(ex.code()).isEqualTo(ControlError.OVERLAPPING_REGION));
+            local.unregisterMemory(own.address());
+            assertFails(() -> local.transferSyncWrite(segment, own.address(), holderAddress, 100),
+                TransferStatus.LOCAL_RANGE_NOT_REGISTERED);
         }
         finally
         {
