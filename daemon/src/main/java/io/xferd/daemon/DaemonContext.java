@@ -23,6 +23,8 @@ public final class DaemonContext
     private int maxBatchEntries = 4096;
     private int batchTrackersPerClient = 64;
     private int maxRegionsPerClient = 16384;
+    private int maxPendingConnections = 64;
+    private long helloTimeoutMs = 5000;
     private int maxPendingControlPerClient = 64;
     private int completionRingCapacity = 256 * 1024;
     private int maxClients = 128;
@@ -67,6 +69,9 @@ public final class DaemonContext
         requirePowerOfTwo("submit ring capacity", submitRingCapacity);
         require(submitRingCapacity >= 64 * 1024, "submit ring capacity must be at least 64 KiB: " + submitRingCapacity);
         require(maxBatchEntries >= 1, "max batch entries must be positive: " + maxBatchEntries);
+        require(maxPendingConnections >= 1 && maxPendingConnections <= 4096,
+            "max pending connections must be 1..4096: " + maxPendingConnections);
+        require(helloTimeoutMs >= 10, "HELLO timeout must be at least 10 ms: " + helloTimeoutMs);
         require(maxRegionsPerClient >= 1, "max regions per client must be positive: " + maxRegionsPerClient);
         require(maxPendingControlPerClient >= 1 && maxPendingControlPerClient <= 4096,
             "max pending control requests per client must be 1..4096: " + maxPendingControlPerClient);
@@ -137,6 +142,8 @@ public final class DaemonContext
         map.put("max_batch_entries", maxBatchEntriesInForce());
         map.put("batch_trackers_per_client", batchTrackersPerClient);
         map.put("max_regions_per_client", maxRegionsPerClient);
+        map.put("max_pending_connections", maxPendingConnections);
+        map.put("hello_timeout_ms", helloTimeoutMs);
         map.put("max_pending_control_per_client", maxPendingControlPerClient);
         map.put("completion_ring_capacity", completionRingCapacity);
         map.put("max_in_flight_per_client", maxInFlightPerClient());
@@ -220,6 +227,34 @@ public final class DaemonContext
         final int fitting = (submitRingCapacity / 8 - io.xferd.ipc.SubmitBatchFlyweight.HEADER_LENGTH -
             io.xferd.ipc.SubmitRequestFlyweight.MAX_NOTIFY_LENGTH) / io.xferd.ipc.SubmitBatchFlyweight.ENTRY_LENGTH;
         return Math.max(1, Math.min(maxBatchEntries, fitting));
+    }
+
+    /**
+     * Connections that have not said HELLO yet the daemon holds at once; more are closed at once.
+     */
+    public int maxPendingConnections()
+    {
+        return maxPendingConnections;
+    }
+
+    public DaemonContext maxPendingConnections(final int value)
+    {
+        this.maxPendingConnections = value;
+        return this;
+    }
+
+    /**
+     * How long a new connection has to send its HELLO before the daemon closes it.
+     */
+    public long helloTimeoutMs()
+    {
+        return helloTimeoutMs;
+    }
+
+    public DaemonContext helloTimeoutMs(final long value)
+    {
+        this.helloTimeoutMs = value;
+        return this;
     }
 
     /**

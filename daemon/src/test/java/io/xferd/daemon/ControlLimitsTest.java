@@ -150,6 +150,42 @@ class ControlLimitsTest
         }
     }
 
+    @Test
+    void shouldKeepServingThroughAFloodOfConnectionsThatNeverSayHello()
+    {
+        daemon = XferDaemon.launch(SystemTests.daemonContext(directory).maxPendingConnections(16).helloTimeoutMs(300));
+        final List<RawControlSession> silent = new ArrayList<>();
+        try
+        {
+            for (int i = 0; i < 300; i++)
+            {
+                silent.add(RawControlSession.connect(directory));
+            }
+            try (XferClient client = XferClient.connect(SystemTests.clientContext(directory, "served")))
+            {
+                final SharedBuffer buffer = client.allocateMemory(8 * KIB);
+                SystemTests.fill(buffer.segment().asSlice(0, 4 * KIB), 5);
+                client.registerMemory(buffer, "cpu:0");
+                client.transferSyncWrite(client.ownSegment(), buffer.address(), buffer.address() + 4 * KIB, 4 * KIB);
+                assertThat(SystemTests.firstMismatch(buffer.segment(), 4 * KIB, SystemTests.randomBytes(5, 4 * KIB), 0,
+                    4 * KIB)).isEqualTo(-1);
+            }
+            for (final RawControlSession connection : silent)
+            {
+                assertThat(connection.awaitClosedByDaemon(WAIT)).as("closed: over the cap or past the HELLO deadline")
+                    .isTrue();
+            }
+        }
+        finally
+        {
+            silent.forEach(RawControlSession::close);
+        }
+        try (XferClient late = XferClient.connect(SystemTests.clientContext(directory, "late")))
+        {
+            assertThat(late.isDaemonGone()).isFalse();
+        }
+    }
+
     private List<String> registryRegions()
     {
         final Map<String, ?> entries = RegistryReader.read(directory);

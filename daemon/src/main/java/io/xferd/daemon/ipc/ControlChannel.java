@@ -40,9 +40,25 @@ public final class ControlChannel implements AutoCloseable
         void onFrame(ControlChannel channel, ControlFrame frame);
     }
 
+    private long openedAtMs;
+
     public ControlChannel(final UnixSocket socket)
     {
         this.socket = socket;
+    }
+
+    public ControlChannel(final UnixSocket socket, final long openedAtMs)
+    {
+        this.socket = socket;
+        this.openedAtMs = openedAtMs;
+    }
+
+    /**
+     * @return when the connection was accepted (epoch ms), for the HELLO deadline.
+     */
+    public long openedAtMs()
+    {
+        return openedAtMs;
     }
 
     public UnixSocket socket()

@@ -68,6 +68,7 @@ public final class ControlConductor implements AutoCloseable
     private final ProcessWatch processWatch;
     private volatile boolean accepting = true;
     private ClientSession promoted;
+    private long refusedConnections;
     private ConductorListener operations = ConductorListener.NONE;
     private SegmentPorts segmentPorts = SegmentPorts.NONE;
 
@@ -101,7 +102,8 @@ public final class ControlConductor implements AutoCloseable
         this.clock = clock;
         this.listener = UnixSocket.listen(directory.socketPath(), 128);
         this.listener.configureBlocking(false);
-        this.poller = new Poller(context.maxClients() * 2 + 8);
+        // every fd it can ever watch: the listener, the connections yet to say HELLO (capped), the clients
+        this.poller = new Poller(1 + context.maxPendingConnections() + context.maxClients() + 8);
         CncFileDescriptor.heartbeatMs(cnc, clock.time());
     }
 
@@ -159,11 +161,41 @@ public final class ControlConductor implements AutoCloseable
         UnixSocket socket;
         while ((socket = listener.accept()) != null)
         {
-            socket.configureBlocking(false);
-            greeting.add(new ControlChannel(socket));
             accepted++;
+            if (greeting.size() >= context.maxPendingConnections())
+            {
+                // a flood of silent connections: the one that waited longest goes, so a client that connects and
+                // says HELLO at once still gets in
+                greeting.remove(0).close();
+                if (refusedConnections++ % 1000 == 0)
+                {
+                    LOG.warn("closing connections that did not say HELLO: {} wait at once ({} closed so far)",
+                        greeting.size() + 1, refusedConnections);
+                }
+            }
+            socket.configureBlocking(false);
+            greeting.add(new ControlChannel(socket, clock.time()));
         }
         return accepted;
+    }
+
+    /**
+     * Close the connections that did not say HELLO within the deadline.
+     */
+    private int expireGreetings(final long nowMs)
+    {
+        int work = 0;
+        for (int i = greeting.size() - 1; i >= 0; i--)
+        {
+            final ControlChannel channel = greeting.get(i);
+            if (nowMs - channel.openedAtMs() > context.helloTimeoutMs())
+            {
+                greeting.remove(i);
+                channel.close();
+                work++;
+            }
+        }
+        return work;
     }
 
     private int greet(final ControlChannel channel)
@@ -815,6 +847,7 @@ public final class ControlConductor implements AutoCloseable
             work++;
         }
 
+        work += expireGreetings(now);
         work += cutOffExitedProcesses();
         work += reclaim();
         operations.onHousekeeping(now);
