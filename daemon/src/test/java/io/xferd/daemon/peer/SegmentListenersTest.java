@@ -52,12 +52,13 @@ class SegmentListenersTest
     private static final int PID = (int)ProcessHandle.current().pid();
     private static final int SIZE = 64 * 1024;
     private static final int LENGTH = 3 * 16 * 1024 + 777;
+    private static final String TOKEN = "segment-listeners-test-token-0123456789abcdef";
 
     private final Arena arena = Arena.ofShared();
     private final DaemonContext serverContext = new DaemonContext().rpcAddress("127.0.0.1:0").maxClients(2)
-        .stagingBufferSize(5000).sliceSize(16 * 1024);
+        .stagingBufferSize(5000).sliceSize(16 * 1024).clusterToken(TOKEN);
     private final DaemonContext clientContext = new DaemonContext().rpcAddress("127.0.0.1:1").stagingBufferSize(5000)
-        .sliceSize(16 * 1024).transferTimeoutMs(10_000).connectionsPerPeer(1);
+        .sliceSize(16 * 1024).transferTimeoutMs(10_000).connectionsPerPeer(1).clusterToken(TOKEN);
     private final SystemCounters serverCounters = counters();
     private final SystemCounters clientCounters = counters();
     private final ClientRegistry registry = new ClientRegistry(2);
@@ -83,7 +84,7 @@ class SegmentListenersTest
             LocalNics.resolve(List.of()));
         server.start();
         transport = new TcpTransport(clientContext, clientCounters, new ManyToOneConcurrentArrayQueue<>(4),
-            LocalNics.resolve(List.of()));
+            LocalNics.resolve(List.of()), PeerAuthenticator.of(clientContext, 5));
     }
 
     @AfterEach
@@ -113,7 +114,7 @@ class SegmentListenersTest
         assertThat(betaRemote.remoteHandle()).isEqualTo(beta.segmentHandle());
         assertThat(betaRemote.descriptor().buffers()).singleElement()
             .satisfies(buffer -> assertThat(buffer.address()).isEqualTo(betaMemory.address()));
-        try (RawPeer raw = RawPeer.connect("127.0.0.1:" + betaPort))
+        try (RawPeer raw = RawPeer.connect("127.0.0.1:" + betaPort, TOKEN))
         {
             assertThat(raw.handle("alpha")).as("the port's segment, not the one named").isEqualTo(beta.segmentHandle());
         }
@@ -197,7 +198,7 @@ class SegmentListenersTest
     {
         final int port = server.segmentListeners().open(alpha);
         final long handle = (Long)open("127.0.0.1:" + port);
-        try (RawPeer raw = RawPeer.connect("127.0.0.1:" + port))
+        try (RawPeer raw = RawPeer.connect("127.0.0.1:" + port, TOKEN))
         {
             assertThat(raw.handle("x")).isEqualTo(alpha.segmentHandle());
 
