@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class CrossHostMetadataTest
 {
     private static final int SIZE = 4 * 1024 * 1024;
-    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final Duration WAIT = Duration.ofSeconds(60);
 
     private NetworkNamespaces hosts;
     private MetadataServers etcd;

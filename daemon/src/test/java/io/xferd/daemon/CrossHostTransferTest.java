@@ -25,7 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class CrossHostTransferTest
 {
     private static final int SIZE = 16 * 1024 * 1024;
-    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final Duration WAIT = Duration.ofSeconds(60);
 
     private NetworkNamespaces hosts;
     private final Path dirA = SystemTests.newDaemonDirectory();

@@ -26,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class MetadataLifecycleTest
 {
     private static final long TTL_MS = 2000;
-    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final Duration WAIT = Duration.ofSeconds(60);
 
     private final Path dirA = SystemTests.newDaemonDirectory();
     private final Path dirB = SystemTests.newDaemonDirectory();

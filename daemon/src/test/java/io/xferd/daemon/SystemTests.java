@@ -27,7 +27,11 @@ import java.util.stream.Stream;
  */
 final class SystemTests
 {
-    static final Duration WAIT = Duration.ofSeconds(20);
+    /**
+     * Upper bound of every wait for something that must happen. Generous: a child JVM daemon takes 30-50 s to
+     * serve on a 2-core machine at a load of 15 (seen while other builds ran); a bound only ends a hang.
+     */
+    static final Duration WAIT = Duration.ofSeconds(60);
 
     private SystemTests()
     {
