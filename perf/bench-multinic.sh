@@ -40,6 +40,8 @@ cleanup() {
   echo "bench-multinic: logs in $work"
 }
 trap cleanup EXIT
+# one cluster token for both daemons
+(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/cluster.token")
 
 ip netns add "$ns_a"; ip netns add "$ns_b"
 for i in 1 2; do
@@ -57,9 +59,9 @@ run() { # $1 label, $2 NICs of A, $3 NICs of B
   local label="$1" dir_a="/dev/shm/xferd-mnA-$$" dir_b="/dev/shm/xferd-mnB-$$"
   rm -rf "$dir_a" "$dir_b"
   ip netns exec "$ns_a" "$xferd" daemon --dir "$dir_a" --rpc-address "10.213.$k.1:12001" --device-name "$2" \
-    --no-journal --metrics-address off > "$work/daemon-a-$label.log" 2>&1 & pids+=($!); local da=$!
+    --cluster-token-file "$work/cluster.token" --no-journal --metrics-address off > "$work/daemon-a-$label.log" 2>&1 & pids+=($!); local da=$!
   ip netns exec "$ns_b" "$xferd" daemon --dir "$dir_b" --rpc-address "10.213.$k.2:12001" --device-name "$3" \
-    --no-journal --metrics-address off > "$work/daemon-b-$label.log" 2>&1 & pids+=($!); local db=$!
+    --cluster-token-file "$work/cluster.token" --no-journal --metrics-address off > "$work/daemon-b-$label.log" 2>&1 & pids+=($!); local db=$!
   for _ in $(seq 1 60); do [[ -S "$dir_a/xferd.sock" && -S "$dir_b/xferd.sock" ]] && break; sleep 0.5; done
   ip netns exec "$ns_b" "$xferd" bench-target --dir "$dir_b" --name target --size 256MiB --ignore-stdin \
     > "$work/target-$label.log" 2>&1 & pids+=($!); local tp=$!

@@ -7,7 +7,7 @@
 #
 #   perf/bench-netns.sh [--connections N] [--duration S] [--qps "2 4 8"] [--tokens 1024,8192] [--requests N]
 #                       [--operations "write read"] [--blocks "1MiB 64KiB"] [--threads "1 2"] [--warmup S]
-#                       [--client-idle spin|gentle] [--same-daemon]
+#                       [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth]
 #
 #   --connections  connections per peer: iperf3 -P N and the daemons' --connections-per-peer (default 2)
 #   --duration     seconds per iperf3 and per throughput run (default 10)
@@ -20,6 +20,8 @@
 #   --warmup       seconds of untimed write and read before the timed runs (default 5; 0 skips)
 #   --client-idle  how the bench clients wait for completions: spin (the client library's default) or gentle
 #                  (parks up to 500 us; both "hosts" share this machine's cores, iperf3 does not spin)
+#   --no-peer-auth the daemons run with --insecure-no-peer-auth (default: both prove one cluster token, made
+#                  for the run); compare with a run without it for the cost of authentication
 #   --same-daemon  run the bench in namespace B next to its target, through B's daemon only: checks the script
 #                  and the bench tool where the daemon-to-daemon transport is missing (local copies, not the wire)
 #
@@ -41,6 +43,7 @@ threads_list="1 2"
 warmup=5
 client_idle=spin
 same_daemon=0
+no_peer_auth=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --connections) connections="$2"; shift 2 ;;
@@ -54,7 +57,8 @@ while [[ $# -gt 0 ]]; do
     --warmup) warmup="$2"; shift 2 ;;
     --client-idle) client_idle="$2"; shift 2 ;;
     --same-daemon) same_daemon=1; shift ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    --no-peer-auth) no_peer_auth=1; shift ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -111,8 +115,18 @@ for link in "$ns_a lo" "$ns_b lo" "$ns_a $veth_a" "$ns_b $veth_b"; do
 done
 
 daemon_options=()
+# both daemons prove one cluster token (each would otherwise make its own <dir>/cluster.token and refuse the other)
+if "$xferd" daemon --help 2>/dev/null | grep -q -- '--insecure-no-peer-auth'; then
+  if [[ $no_peer_auth == 1 ]]; then
+    say "--no-peer-auth: the daemons run WITHOUT peer authentication (a baseline for its cost)"
+    daemon_options+=(--insecure-no-peer-auth)
+  else
+    (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/cluster.token")
+    daemon_options+=(--cluster-token-file "$work/cluster.token")
+  fi
+fi
 if "$xferd" daemon --help 2>/dev/null | grep -q -- '--connections-per-peer'; then
-  daemon_options=(--connections-per-peer "$connections")
+  daemon_options+=(--connections-per-peer "$connections")
 else
   say "this build's daemon has no --connections-per-peer option: it runs with its default"
 fi

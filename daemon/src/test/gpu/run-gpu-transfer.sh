@@ -54,6 +54,8 @@ check() {
 
 work=$(mktemp -d)
 dirs=("$work")
+# both daemons prove one cluster token (each would otherwise make its own in its directory and refuse the other)
+(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/cluster.token")
 daemons=()
 clients=()
 stop() { # PID...: children of this shell; TERM, up to 10 s each, then KILL
@@ -92,7 +94,8 @@ fi
 start_daemon() {
   daemon_dir=$(mktemp -d "/dev/shm/xferd-gpu-$1.XXXXXX")
   dirs+=("$daemon_dir")
-  "$root/bin/xferd" daemon --dir "$daemon_dir" --rpc-address "$2" --metrics-address off --no-journal "${@:3}" \
+  "$root/bin/xferd" daemon --dir "$daemon_dir" --rpc-address "$2" --metrics-address off --no-journal \
+    --cluster-token-file "$work/cluster.token" "${@:3}" \
       >"$work/$1.log" 2>&1 &
   daemon_pid=$!
   daemons+=("$daemon_pid")

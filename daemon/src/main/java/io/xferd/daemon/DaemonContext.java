@@ -47,7 +47,12 @@ public final class DaemonContext
     private String transportInUse;
     private java.util.List<String> deviceNames = java.util.List.of();
     private String clusterToken;
+    private Path clusterTokenFile;
+    private String clusterTokenSource;
+    private boolean peerAuthentication = true;
+    private Path metadataTokenFile;
     private int connectionsPerPeer = 2;
+    private int maxPeerConnections = 256;
     private int sliceSize = 512 * 1024;
     private int stagingBufferSize = 1024 * 1024;
     private long transferTimeoutMs = 5000;
@@ -58,6 +63,7 @@ public final class DaemonContext
     private final Map<String, String> notUsed = new LinkedHashMap<>();
     private final OperationsContext operations = new OperationsContext();
     private io.xferd.daemon.memory.DeviceMemory deviceMemory = new io.xferd.daemon.memory.CudaDeviceMemory();
+    private io.xferd.daemon.peer.LocalNics localNics;
 
     /**
      * Check every value and fill in what follows from others.
@@ -90,11 +96,20 @@ public final class DaemonContext
         require(gidIndex >= GID_INDEX_AUTO && gidIndex <= 255, "gid index must be auto or 0..255: " + gidIndex);
         require(connectionsPerPeer >= 1 && connectionsPerPeer <= 64,
             "connections per peer must be 1..64: " + connectionsPerPeer);
+        require(maxPeerConnections >= 1 && maxPeerConnections <= 65536,
+            "max peer connections must be 1..65536: " + maxPeerConnections);
         require(sliceSize >= 4096 && sliceSize <= 64 * 1024 * 1024, "slice size must be 4 KiB..64 MiB: " + sliceSize);
         require(stagingBufferSize >= 4096 && stagingBufferSize <= 64 * 1024 * 1024,
             "staging buffer size must be 4 KiB..64 MiB: " + stagingBufferSize);
         require(transferTimeoutMs >= 10, "transfer timeout must be at least 10 ms: " + transferTimeoutMs);
         require(clusterToken == null || !clusterToken.isEmpty(), "cluster token must not be empty when set");
+        if (clusterToken != null)
+        {
+            io.xferd.daemon.peer.ClusterKey.requireLongEnough(clusterToken, "the cluster token");
+        }
+        require(peerAuthentication || (clusterToken == null && clusterTokenFile == null),
+            "peer authentication is off (--insecure-no-peer-auth, peer_auth: none) and a cluster token is set: " +
+            "choose one");
         require(clusterId != null && clusterId.matches("[A-Za-z0-9._-]{1,64}"),
             "cluster id must be 1..64 of A-Z a-z 0-9 . _ -: " + clusterId);
         require(metadataTtlMs >= 1000, "metadata TTL must be at least 1000 ms: " + metadataTtlMs);
@@ -164,8 +179,18 @@ public final class DaemonContext
         map.put("metadata_server", metadataServer);
         map.put("cluster_id", clusterId);
         map.put("metadata_ttl_ms", metadataTtlMs);
-        map.put("cluster_token", clusterToken == null ? "(none)" : "(set)");
+        if (metadataTokenFile != null)
+        {
+            map.put("metadata_token_file", metadataTokenFile.toString());
+        }
+        map.put("peer_auth", peerAuthentication ? "token" : "none (INSECURE: any peer that reaches the RPC port " +
+            "can read and write every client's memory)");
+        map.put("cluster_token", clusterTokenSource != null ? clusterTokenSource :
+            clusterToken != null ? "(set)" : clusterTokenFile != null ? "file " + clusterTokenFile :
+            peerAuthentication ? "file <dir>/" + io.xferd.daemon.peer.ClusterKey.DEFAULT_FILE_NAME +
+            " (created at start when absent)" : "(none)");
         map.put("connections_per_peer", connectionsPerPeer);
+        map.put("max_peer_connections", maxPeerConnections);
         map.put("slice_size", sliceSize);
         map.put("staging_buffer_size", stagingBufferSize);
         map.put("transfer_timeout_ms", transferTimeoutMs);
@@ -521,11 +546,65 @@ public final class DaemonContext
     }
 
     /**
-     * A shared secret: peers prove they know it in the handshake (HMAC over nonces) or are refused.
+     * A shared secret of at least 32 characters: peers prove they know it in the handshake (HMAC over nonces,
+     * epochs and roles) or are refused, and every frame after it carries a tag keyed from it.
      */
     public DaemonContext clusterToken(final String value)
     {
         this.clusterToken = value;
+        return this;
+    }
+
+    public Path clusterTokenFile()
+    {
+        return clusterTokenFile;
+    }
+
+    /**
+     * Where the cluster token is read from, and created (256 random bits, mode 0600) when absent; default
+     * {@code <dir>/cluster.token}. Not used when {@link #clusterToken(String)} is set.
+     */
+    public DaemonContext clusterTokenFile(final Path value)
+    {
+        this.clusterTokenFile = value;
+        return this;
+    }
+
+    /**
+     * Where the token in force came from, as {@code xferd status} shows it (set when the daemon resolves it).
+     */
+    public DaemonContext clusterTokenSource(final String value)
+    {
+        this.clusterTokenSource = value;
+        return this;
+    }
+
+    public Path metadataTokenFile()
+    {
+        return metadataTokenFile;
+    }
+
+    /**
+     * The bearer token an http metadata store requires ({@code xferd metadata-server --token-file}), or null.
+     */
+    public DaemonContext metadataTokenFile(final Path value)
+    {
+        this.metadataTokenFile = value;
+        return this;
+    }
+
+    public boolean peerAuthentication()
+    {
+        return peerAuthentication;
+    }
+
+    /**
+     * Whether peers must prove the cluster token (default). Off only through {@code --insecure-no-peer-auth} or
+     * {@code peer_auth: none}: then anyone who reaches the RPC port reads and writes every client's memory.
+     */
+    public DaemonContext peerAuthentication(final boolean value)
+    {
+        this.peerAuthentication = value;
         return this;
     }
 
@@ -537,6 +616,21 @@ public final class DaemonContext
     public DaemonContext connectionsPerPeer(final int value)
     {
         this.connectionsPerPeer = value;
+        return this;
+    }
+
+    public int maxPeerConnections()
+    {
+        return maxPeerConnections;
+    }
+
+    /**
+     * How many connections the RPC port serves at once (each has a thread); an eighth of them (at least 4) may be
+     * in the handshake. Connections over either cap are closed at once.
+     */
+    public DaemonContext maxPeerConnections(final int value)
+    {
+        this.maxPeerConnections = value;
         return this;
     }
 
@@ -644,6 +738,25 @@ public final class DaemonContext
     public DaemonContext rpcAddress(final String value)
     {
         this.rpcAddress = value;
+        return this;
+    }
+
+    /**
+     * @return the striping NICs given by {@link #localNics(io.xferd.daemon.peer.LocalNics)}, or null: found from
+     * {@code device_name} at start.
+     */
+    public io.xferd.daemon.peer.LocalNics localNics()
+    {
+        return localNics;
+    }
+
+    /**
+     * The NICs TCP slices are striped over, instead of looking them up: tests use it to give a daemon a path that
+     * always fails.
+     */
+    public DaemonContext localNics(final io.xferd.daemon.peer.LocalNics value)
+    {
+        this.localNics = value;
         return this;
     }
 

@@ -92,6 +92,20 @@ public final class XferDaemon implements AutoCloseable
             }
             throw ex;
         }
+        try
+        {
+            // before the RPC port opens: a daemon never serves peers it cannot authenticate, unless told to
+            io.xferd.daemon.peer.ClusterKey.resolve(context);
+        }
+        catch (final RuntimeException ex)
+        {
+            if (rdmaDevices != null)
+            {
+                rdmaDevices.close();
+            }
+            directory.close();
+            throw ex;
+        }
         final UnsafeBuffer cnc = directory.createCncFile(
             context.countersCapacity() * org.agrona.concurrent.status.CountersReader.COUNTER_LENGTH,
             Process.pid(), context.livenessTimeoutMs());
@@ -106,7 +120,7 @@ public final class XferDaemon implements AutoCloseable
         try
         {
             // with rdma (or its TCP fallback) device_name lists RDMA devices, not the NICs TCP stripes over
-            localNics = "tcp".equals(context.protocol()) ?
+            localNics = context.localNics() != null ? context.localNics() : "tcp".equals(context.protocol()) ?
                 LocalNics.resolve(context.deviceNames(), context.topologyMatrixFile()) : LocalNics.resolve(List.of());
             this.peerServer = new PeerServer(context, registry, counters, disconnects, epoch, localNics);
         }
@@ -133,7 +147,8 @@ public final class XferDaemon implements AutoCloseable
         else
         {
             this.rdmaRegistrar = null;
-            this.transport = new TcpTransport(context, counters, disconnects, localNics);
+            this.transport = new TcpTransport(context, counters, disconnects, localNics,
+                io.xferd.daemon.peer.PeerAuthenticator.of(context, epoch));
             if (!"tcp".equals(context.protocol()))
             {
                 peerServer.describeWith("tcp", List.of(),

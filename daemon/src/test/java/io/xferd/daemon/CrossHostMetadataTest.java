@@ -60,6 +60,7 @@ class CrossHostMetadataTest
     {
         final ChildProcess daemon = ChildProcess.startIn(hosts, namespace, name, XferdMain.class, "daemon",
             "--dir", dir.toString(), "--rpc-address", address + ":12001", "--metadata-server", etcd.url(),
+            "--cluster-token-file", SystemTests.clusterTokenFile(dirA).toString(),
             "--cluster-id", "two-hosts", "--metadata-ttl-ms", "3000");
         daemon.awaitLine("reachable: publishing", WAIT);
         return daemon;

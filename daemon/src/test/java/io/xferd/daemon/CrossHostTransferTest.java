@@ -75,11 +75,18 @@ class CrossHostTransferTest
     private ChildProcess startDaemon(
         final String namespace, final String name, final Path dir, final String address, final String... extra)
     {
-        final String[] args = new String[8 + extra.length];
-        System.arraycopy(new String[] {"daemon", "--dir", dir.toString(), "--rpc-address", address + ":12001",
-            "--transfer-timeout-ms", "2000", "--slice-size=262144"}, 0, args, 0, 8);
-        System.arraycopy(extra, 0, args, 8, extra.length);
-        return ChildProcess.startIn(hosts, namespace, name, XferdMain.class, args);
+        // both daemons share the test's token file, unless a test gives one of its own
+        final boolean ownToken = java.util.Arrays.asList(extra).contains("--cluster-token-file");
+        final java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of("daemon", "--dir",
+            dir.toString(), "--rpc-address", address + ":12001", "--transfer-timeout-ms", "2000",
+            "--slice-size=262144"));
+        if (!ownToken)
+        {
+            args.add("--cluster-token-file");
+            args.add(SystemTests.clusterTokenFile(dirA).toString());
+        }
+        args.addAll(java.util.Arrays.asList(extra));
+        return ChildProcess.startIn(hosts, namespace, name, XferdMain.class, args.toArray(new String[0]));
     }
 
     /** A client on host B holding SIZE bytes of seeded data; returns its address. */
@@ -181,8 +188,8 @@ class CrossHostTransferTest
     @Test
     void shouldRefuseAPeerWithTheWrongClusterToken() throws Exception
     {
-        final Path tokenA = Files.writeString(dirA.resolveSibling(dirA.getFileName() + ".token"), "open-sesame\n");
-        final Path tokenB = Files.writeString(dirB.resolveSibling(dirB.getFileName() + ".token"), "something-else\n");
+        final Path tokenA = Files.writeString(dirA.resolveSibling(dirA.getFileName() + ".token"), "open-sesame-0123456789abcdef0123456789\n");
+        final Path tokenB = Files.writeString(dirB.resolveSibling(dirB.getFileName() + ".token"), "something-else-0123456789abcdef01234567\n");
         try
         {
             daemonA = startDaemon(hosts.namespaceA(), "daemon-a", dirA, hosts.addressA(),

@@ -1,11 +1,14 @@
 package io.xferd.daemon;
 
+import io.xferd.client.ControlException;
+
 import io.xferd.client.SharedBuffer;
 import io.xferd.client.TransferRequest;
 import io.xferd.client.XferClient;
 import io.xferd.daemon.metadata.EmbeddedMetadataServer;
 import io.xferd.daemon.metadata.MetadataStore;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Tag;
@@ -17,6 +20,7 @@ import java.nio.file.Path;
 import java.util.function.Predicate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Two daemons that know nothing of each other but the metadata store (a real etcd, a real redis, the embedded
@@ -154,5 +158,95 @@ class MetadataBackendsTest
                     SIZE / 2)).isEqualTo(-1);
             }
         }
+    }
+
+    @Test
+    void shouldRefuseDescriptorsInTheStoreThatAreUnsignedAlteredOrNameAnotherSegment() throws Exception
+    {
+        final String url = startServer("http");
+        final String cluster = "forged" + System.nanoTime();
+        final String prefix = "xferd/" + cluster + "/segments/";
+        daemonA = launch(dirA, url, cluster);
+        daemonB = launch(dirB, url, cluster);
+        try (XferClient prefill = XferClient.connect(SystemTests.clientContext(dirA, "prefill"));
+            XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode")))
+        {
+            decode.registerMemory(decode.allocateMemory(4096), "cpu:0");
+            awaitKey(prefix + "decode", json -> json != null && json.contains("\"signature\":"),
+                "decode's descriptor published, signed");
+            final String signed = store.get(prefix + "decode");
+            final io.xferd.daemon.peer.SegmentDescriptor real = io.xferd.daemon.peer.SegmentDescriptor.fromJson(signed);
+
+            // whoever can write to the store copies decode's signed descriptor under another name
+            store.put(prefix + "copied", signed);
+            assertThatThrownBy(() -> prefill.openSegment("copied"))
+                .isInstanceOf(ControlException.class).hasMessageContaining("answered a request for segment copied");
+            // writes one of its own, unsigned
+            store.put(prefix + "unsigned", renamed(real, "unsigned").withSignature(null).toJson());
+            assertThatThrownBy(() -> prefill.openSegment("unsigned"))
+                .isInstanceOf(ControlException.class).hasMessageContaining("not signed with the cluster key");
+            // or alters a signed one
+            store.put(prefix + "altered", renamed(real, "altered").toJson());
+            assertThatThrownBy(() -> prefill.openSegment("altered"))
+                .isInstanceOf(ControlException.class).hasMessageContaining("wrong signature");
+
+            // the real one still opens
+            assertThat(prefill.openSegment("decode")).isNotZero();
+        }
+    }
+
+    @Test
+    void shouldPublishToAnHttpStoreThatRequiresABearerToken() throws Exception
+    {
+        final String token = "metadata-bearer-token-0123456789abcdef";
+        httpServer = new EmbeddedMetadataServer(new InetSocketAddress("127.0.0.1", 0), "/metadata", 0, token).start();
+        store = io.xferd.daemon.metadata.MetadataStores.open(
+            io.xferd.daemon.config.MetadataServer.parse(httpServer.url()), 10_000, 3_000, token);
+        final String cluster = "bearer" + System.nanoTime();
+        final Path tokenFile = Files.writeString(dirB.resolve("metadata.token"), token + "\n");
+        daemonB = XferDaemon.launch(SystemTests.daemonContext(dirB).metadataServer(httpServer.url())
+            .clusterId(cluster).metadataTtlMs(2000).metadataTokenFile(tokenFile));
+        try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode")))
+        {
+            decode.registerMemory(decode.allocateMemory(4096), "cpu:0");
+            awaitKey("xferd/" + cluster + "/segments/decode", json -> json != null, "decode published");
+        }
+    }
+
+    @Test
+    void shouldLeaveANameWithTheDaemonThatPublishedItUntilItsKeyIsGone() throws Exception
+    {
+        final String url = startServer("http");
+        final String cluster = "owned" + System.nanoTime();
+        final String key = "xferd/" + cluster + "/segments/decode";
+        daemonA = launch(dirA, url, cluster);
+        daemonB = launch(dirB, url, cluster);
+        try (XferClient first = XferClient.connect(SystemTests.clientContext(dirB, "decode")))
+        {
+            first.registerMemory(first.allocateMemory(4096), "cpu:0");
+            awaitKey(key, json -> json != null && json.contains(daemonB.rpcAddress()), "B publishes decode");
+
+            // a client of the same name on daemon A: refused (logged), B keeps the name
+            try (XferClient second = XferClient.connect(SystemTests.clientContext(dirA, "decode")))
+            {
+                second.registerMemory(second.allocateMemory(8192), "cpu:0");
+                // A tries again at each renewal (TTL / 3): two renewals later the key is still B's
+                Thread.sleep(2 * 2000 / 3 + 500);
+                assertThat(store.get(key)).contains(daemonB.rpcAddress());
+
+                // B's client goes: its key is deleted, and A takes the name at its next renewal
+                first.close();
+                awaitKey(key, json -> json != null && json.contains(daemonA.rpcAddress()), "A publishes decode");
+            }
+        }
+    }
+
+    private static io.xferd.daemon.peer.SegmentDescriptor renamed(
+        final io.xferd.daemon.peer.SegmentDescriptor descriptor, final String segment)
+    {
+        return new io.xferd.daemon.peer.SegmentDescriptor(descriptor.version(),
+            descriptor.rpcAddress() + "/" + segment, descriptor.protocol(), descriptor.rpcAddress(), descriptor.epoch(),
+            descriptor.handle(), descriptor.devices(), descriptor.nics(), descriptor.buffers(),
+            descriptor.priorityMatrix(), descriptor.signature());
     }
 }

@@ -48,9 +48,11 @@ class MultiNicStripingTest
         hosts.rateLimit(400);
         daemonA = ChildProcess.startIn(hosts, hosts.namespaceA(), "daemon-a", XferdMain.class, "daemon",
             "--dir", dirA.toString(), "--rpc-address", hosts.addressA() + ":12001", "--transfer-timeout-ms", "1500",
+            "--cluster-token-file", SystemTests.clusterTokenFile(dirA).toString(),
             "--device-name", hosts.vethA() + "," + hosts.vethA2());
         daemonB = ChildProcess.startIn(hosts, hosts.namespaceB(), "daemon-b", XferdMain.class, "daemon",
             "--dir", dirB.toString(), "--rpc-address", hosts.addressB() + ":12001",
+            "--cluster-token-file", SystemTests.clusterTokenFile(dirA).toString(),
             "--device-name", hosts.vethB() + "," + hosts.vethB2());
         daemonA.awaitLine("xferd daemon serving", WAIT);
         daemonB.awaitLine("xferd daemon serving", WAIT);

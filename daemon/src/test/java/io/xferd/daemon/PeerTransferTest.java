@@ -30,6 +30,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class PeerTransferTest
 {
     private static final int SIZE = 8 * 1024 * 1024;
+    private static final String SESAME = "open-sesame-0123456789abcdef0123456789";
 
     private final Path dirA = SystemTests.newDaemonDirectory();
     private final Path dirB = SystemTests.newDaemonDirectory();
@@ -53,8 +54,14 @@ class PeerTransferTest
 
     private void startDaemons(final String tokenA, final String tokenB)
     {
-        daemonA = XferDaemon.launch(SystemTests.daemonContext(dirA).clusterToken(tokenA).sliceSize(256 * 1024));
-        daemonB = XferDaemon.launch(SystemTests.daemonContext(dirB).clusterToken(tokenB).sliceSize(256 * 1024));
+        daemonA = XferDaemon.launch(withToken(SystemTests.daemonContext(dirA), tokenA).sliceSize(256 * 1024));
+        daemonB = XferDaemon.launch(withToken(SystemTests.daemonContext(dirB), tokenB).sliceSize(256 * 1024));
+    }
+
+    /** {@code token} when given, else the tests' shared one. */
+    private static DaemonContext withToken(final DaemonContext context, final String token)
+    {
+        return token == null ? context : context.clusterToken(token);
     }
 
     @Test
@@ -133,6 +140,42 @@ class PeerTransferTest
     }
 
     @Test
+    void shouldDeliverNoNotificationForAWriteTheTargetRefused()
+    {
+        startDaemons(null, null);
+        try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode"));
+            XferClient prefill = XferClient.connect(SystemTests.clientContext(dirA, "prefill")))
+        {
+            final SharedBuffer target = decode.allocateMemory(1 << 20);
+            decode.registerMemory(target, "cpu:0");
+            final SharedBuffer source = prefill.allocateMemory(1 << 20);
+            prefill.registerMemory(source, "cpu:0");
+            final long segment = prefill.openSegment(daemonB.rpcAddress() + "/decode");
+
+            // one byte past the region: refused, so "refused" must never be announced
+            final long refused = prefill.allocateBatch(1);
+            prefill.submitTransfer(refused, TransferRequest.write(source.address(), segment, target.address() + 1,
+                1 << 20).notify("refused".getBytes(StandardCharsets.UTF_8)).traceId(1));
+            assertThat(prefill.awaitBatch(refused, 20_000)).isFalse();
+            assertThat(prefill.getTransferStatus(refused, 0).status())
+                .isEqualTo(TransferStatus.TARGET_RANGE_NOT_REGISTERED);
+
+            // a good write after it, on the same connection, announces itself: the first notification is its
+            final long landed = prefill.allocateBatch(1);
+            prefill.submitTransfer(landed, TransferRequest.write(source.address(), segment, target.address(), 4096)
+                .notify("landed".getBytes(StandardCharsets.UTF_8)).traceId(2));
+            assertThat(prefill.awaitBatch(landed, 20_000)).isTrue();
+            List<Notification> notes = decode.getNotifies();
+            for (int i = 0; i < 2000 && notes.isEmpty(); i++)
+            {
+                Thread.onSpinWait();
+                notes = decode.getNotifies();
+            }
+            assertThat(notes).extracting(Notification::messageAsString).containsExactly("landed");
+        }
+    }
+
+    @Test
     void shouldRefuseRemoteAccessOutsideTheTargetsRegisteredRegions()
     {
         startDaemons(null, null);
@@ -178,7 +221,7 @@ class PeerTransferTest
         // been borrowed and never released before the fix; registering one costs gigabytes of populated pages)
         final long regionLength = 1 << 20;
         try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode"));
-            io.xferd.daemon.peer.RawPeer peer = io.xferd.daemon.peer.RawPeer.connect(daemonB.rpcAddress()))
+            io.xferd.daemon.peer.RawPeer peer = io.xferd.daemon.peer.RawPeer.connect(daemonB.rpcAddress(), SystemTests.CLUSTER_TOKEN))
         {
             final SharedBuffer target = decode.allocateMemory(regionLength);
             decode.registerMemory(target, "cpu:0");
@@ -197,7 +240,7 @@ class PeerTransferTest
     @Test
     void shouldRefuseAPeerThatCannotProveTheClusterToken()
     {
-        startDaemons("sesame", "something-else");
+        startDaemons(SESAME, "something-else-0123456789abcdef0123456789");
         try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode"));
             XferClient prefill = XferClient.connect(SystemTests.clientContext(dirA, "prefill")))
         {
@@ -211,9 +254,87 @@ class PeerTransferTest
     }
 
     @Test
+    void shouldCreateARandomTokenFileAtFirstStartAndAdmitNoPeerWithoutIt() throws Exception
+    {
+        // no token configured: the daemon makes <dir>/cluster.token (256 random bits, 0600) and requires it
+        daemonB = XferDaemon.launch(new DaemonContext().directory(dirB).rpcAddress("127.0.0.1:0"));
+        final Path tokenFile = dirB.resolve("cluster.token");
+        final String token = java.nio.file.Files.readString(tokenFile).trim();
+        assertThat(token).matches("[0-9a-f]{64}");
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(
+            java.nio.file.Files.getPosixFilePermissions(tokenFile))).isEqualTo("rw-------");
+        assertThat(daemonB.context().describe()).containsEntry("peer_auth", "token")
+            .containsEntry("cluster_token", "file " + tokenFile);
+
+        try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode")))
+        {
+            decode.registerMemory(decode.allocateMemory(4096), "cpu:0");
+
+            // a peer without a token, one with another token, one sending a zero proof: none gets anything
+            assertThatThrownBy(() -> io.xferd.daemon.peer.RawPeer.connectWithoutAuthentication(daemonB.rpcAddress()))
+                .hasMessageContaining("requires peer authentication");
+            assertThatThrownBy(() -> io.xferd.daemon.peer.RawPeer.connect(daemonB.rpcAddress(), SystemTests.CLUSTER_TOKEN))
+                .hasMessageContaining("another cluster token");
+            assertThat(io.xferd.daemon.peer.RawPeer.zeroProofThenAsk(daemonB.rpcAddress(), "decode")).isEqualTo("closed");
+
+            // the token file's holder is admitted
+            try (io.xferd.daemon.peer.RawPeer peer = io.xferd.daemon.peer.RawPeer.connect(daemonB.rpcAddress(), token))
+            {
+                assertThat(peer.handle("decode")).isNotZero();
+            }
+        }
+        daemonB.close();
+        // and a restart keeps the token
+        daemonB = XferDaemon.launch(new DaemonContext().directory(dirB).rpcAddress("127.0.0.1:0"));
+        assertThat(java.nio.file.Files.readString(tokenFile).trim()).isEqualTo(token);
+    }
+
+    @Test
+    void shouldServeUnauthenticatedPeersOnlyWhenToldToAndSaySo()
+    {
+        daemonA = XferDaemon.launch(new DaemonContext().directory(dirA).rpcAddress("127.0.0.1:0")
+            .peerAuthentication(false));
+        daemonB = XferDaemon.launch(new DaemonContext().directory(dirB).rpcAddress("127.0.0.1:0")
+            .peerAuthentication(false));
+        assertThat((String)daemonB.context().describe().get("peer_auth")).startsWith("none (INSECURE");
+        assertThat(java.nio.file.Files.exists(dirB.resolve("cluster.token"))).isFalse();
+        try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode"));
+            XferClient prefill = XferClient.connect(SystemTests.clientContext(dirA, "prefill")))
+        {
+            final SharedBuffer target = decode.allocateMemory(4096);
+            decode.registerMemory(target, "cpu:0");
+            final SharedBuffer source = prefill.allocateMemory(4096);
+            prefill.registerMemory(source, "cpu:0");
+            final long segment = prefill.openSegment(daemonB.rpcAddress() + "/decode");
+            prefill.transferSyncWrite(segment, source.address(), target.address(), 4096);
+
+            // a peer with a token and one without do not talk to each other
+            assertThatThrownBy(() -> io.xferd.daemon.peer.RawPeer.connect(daemonB.rpcAddress(), SystemTests.CLUSTER_TOKEN))
+                .hasMessageContaining("runs without peer authentication");
+        }
+    }
+
+    @Test
+    void shouldCloseAConnectionWhoseFrameTagIsWrongAndAnswerNothing() throws Exception
+    {
+        startDaemons(null, null);
+        try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode"));
+            io.xferd.daemon.peer.RawPeer peer = io.xferd.daemon.peer.RawPeer.connect(daemonB.rpcAddress(),
+                SystemTests.CLUSTER_TOKEN))
+        {
+            final SharedBuffer target = decode.allocateMemory(4096);
+            decode.registerMemory(target, "cpu:0");
+            final long handle = peer.handle("decode");
+            // a READ whose fields were altered after they were tagged (as by someone on the path)
+            peer.readWithBadTag(1, handle, target.address(), 4096);
+            assertThatThrownBy(peer::ack).isInstanceOf(java.io.EOFException.class);
+        }
+    }
+
+    @Test
     void shouldAdmitAPeerWithTheSameClusterToken()
     {
-        startDaemons("sesame", "sesame");
+        startDaemons(SESAME, SESAME);
         try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode"));
             XferClient prefill = XferClient.connect(SystemTests.clientContext(dirA, "prefill")))
         {

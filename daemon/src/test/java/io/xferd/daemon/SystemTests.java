@@ -32,6 +32,8 @@ final class SystemTests
      * serve on a 2-core machine at a load of 15 (seen while other builds ran); a bound only ends a hang.
      */
     static final Duration WAIT = Duration.ofSeconds(60);
+    /** The cluster token of the daemons a test starts (each would otherwise make its own token file). */
+    static final String CLUSTER_TOKEN = "system-test-cluster-token-0123456789abcdef";
 
     private SystemTests()
     {
@@ -73,7 +75,29 @@ final class SystemTests
      */
     static DaemonContext daemonContext(final Path directory)
     {
-        return new DaemonContext().directory(directory).rpcAddress("127.0.0.1:0");
+        return new DaemonContext().directory(directory).rpcAddress("127.0.0.1:0").clusterToken(CLUSTER_TOKEN);
+    }
+
+    /**
+     * A token file with {@link #CLUSTER_TOKEN} (mode 0600) for daemons started as processes
+     * ({@code --cluster-token-file}), so that they and the in-process ones are one cluster.
+     */
+    static Path clusterTokenFile(final Path directory)
+    {
+        try
+        {
+            final Path file = directory.resolve("test-cluster.token");
+            if (!Files.exists(file))
+            {
+                Files.writeString(file, CLUSTER_TOKEN + "\n");
+                Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            }
+            return file;
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException(ex);
+        }
     }
 
     static ClientContext clientContext(final Path directory, final String segmentName)

@@ -65,8 +65,18 @@ public final class DaemonOptions
     Path topologyMatrix;
 
     @Option(names = "--cluster-token-file", paramLabel = "FILE",
-        description = "File holding the cluster token peers must prove (HMAC) in the handshake.")
+        description = "File holding the cluster token peers must prove (HMAC) in the handshake; created with 256 " +
+            "random bits (mode 0600) when absent (default: <dir>/cluster.token). Copy it to every daemon.")
     Path clusterTokenFile;
+
+    @Option(names = "--insecure-no-peer-auth",
+        description = "Serve peers WITHOUT authentication: anyone who reaches the RPC port can read and write " +
+            "every client's memory. Only for a network nobody else can reach.")
+    boolean insecureNoPeerAuth;
+
+    @Option(names = "--metadata-token-file", paramLabel = "FILE",
+        description = "Bearer token of an http metadata store (xferd metadata-server --token-file).")
+    Path metadataTokenFile;
 
     @Option(names = "--connections-per-peer", description = "Pooled TCP connections per peer and path " +
         "(default: ${DEFAULT-VALUE}).")
@@ -157,14 +167,15 @@ public final class DaemonOptions
         }
         if (given("--cluster-token-file"))
         {
-            try
-            {
-                context.clusterToken(java.nio.file.Files.readString(clusterTokenFile).trim());
-            }
-            catch (final java.io.IOException ex)
-            {
-                throw new IllegalArgumentException("cannot read cluster token file " + clusterTokenFile + ": " + ex);
-            }
+            context.clusterToken(null).clusterTokenFile(clusterTokenFile.toAbsolutePath());
+        }
+        if (given("--metadata-token-file"))
+        {
+            context.metadataTokenFile(metadataTokenFile.toAbsolutePath());
+        }
+        if (insecureNoPeerAuth)
+        {
+            context.peerAuthentication(false);
         }
         if (given("--connections-per-peer"))
         {

@@ -30,6 +30,11 @@ public final class MetadataServerCommand implements Callable<Integer>
         " header (xferd daemons send it); 0: such keys never expire (default: ${DEFAULT-VALUE}).")
     long ttlMs;
 
+    @Option(names = "--token-file", paramLabel = "FILE", description = "Require 'Authorization: Bearer <token>' " +
+        "with this file's token (at least 32 characters) on every request; daemons send it with " +
+        "--metadata-token-file. Without it, anyone who reaches the server can read, write and delete keys.")
+    java.nio.file.Path tokenFile;
+
     @Override
     public Integer call()
     {
@@ -45,8 +50,15 @@ public final class MetadataServerCommand implements Callable<Integer>
         final EmbeddedMetadataServer server;
         try
         {
+            final String token = tokenFile == null ? null : io.xferd.daemon.peer.ClusterKey.requireLongEnough(
+                java.nio.file.Files.readString(tokenFile).trim(), "the token in " + tokenFile);
             server = new EmbeddedMetadataServer(new InetSocketAddress(listen.substring(0, colon),
-                Integer.parseInt(listen.substring(colon + 1))), path, ttlMs).start();
+                Integer.parseInt(listen.substring(colon + 1))), path, ttlMs, token).start();
+        }
+        catch (final java.io.IOException ex)
+        {
+            System.err.println("xferd: cannot read --token-file " + tokenFile + ": " + ex);
+            return 2;
         }
         catch (final RuntimeException ex)
         {
@@ -54,7 +66,9 @@ public final class MetadataServerCommand implements Callable<Integer>
             return 2;
         }
         System.out.println("xferd metadata server on " + server.url() + " (default TTL " +
-            (ttlMs == 0 ? "none" : ttlMs + " ms") + ")");
+            (ttlMs == 0 ? "none" : ttlMs + " ms") + (tokenFile == null ? ", NO TOKEN: anyone who reaches it can " +
+            "write and delete keys; descriptors are signed, so forged ones are refused by the daemons" :
+            ", bearer token required") + ")");
         System.out.flush();
         try
         {

@@ -67,6 +67,13 @@ public final class StatusCommand implements java.util.concurrent.Callable<Intege
         {
             out.println(status.get("reason"));
         }
+        final Object config = status.get("config");
+        if (config instanceof Map<?, ?> settings && settings.get("peer_auth") != null)
+        {
+            final String peerAuth = String.valueOf(settings.get("peer_auth"));
+            out.println(peerAuth.startsWith("none") ? "WARNING: peers are NOT authenticated: " + peerAuth :
+                "peers: authenticated, cluster token " + settings.get("cluster_token"));
+        }
         final Map<String, Object> requests = (Map<String, Object>)status.get("requests");
         out.printf("requests: %,d in flight; %,d submitted, %,d ok, %,d failed%n", requests.get("in_flight"),
             requests.get("submitted"), requests.get("completed_ok"), requests.get("failed"));
@@ -111,7 +118,6 @@ public final class StatusCommand implements java.util.concurrent.Callable<Intege
         out.printf("%ncounters:%n");
         ((Map<String, Object>)status.get("counters")).forEach((label, value) ->
             out.printf("  %-45s %,d%n", label, ((Number)value).longValue()));
-        final Object config = status.get("config");
         if (config != null)
         {
             out.printf("%nconfig: %s%n", config);

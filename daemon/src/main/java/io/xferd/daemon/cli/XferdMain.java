@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
     description = "Per-host KV-cache transfer daemon.",
     subcommands = {DaemonCommand.class, ConfigCommand.class, DemoCommand.class, StatusCommand.class,
         TopologyCommand.class, BenchCommand.class, BenchTargetCommand.class, ProfileCommand.class,
-        MetadataServerCommand.class})
+        MetadataServerCommand.class, ProxyCommand.class, BenchProxyCommand.class})
 public final class XferdMain implements Runnable
 {
     @Override

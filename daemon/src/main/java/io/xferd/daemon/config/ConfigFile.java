@@ -51,7 +51,14 @@ public final class ConfigFile
         field("idle_strategy", (value, all) -> text(value.lowerCaseText(), DaemonContext::idleStrategy));
         field("cluster_token", (value, all) -> clusterToken(value, all));
         field("cluster_token_file", (value, all) -> clusterTokenFile(value, all));
+        field("peer_auth", (value, all) -> peerAuth(value));
+        field("metadata_token_file", (value, all) ->
+        {
+            final Path path = value.path();
+            return context -> context.metadataTokenFile(path);
+        });
         field("connections_per_peer", (value, all) -> intSetting(value, DaemonContext::connectionsPerPeer));
+        field("max_peer_connections", (value, all) -> intSetting(value, DaemonContext::maxPeerConnections));
         field("slice_size", (value, all) -> sliceSize(value));
         field("staging_buffer_size", (value, all) -> stagingBufferSize(value));
         field("transfer_timeout_ms", (value, all) -> longSetting(value, DaemonContext::transferTimeoutMs));
@@ -326,24 +333,25 @@ public final class ConfigFile
         return context -> context.clusterToken(token);
     }
 
+    /**
+     * The file is read, or created when absent, at the daemon's start (io.xferd.daemon.peer.ClusterKey).
+     */
     private static Consumer<DaemonContext> clusterTokenFile(
         final ConfigValue value, final Map<String, ConfigValue> all)
     {
         final Path path = value.path();
-        final String token;
-        try
+        return context -> context.clusterTokenFile(path);
+    }
+
+    private static Consumer<DaemonContext> peerAuth(final ConfigValue value)
+    {
+        final String text = value.lowerCaseText();
+        return switch (text)
         {
-            token = Files.readString(path, StandardCharsets.UTF_8).trim();
-        }
-        catch (final IOException | RuntimeException ex)
-        {
-            throw value.error("cannot be read: " + path + " (" + ex + ")");
-        }
-        if (token.isEmpty())
-        {
-            throw value.error("names an empty file: " + path);
-        }
-        return context -> context.clusterToken(token);
+            case "token" -> context -> context.peerAuthentication(true);
+            case "none" -> context -> context.peerAuthentication(false);
+            default -> throw value.error("must be token or none (none: peers are NOT authenticated): " + text);
+        };
     }
 
     private static Consumer<DaemonContext> sliceSize(final ConfigValue value)

@@ -3,6 +3,7 @@ package io.xferd.daemon.metadata;
 import io.xferd.daemon.DaemonContext;
 import io.xferd.daemon.config.MetadataServer;
 import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.peer.DescriptorSigner;
 import io.xferd.daemon.peer.SegmentDescriptor;
 import io.xferd.daemon.peer.PeerTransport;
 
@@ -31,8 +32,22 @@ public final class ClusterMetadata implements AutoCloseable
         final MetadataKeys keys = new MetadataKeys(context.clusterId());
         this.store = store;
         this.transport = transport;
-        this.publisher = new SegmentPublisher(store, keys, describer, context.metadataTtlMs());
-        this.directory = new SegmentDirectory(store, keys, Math.max(100, context.metadataTtlMs() / 3));
+        // what is published is signed with the cluster key; what is read is checked, and must name what was asked
+        final DescriptorSigner signer = DescriptorSigner.of(context);
+        this.publisher = new SegmentPublisher(store, keys, session -> signer.sign(describer.apply(session)),
+            context.metadataTtlMs(), descriptor ->
+            {
+                try
+                {
+                    signer.verify(descriptor);
+                    return true;
+                }
+                catch (final IllegalArgumentException ex)
+                {
+                    return false;
+                }
+            });
+        this.directory = new SegmentDirectory(store, keys, Math.max(100, context.metadataTtlMs() / 3), signer);
     }
 
     /**
@@ -50,8 +65,30 @@ public final class ClusterMetadata implements AutoCloseable
         }
         // one operation may take up to half the TTL (at least 2 s: a cold JVM's first request is slow)
         final long timeoutMs = Math.max(2000, Math.min(5000, context.metadataTtlMs() / 2));
-        return new ClusterMetadata(MetadataStores.open(server, context.metadataTtlMs(), timeoutMs), context,
-            describer, transport);
+        return new ClusterMetadata(MetadataStores.open(server, context.metadataTtlMs(), timeoutMs,
+            metadataToken(context)), context, describer, transport);
+    }
+
+    private static String metadataToken(final DaemonContext context)
+    {
+        if (context.metadataTokenFile() == null)
+        {
+            return null;
+        }
+        try
+        {
+            final String token = java.nio.file.Files.readString(context.metadataTokenFile()).trim();
+            if (token.isEmpty())
+            {
+                throw new IllegalArgumentException("metadata token file " + context.metadataTokenFile() + " is empty");
+            }
+            return token;
+        }
+        catch (final java.io.IOException ex)
+        {
+            throw new IllegalArgumentException("cannot read the metadata token file " + context.metadataTokenFile() +
+                ": " + ex, ex);
+        }
     }
 
     public void start()
@@ -96,9 +133,8 @@ public final class ClusterMetadata implements AutoCloseable
                 onResult.accept(error);
                 return;
             }
-            final String name = descriptor.name();
-            final String remoteName = name.substring(name.indexOf('/') + 1);
-            transport.openAsync(descriptor.rpcAddress(), remoteName, result ->
+            // the directory checked that the descriptor names segmentName, at its rpc address
+            transport.openAsync(descriptor.rpcAddress(), segmentName, result ->
             {
                 if (!(result instanceof Long) && wasCached)
                 {

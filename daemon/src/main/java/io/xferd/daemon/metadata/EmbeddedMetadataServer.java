@@ -18,6 +18,10 @@ import java.util.concurrent.Executors;
  * absent key) for small deployments and tests: {@code xferd metadata-server}. Keys live in memory; a key PUT
  * with {@value HttpMetadataStore#TTL_HEADER} (or, without it, under a server-wide default TTL when one is set)
  * expires when it is not PUT again within that time. State is lost when the server stops.
+ * <p>
+ * With a bearer token, every request must carry {@code Authorization: Bearer <token>} (401 otherwise, nothing
+ * said). Whatever the token: a value is at most {@value #MAX_VALUE_LENGTH} bytes and a key
+ * {@value #MAX_KEY_LENGTH} (413, 400), and at most {@value #MAX_KEYS} keys are held (507 for a new one).
  */
 public final class EmbeddedMetadataServer implements AutoCloseable
 {
@@ -29,7 +33,12 @@ public final class EmbeddedMetadataServer implements AutoCloseable
         }
     }
 
+    public static final int MAX_VALUE_LENGTH = 1 << 20;
+    public static final int MAX_KEY_LENGTH = 1024;
+    public static final int MAX_KEYS = 65_536;
+
     private final Map<String, Entry> entries = new ConcurrentHashMap<>();
+    private final byte[] bearer;
     private final HttpServer server;
     private final ExecutorService executor;
     private final long defaultTtlMs;
@@ -40,6 +49,17 @@ public final class EmbeddedMetadataServer implements AutoCloseable
      */
     public EmbeddedMetadataServer(final InetSocketAddress listen, final String path, final long defaultTtlMs)
     {
+        this(listen, path, defaultTtlMs, null);
+    }
+
+    /**
+     * @param bearerToken the token every request must carry, or null: anyone who reaches the server may use it.
+     */
+    public EmbeddedMetadataServer(
+        final InetSocketAddress listen, final String path, final long defaultTtlMs, final String bearerToken)
+    {
+        this.bearer = bearerToken == null ? null :
+            ("Bearer " + bearerToken).getBytes(StandardCharsets.UTF_8);
         this.defaultTtlMs = defaultTtlMs;
         this.path = path;
         try
@@ -82,10 +102,17 @@ public final class EmbeddedMetadataServer implements AutoCloseable
     {
         try (exchange)
         {
-            final String key = key(exchange.getRequestURI().getRawQuery());
-            if (key == null || key.isEmpty())
+            if (bearer != null && !authorized(exchange.getRequestHeaders().getFirst("Authorization")))
             {
-                answer(exchange, 400, "missing ?key=");
+                exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer");
+                answer(exchange, 401, "unauthorized");
+                return;
+            }
+            final String key = key(exchange.getRequestURI().getRawQuery());
+            if (key == null || key.isEmpty() || key.length() > MAX_KEY_LENGTH)
+            {
+                answer(exchange, 400, key == null || key.isEmpty() ? "missing ?key=" :
+                    "key longer than " + MAX_KEY_LENGTH);
                 return;
             }
             final long now = System.nanoTime();
@@ -107,7 +134,17 @@ public final class EmbeddedMetadataServer implements AutoCloseable
                 }
                 case "PUT" ->
                 {
-                    final byte[] value = exchange.getRequestBody().readAllBytes();
+                    final byte[] value = exchange.getRequestBody().readNBytes(MAX_VALUE_LENGTH + 1);
+                    if (value.length > MAX_VALUE_LENGTH)
+                    {
+                        answer(exchange, 413, "value longer than " + MAX_VALUE_LENGTH + " bytes");
+                        return;
+                    }
+                    if (!entries.containsKey(key) && keyCount() >= MAX_KEYS)
+                    {
+                        answer(exchange, 507, "the server holds " + MAX_KEYS + " keys already");
+                        return;
+                    }
                     final long ttlMs = ttl(exchange.getRequestHeaders().getFirst(HttpMetadataStore.TTL_HEADER));
                     entries.put(key, new Entry(value, ttlMs > 0 ? (now + ttlMs * 1_000_000L) | 1 : 0));
                     answer(exchange, 200, "metadata updated");
@@ -121,6 +158,12 @@ public final class EmbeddedMetadataServer implements AutoCloseable
                 default -> answer(exchange, 405, "GET, PUT or DELETE");
             }
         }
+    }
+
+    private boolean authorized(final String header)
+    {
+        return header != null &&
+            java.security.MessageDigest.isEqual(bearer, header.trim().getBytes(StandardCharsets.UTF_8));
     }
 
     private long ttl(final String header)

@@ -28,12 +28,23 @@ public final class HttpMetadataStore implements MetadataStore
     private final long ttlMs;
     private final Duration timeout;
     private final HttpClient client;
+    private final String bearerToken;
 
     /**
      * @param url {@code http://host:port[/path]}; the path defaults to {@value #DEFAULT_PATH}.
      */
     public HttpMetadataStore(final String url, final long ttlMs, final long timeoutMs)
     {
+        this(url, ttlMs, timeoutMs, null);
+    }
+
+    /**
+     * @param bearerToken sent as {@code Authorization: Bearer} with every request (the embedded server's
+     *                    {@code --token-file}), or null.
+     */
+    public HttpMetadataStore(final String url, final long ttlMs, final long timeoutMs, final String bearerToken)
+    {
+        this.bearerToken = bearerToken;
         this.url = url;
         final URI uri = URI.create(url);
         final String path = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? DEFAULT_PATH : uri.getRawPath();
@@ -89,8 +100,9 @@ public final class HttpMetadataStore implements MetadataStore
 
     private HttpRequest.Builder request(final String key)
     {
-        return HttpRequest.newBuilder(URI.create(base + URLEncoder.encode(key, StandardCharsets.UTF_8)))
-            .timeout(timeout);
+        final HttpRequest.Builder builder =
+            HttpRequest.newBuilder(URI.create(base + URLEncoder.encode(key, StandardCharsets.UTF_8))).timeout(timeout);
+        return bearerToken == null ? builder : builder.header("Authorization", "Bearer " + bearerToken);
     }
 
     /**

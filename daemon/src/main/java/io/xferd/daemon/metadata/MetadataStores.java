@@ -19,11 +19,20 @@ public final class MetadataStores
      */
     public static MetadataStore open(final MetadataServer server, final long ttlMs, final long timeoutMs)
     {
+        return open(server, ttlMs, timeoutMs, null);
+    }
+
+    /**
+     * @param bearerToken the http store's bearer token ({@code metadata_token_file}), or null.
+     */
+    public static MetadataStore open(
+        final MetadataServer server, final long ttlMs, final long timeoutMs, final String bearerToken)
+    {
         return switch (server.kind())
         {
             case ETCD -> new EtcdMetadataStore(server.url(), server.endpoints(), ttlMs, timeoutMs);
             case REDIS -> new RedisMetadataStore(server.url(), server.endpoints().getFirst(), ttlMs, timeoutMs);
-            case HTTP -> new HttpMetadataStore(server.url(), ttlMs, timeoutMs);
+            case HTTP -> new HttpMetadataStore(server.url(), ttlMs, timeoutMs, bearerToken);
             case P2PHANDSHAKE -> throw new IllegalArgumentException("P2PHANDSHAKE has no metadata store");
         };
     }

@@ -1,5 +1,6 @@
 package io.xferd.daemon.metadata;
 
+import io.xferd.daemon.peer.DescriptorSigner;
 import io.xferd.daemon.peer.SegmentDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,12 +28,15 @@ public final class SegmentDirectory implements AutoCloseable
     private final MetadataStore store;
     private final MetadataKeys keys;
     private final long pollIntervalMs;
+    private final DescriptorSigner signer;
     private final Map<String, String> cache = new ConcurrentHashMap<>();
     private final ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(runnable ->
         Thread.ofPlatform().daemon().name("xferd-metadata-lookup").unstarted(runnable));
 
-    public SegmentDirectory(final MetadataStore store, final MetadataKeys keys, final long pollIntervalMs)
+    public SegmentDirectory(
+        final MetadataStore store, final MetadataKeys keys, final long pollIntervalMs, final DescriptorSigner signer)
     {
+        this.signer = signer;
         this.store = store;
         this.keys = keys;
         this.pollIntervalMs = pollIntervalMs;
@@ -83,7 +87,17 @@ public final class SegmentDirectory implements AutoCloseable
                         " (" + keys.segmentsPrefix() + ")");
                     return;
                 }
-                final SegmentDescriptor descriptor = SegmentDescriptor.fromJson(found);
+                final SegmentDescriptor descriptor;
+                try
+                {
+                    // signed with the cluster key and naming what was asked for, or not used at all
+                    descriptor = signer.verify(SegmentDescriptor.fromJson(found)).requireSegment(segmentName);
+                }
+                catch (final IllegalArgumentException ex)
+                {
+                    LOG.warn("metadata store {}, key {}: {}", store.url(), keys.segment(segmentName), ex.getMessage());
+                    throw ex;
+                }
                 cache.put(segmentName, found);
                 onResult.accept(descriptor, null);
             }

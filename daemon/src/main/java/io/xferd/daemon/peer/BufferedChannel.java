@@ -31,6 +31,10 @@ final class BufferedChannel
     private int gatherCount;
     private int borrowedCount;
     private long pendingBytes;
+    private FrameMac answerMac = new FrameMac(null);
+    // when the frame being served began, or while answers are being sent, when that began; 0 while waiting for the
+    // next frame: a deadline watchdog cuts off a connection that stays busy too long (a stalled peer)
+    private volatile long busySinceNanos;
 
     BufferedChannel(final SocketChannel channel, final int inputCapacity, final int answerHeaderLength)
     {
@@ -45,6 +49,36 @@ final class BufferedChannel
         }
         this.gather = new ByteBuffer[2 * answers];
         this.borrowed = new io.xferd.daemon.memory.Region[answers];
+    }
+
+    /**
+     * Tag every answer queued from now on with {@code mac} (the session's, once the handshake is done).
+     */
+    void signAnswersWith(final FrameMac mac)
+    {
+        this.answerMac = mac;
+    }
+
+    /**
+     * A frame's header was read: from now until {@link #frameDone()} the connection waits on its peer only for the
+     * rest of that frame, which must come within the deadline.
+     */
+    void frameStarted(final long nowNanos)
+    {
+        busySinceNanos = nowNanos;
+    }
+
+    void frameDone()
+    {
+        busySinceNanos = 0;
+    }
+
+    /**
+     * @return when the current frame (or the sending of answers) began, 0 when idle between frames.
+     */
+    long busySinceNanos()
+    {
+        return busySinceNanos;
     }
 
     /**
@@ -120,12 +154,16 @@ final class BufferedChannel
     }
 
     /**
-     * Queue the answer whose header {@link #nextAnswerHeader()} returned, with the bytes of a READ when
-     * {@code payload} is not null: {@code region} stays borrowed until the bytes have left and is released then.
+     * Queue the answer whose header {@link #nextAnswerHeader()} returned (filled up to, not including, its tag),
+     * with the bytes of a READ when {@code payload} is not null: {@code region} stays borrowed until the bytes
+     * have left and is released then. The header is tagged here, in the order answers leave.
      */
     void answer(final ByteBuffer payload, final io.xferd.daemon.memory.Region region) throws IOException
     {
         final ByteBuffer header = headers[headerCount++];
+        final int end = header.position();
+        answerMac.sign(header.getInt(0), header.getInt(4), header, PeerProtocol.HEADER_LENGTH, end);
+        header.position(end + PeerProtocol.TAG_LENGTH);
         header.flip();
         gather[gatherCount++] = header;
         pendingBytes += header.remaining();
@@ -150,6 +188,12 @@ final class BufferedChannel
         {
             return;
         }
+        // a peer that stops taking answers keeps READ payloads' regions borrowed: sending is under the deadline too
+        final long busySince = busySinceNanos;
+        if (busySince == 0)
+        {
+            busySinceNanos = System.nanoTime();
+        }
         try
         {
             long remaining = pendingBytes;
@@ -160,6 +204,7 @@ final class BufferedChannel
         }
         finally
         {
+            busySinceNanos = busySince;
             for (int i = 0; i < borrowedCount; i++)
             {
                 borrowed[i].release();

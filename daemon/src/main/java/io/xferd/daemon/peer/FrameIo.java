@@ -68,7 +68,7 @@ final class FrameIo
         }
     }
 
-    /** Control path: send one frame with a body. */
+    /** Handshake: send one frame with a body and no tag. */
     static void sendFrame(final SocketChannel channel, final int type, final byte[] body) throws IOException
     {
         final ByteBuffer frame = newBuffer(PeerProtocol.HEADER_LENGTH + body.length);
@@ -76,21 +76,76 @@ final class FrameIo
         writeFully(channel, frame);
     }
 
-    /** Control path: receive one frame, checking its type; a REFUSE becomes a {@link PeerRefusedException}. */
-    static ByteBuffer receiveFrame(final SocketChannel channel, final int expectedType) throws IOException
+    /** Control path after the handshake: send one frame, its body followed by its tag. */
+    static void sendFrame(final SocketChannel channel, final FrameMac mac, final int type, final byte[] body)
+        throws IOException
+    {
+        final int length = body.length + PeerProtocol.TAG_LENGTH;
+        final ByteBuffer frame = newBuffer(PeerProtocol.HEADER_LENGTH + length);
+        frame.putInt(length).putInt(type).put(body);
+        mac.sign(length, type, frame, PeerProtocol.HEADER_LENGTH, PeerProtocol.HEADER_LENGTH + body.length);
+        frame.position(0).limit(frame.capacity());
+        writeFully(channel, frame);
+    }
+
+    /**
+     * Handshake: receive one frame of at most {@code maxLength} body bytes, checking its type; a REFUSE becomes a
+     * {@link PeerRefusedException}. Nothing longer is allocated.
+     */
+    static ByteBuffer receiveFrame(final SocketChannel channel, final int expectedType, final int maxLength)
+        throws IOException
     {
         final ByteBuffer header = newBuffer(PeerProtocol.HEADER_LENGTH);
         readFully(channel, header);
         header.flip();
         final int length = header.getInt();
         final int type = header.getInt();
-        if (length < 0 || length > PeerProtocol.MAX_CONTROL_BODY)
+        if (length < 0 || length > maxLength)
+        {
+            throw new IOException("peer sent a frame of " + length + " bytes in the handshake (at most " +
+                maxLength + ")");
+        }
+        final ByteBuffer body = newBuffer(length);
+        readFully(channel, body);
+        body.flip();
+        if (type == PeerProtocol.REFUSE)
+        {
+            throw new PeerRefusedException("peer refused: " + utf8(body));
+        }
+        if (type != expectedType)
+        {
+            throw new IOException("peer sent frame type " + type + ", expected " + expectedType);
+        }
+        return body;
+    }
+
+    /**
+     * Control path after the handshake: receive one frame, check its tag, then its type; a REFUSE becomes a
+     * {@link PeerRefusedException}.
+     *
+     * @return the body without its tag.
+     * @throws FrameAuthenticationException when the tag is wrong (the caller closes the connection).
+     */
+    static ByteBuffer receiveFrame(final SocketChannel channel, final FrameMac mac, final int expectedType)
+        throws IOException
+    {
+        final ByteBuffer header = newBuffer(PeerProtocol.HEADER_LENGTH);
+        readFully(channel, header);
+        header.flip();
+        final int length = header.getInt();
+        final int type = header.getInt();
+        if (length < PeerProtocol.TAG_LENGTH || length > PeerProtocol.MAX_CONTROL_BODY)
         {
             throw new IOException("peer sent a control frame of " + length + " bytes");
         }
         final ByteBuffer body = newBuffer(length);
         readFully(channel, body);
-        body.flip();
+        final int end = length - PeerProtocol.TAG_LENGTH;
+        if (!mac.verify(length, type, body, 0, end))
+        {
+            throw new FrameAuthenticationException(type);
+        }
+        body.position(0).limit(end);
         if (type == PeerProtocol.REFUSE)
         {
             throw new PeerRefusedException("peer refused: " + utf8(body));

@@ -1,77 +1,165 @@
 package io.xferd.daemon.peer;
 
+import io.xferd.daemon.DaemonContext;
+
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
 
 /**
- * Proof of cluster membership in the peer handshake: each side shows it knows the shared token by an
- * HMAC-SHA256 over both nonces, never sending the token itself. Without a configured token, proofs are zeros.
+ * Proof of cluster membership in the peer handshake and the keys that authenticate a connection's frames after
+ * it: each side shows it knows the cluster token by an HMAC-SHA256 over both nonces, both epochs and its role,
+ * never sending the token itself. Without peer authentication ({@code --insecure-no-peer-auth}), proofs are
+ * zeros and frames carry zero tags.
  */
 public final class PeerAuthenticator
 {
-    private static final byte[] SERVER = "server".getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] CLIENT = "client".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] INITIATOR = ascii("xferd/4 initiator");
+    private static final byte[] RESPONDER = ascii("xferd/4 responder");
+    private static final byte[] FRAMES_TO_RESPONDER = ascii("xferd/4 frames initiator->responder");
+    private static final byte[] FRAMES_TO_INITIATOR = ascii("xferd/4 frames responder->initiator");
 
-    private final byte[] token;
+    private final byte[] key;
+    private final long epoch;
     private final SecureRandom random = new SecureRandom();
 
-    public PeerAuthenticator(final String token)
+    private PeerAuthenticator(final byte[] key, final long epoch)
     {
-        this.token = token == null ? null : token.getBytes(StandardCharsets.UTF_8);
+        this.key = key;
+        this.epoch = epoch;
     }
 
-    public boolean hasToken()
+    /**
+     * @param token the cluster token (checked long enough by {@link ClusterKey}).
+     * @param epoch this daemon's epoch, which its handshakes announce.
+     */
+    public static PeerAuthenticator withToken(final String token, final long epoch)
     {
-        return token != null;
+        if (token == null || token.isEmpty())
+        {
+            throw new IllegalArgumentException("a cluster token is required");
+        }
+        return new PeerAuthenticator(token.getBytes(StandardCharsets.UTF_8), epoch);
     }
 
-    public byte[] newNonce()
+    /**
+     * Peers are not authenticated: only for {@code --insecure-no-peer-auth}.
+     */
+    public static PeerAuthenticator unauthenticated(final long epoch)
+    {
+        return new PeerAuthenticator(null, epoch);
+    }
+
+    /**
+     * The authenticator of a started daemon: its cluster token, or none when peer authentication is off.
+     *
+     * @throws IllegalStateException when authentication is on and no token was resolved (a bug: the daemon
+     *                               resolves the token before it opens the RPC port).
+     */
+    public static PeerAuthenticator of(final DaemonContext context, final long epoch)
+    {
+        if (!context.peerAuthentication())
+        {
+            return unauthenticated(epoch);
+        }
+        if (context.clusterToken() == null)
+        {
+            throw new IllegalStateException("peer authentication is on but no cluster token was resolved");
+        }
+        return withToken(context.clusterToken(), epoch);
+    }
+
+    public boolean authenticates()
+    {
+        return key != null;
+    }
+
+    long epoch()
+    {
+        return epoch;
+    }
+
+    byte[] newNonce()
     {
         final byte[] nonce = new byte[PeerProtocol.NONCE_LENGTH];
         random.nextBytes(nonce);
         return nonce;
     }
 
-    public byte[] serverProof(final byte[] clientNonce, final byte[] serverNonce)
+    /**
+     * @return what both proofs and both session keys cover: the nonces and epochs of both sides.
+     */
+    static byte[] transcript(
+        final byte[] initiatorNonce, final byte[] responderNonce, final long initiatorEpoch, final long responderEpoch)
     {
-        return proof(SERVER, clientNonce, serverNonce);
+        final ByteBuffer buffer = ByteBuffer.allocate(2 * PeerProtocol.NONCE_LENGTH + 16)
+            .order(ByteOrder.LITTLE_ENDIAN);
+        buffer.put(initiatorNonce).put(responderNonce).putLong(initiatorEpoch).putLong(responderEpoch);
+        return buffer.array();
     }
 
-    public byte[] clientProof(final byte[] serverNonce, final byte[] clientNonce)
+    byte[] initiatorProof(final byte[] transcript)
     {
-        return proof(CLIENT, serverNonce, clientNonce);
+        return key == null ? new byte[PeerProtocol.PROOF_LENGTH] : hmac(INITIATOR, transcript);
+    }
+
+    byte[] responderProof(final byte[] transcript)
+    {
+        return key == null ? new byte[PeerProtocol.PROOF_LENGTH] : hmac(RESPONDER, transcript);
+    }
+
+    /**
+     * @return the initiator's side of the session: tags of frames it sends to the responder, checks of the ones
+     * it receives.
+     */
+    PeerSession initiatorSession(final byte[] transcript, final long responderEpoch)
+    {
+        return new PeerSession(responderEpoch, frameMac(FRAMES_TO_RESPONDER, transcript),
+            frameMac(FRAMES_TO_INITIATOR, transcript));
+    }
+
+    PeerSession responderSession(final byte[] transcript, final long initiatorEpoch)
+    {
+        return new PeerSession(initiatorEpoch, frameMac(FRAMES_TO_INITIATOR, transcript),
+            frameMac(FRAMES_TO_RESPONDER, transcript));
     }
 
     /**
      * Constant-time comparison.
      */
-    public static boolean matches(final byte[] expected, final byte[] actual)
+    static boolean matches(final byte[] expected, final byte[] actual)
     {
         return MessageDigest.isEqual(expected, actual);
     }
 
-    private byte[] proof(final byte[] role, final byte[] first, final byte[] second)
+    private FrameMac frameMac(final byte[] label, final byte[] transcript)
     {
-        if (token == null)
-        {
-            return new byte[PeerProtocol.PROOF_LENGTH];
-        }
+        return new FrameMac(key == null ? null : hmac(label, transcript));
+    }
+
+    private byte[] hmac(final byte[] label, final byte[] transcript)
+    {
         try
         {
             final Mac mac = Mac.getInstance("HmacSHA256");
-            mac.init(new SecretKeySpec(token, "HmacSHA256"));
-            mac.update(role);
-            mac.update(first);
-            mac.update(second);
+            mac.init(new SecretKeySpec(key, "HmacSHA256"));
+            mac.update(label);
+            mac.update(transcript);
             return mac.doFinal();
         }
         catch (final GeneralSecurityException ex)
         {
             throw new IllegalStateException("HmacSHA256 unavailable", ex);
         }
+    }
+
+    private static byte[] ascii(final String text)
+    {
+        return text.getBytes(StandardCharsets.US_ASCII);
     }
 }

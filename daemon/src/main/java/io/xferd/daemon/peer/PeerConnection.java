@@ -43,7 +43,9 @@ final class PeerConnection implements AutoCloseable
     private static final int MAX_GATHER = 16;
     private static final long MAX_GATHER_BYTES = 1 << 20;
     private final ByteBuffer notifyHeader =
-        FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_FIELDS_LENGTH + 8);
+        FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.NOTIFY_FIELDS_LENGTH);
+    // tags of the frames sent on the current connection (sender thread only; replaced at each handshake)
+    private FrameMac out;
     // requests queued back to back leave in one gathering write: headers from this pool, payloads as views
     private final ByteBuffer[] headers = new ByteBuffer[MAX_GATHER];
     private final ByteBuffer[] gather = new ByteBuffer[2 * MAX_GATHER];
@@ -310,10 +312,18 @@ final class PeerConnection implements AutoCloseable
         {
             flushGather();
             final byte[] source = transfer.submitter.segmentNameUtf8();
+            final int bodyLength = PeerProtocol.NOTIFY_FIELDS_LENGTH + source.length + transfer.notifyLength;
             notifyHeader.clear();
-            notifyHeader.putInt(32 + source.length + transfer.notifyLength).putInt(PeerProtocol.NOTIFY)
+            notifyHeader.putInt(bodyLength).putInt(PeerProtocol.NOTIFY)
                 .putLong(slice.wireId()).putLong(transfer.target.remoteHandle()).putLong(transfer.traceId)
-                .putInt(source.length).putInt(transfer.notifyLength).flip();
+                .putInt(source.length).putInt(transfer.notifyLength);
+            final int tagAt = PeerProtocol.HEADER_LENGTH + PeerProtocol.NOTIFY_SIGNED_LENGTH;
+            out.start(bodyLength, PeerProtocol.NOTIFY);
+            out.update(notifyHeader, PeerProtocol.HEADER_LENGTH, tagAt);
+            out.update(source, 0, source.length);
+            out.update(transfer.notify, 0, transfer.notifyLength);
+            out.finishInto(notifyHeader, tagAt);
+            notifyHeader.position(tagAt + PeerProtocol.TAG_LENGTH).flip();
             FrameIo.writeFully(current, notifyHeader);
             FrameIo.writeFully(current, ByteBuffer.wrap(source));
             FrameIo.writeFully(current, ByteBuffer.wrap(transfer.notify, 0, transfer.notifyLength));
@@ -326,16 +336,20 @@ final class PeerConnection implements AutoCloseable
         gatherChannel = current;
         final boolean write = transfer.opcode == Opcode.WRITE;
         final ByteBuffer header = headers[gatherSlices++];
+        final int bodyLength = PeerProtocol.REQUEST_FIELDS_LENGTH + (write ? (int)slice.length : 0);
+        final int type = write ? PeerProtocol.WRITE : PeerProtocol.READ;
+        final int tagAt = PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_SIGNED_LENGTH;
         header.clear();
-        header.putInt(PeerProtocol.REQUEST_FIELDS_LENGTH + (write ? (int)slice.length : 0))
-            .putInt(write ? PeerProtocol.WRITE : PeerProtocol.READ)
+        header.putInt(bodyLength)
+            .putInt(type)
             .putLong(slice.wireId())
             .putLong(transfer.target.remoteHandle())
             .putLong(transfer.targetAddress + slice.offset)
             .putLong(slice.length)
             .putLong(transfer.targetAddress)
-            .putLong(transfer.length)
-            .flip();
+            .putLong(transfer.length);
+        out.sign(bodyLength, type, header, PeerProtocol.HEADER_LENGTH, tagAt);
+        header.position(tagAt + PeerProtocol.TAG_LENGTH).flip();
         gather[gatherCount++] = header;
         if (write && transfer.local.isDevice())
         {
@@ -379,7 +393,7 @@ final class PeerConnection implements AutoCloseable
         transport.bytesSent(deviceLength);
     }
 
-    private void receiveLoop(final SocketChannel current)
+    private void receiveLoop(final SocketChannel current, final FrameMac in)
     {
         final BufferedChannel answers = new BufferedChannel(current, 64 * 1024, 0);
         final RegionWindows landing = new RegionWindows(1);
@@ -390,12 +404,19 @@ final class PeerConnection implements AutoCloseable
             while (running && channel == current)
             {
                 final ByteBuffer ackHeader = answers.require(PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
+                final int base = ackHeader.position();
                 final int bodyLength = ackHeader.getInt();
                 final int type = ackHeader.getInt();
+                if (!in.verify(bodyLength, type, ackHeader, base + PeerProtocol.HEADER_LENGTH,
+                    base + PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_SIGNED_LENGTH))
+                {
+                    throw new FrameAuthenticationException(type);
+                }
                 final long wireId = ackHeader.getLong();
                 final int status = ackHeader.getInt();
                 ackHeader.getInt();
                 final long length = ackHeader.getLong();
+                ackHeader.position(base + PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
                 final Slice slice = inFlight.poll();
                 answering = slice;
                 if (type != PeerProtocol.ACK || slice == null || slice.wireId() != wireId ||
@@ -412,14 +433,19 @@ final class PeerConnection implements AutoCloseable
                 }
                 busySinceNanos = inFlight.isEmpty() ? 0 : System.nanoTime();
                 final RemoteTransfer transfer = slice.transfer;
+                // a READ answered OK carries exactly its slice's bytes; every other answer carries none: an OK
+                // with fewer (none at all), more, or bytes where none belong fails the slice, never completes it
+                final long expected = status == TransferStatus.OK && slice.kind == Slice.DATA &&
+                    transfer.opcode == Opcode.READ ? slice.length : 0;
+                if (length != expected)
+                {
+                    answering = null;
+                    transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
+                    throw new IOException("answer with a payload of " + length + " bytes to a slice expecting " +
+                        expected);
+                }
                 if (length > 0)
                 {
-                    if (slice.kind != Slice.DATA || transfer.opcode != Opcode.READ || length != slice.length)
-                    {
-                        answering = null;
-                        transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
-                        throw new IOException("unexpected payload of " + length + " bytes");
-                    }
                     if (transfer.local.isDevice())
                     {
                         if (!landingStaging.receive(answers, transfer.local,
@@ -491,12 +517,15 @@ final class PeerConnection implements AutoCloseable
             }
             fresh.socket().connect(new InetSocketAddress(path.remoteHost(), path.remotePort()),
                 (int)transport.timeoutMs());
-            epoch = PeerHandshake.asClient(fresh, transport.authenticator());
+            final PeerSession session = PeerHandshake.asInitiator(fresh, transport.authenticator());
+            epoch = session.peerEpoch();
+            out = session.out();
             busySinceNanos = 0;
             reconnectDelayNanos = MIN_RECONNECT_DELAY_NS;
             link.connected(this, epoch);
             final SocketChannel established = fresh;
-            final Thread receiver = new Thread(() -> receiveLoop(established),
+            final FrameMac in = session.in();
+            final Thread receiver = new Thread(() -> receiveLoop(established, in),
                 "xferd-peer-ack-" + path.remoteHost() + "-" + number);
             receiver.setDaemon(true);
             receiver.start();

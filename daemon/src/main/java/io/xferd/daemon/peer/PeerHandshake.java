@@ -1,112 +1,147 @@
 package io.xferd.daemon.peer;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The first exchange on every peer connection: protocol version, the server's epoch (a restarted daemon has a
- * new one, so cached descriptors of its segments are dropped), and mutual proof of the cluster token.
+ * The first exchange on every peer connection: protocol version, both daemons' epochs (a restarted daemon has a
+ * new one, so cached descriptors of its segments are dropped), and mutual proof of the cluster token, the
+ * initiator first. A responder shows nothing that depends on the token before the initiator has proven it, so an
+ * unauthenticated stranger gets nothing to test guesses against; a wrong proof is answered by closing the
+ * connection, without a reason.
  */
 final class PeerHandshake
 {
+    /** The most the initiator reads of a CHALLENGE, ACCEPT or REFUSE. */
+    private static final int MAX_ANSWER_LENGTH = 4096;
+    /** The most a responder reads of a HELLO: longer than today's, so a newer version is still told apart. */
+    static final int MAX_HELLO_LENGTH = 256;
+
     private PeerHandshake()
     {
     }
 
     /**
-     * Requester side.
+     * Initiator side.
      *
-     * @return the server's epoch.
-     * @throws PeerRefusedException when either side cannot prove the token, or versions differ.
+     * @return the session: the responder's epoch and the frame keys.
+     * @throws PeerRefusedException when the responder refuses, or closes after our proof, or cannot prove the
+     *                              token itself.
      */
-    static long asClient(final SocketChannel channel, final PeerAuthenticator authenticator) throws IOException
+    static PeerSession asInitiator(final SocketChannel channel, final PeerAuthenticator authenticator)
+        throws IOException
     {
-        final byte[] clientNonce = authenticator.newNonce();
-        final ByteBuffer hello = FrameIo.newBuffer(8 + PeerProtocol.NONCE_LENGTH);
-        hello.putInt(PeerProtocol.MAGIC).putInt(PeerProtocol.VERSION).put(clientNonce).flip();
-        FrameIo.sendFrame(channel, PeerProtocol.HELLO, toArray(hello));
+        final byte[] initiatorNonce = authenticator.newNonce();
+        final ByteBuffer hello = ByteBuffer.allocate(PeerProtocol.HELLO_LENGTH).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        hello.putInt(PeerProtocol.MAGIC).putInt(PeerProtocol.VERSION)
+            .putInt(authenticator.authenticates() ? 0 : PeerProtocol.FLAG_NO_PEER_AUTH).putInt(0)
+            .put(initiatorNonce).putLong(authenticator.epoch());
+        FrameIo.sendFrame(channel, PeerProtocol.HELLO, hello.array());
 
-        final ByteBuffer challenge = FrameIo.receiveFrame(channel, PeerProtocol.CHALLENGE);
-        final byte[] serverNonce = new byte[PeerProtocol.NONCE_LENGTH];
-        challenge.get(serverNonce);
-        final long epoch = challenge.getLong();
-        final boolean tokenRequired = challenge.getInt() != 0;
-        final byte[] serverProof = new byte[PeerProtocol.PROOF_LENGTH];
-        challenge.get(serverProof);
-
-        if (authenticator.hasToken())
+        final ByteBuffer challenge = FrameIo.receiveFrame(channel, PeerProtocol.CHALLENGE, MAX_ANSWER_LENGTH);
+        if (challenge.remaining() != PeerProtocol.NONCE_LENGTH + 8)
         {
-            if (!tokenRequired ||
-                !PeerAuthenticator.matches(authenticator.serverProof(clientNonce, serverNonce), serverProof))
-            {
-                throw new PeerRefusedException("peer could not prove the cluster token");
-            }
+            throw new IOException("malformed CHALLENGE of " + challenge.remaining() + " bytes");
         }
-        FrameIo.sendFrame(channel, PeerProtocol.PROOF, authenticator.clientProof(serverNonce, clientNonce));
-        final ByteBuffer accept = FrameIo.receiveFrame(channel, PeerProtocol.ACCEPT);
-        return accept.getLong();
+        final byte[] responderNonce = new byte[PeerProtocol.NONCE_LENGTH];
+        challenge.get(responderNonce);
+        final long responderEpoch = challenge.getLong();
+        final byte[] transcript = PeerAuthenticator.transcript(
+            initiatorNonce, responderNonce, authenticator.epoch(), responderEpoch);
+
+        FrameIo.sendFrame(channel, PeerProtocol.PROOF, authenticator.initiatorProof(transcript));
+        final ByteBuffer accept;
+        try
+        {
+            accept = FrameIo.receiveFrame(channel, PeerProtocol.ACCEPT, MAX_ANSWER_LENGTH);
+        }
+        catch (final EOFException ex)
+        {
+            throw new PeerRefusedException(
+                "peer closed the connection after our proof: it has another cluster token");
+        }
+        final byte[] responderProof = new byte[PeerProtocol.PROOF_LENGTH];
+        if (accept.remaining() != PeerProtocol.PROOF_LENGTH)
+        {
+            throw new IOException("malformed ACCEPT of " + accept.remaining() + " bytes");
+        }
+        accept.get(responderProof);
+        if (authenticator.authenticates() &&
+            !PeerAuthenticator.matches(authenticator.responderProof(transcript), responderProof))
+        {
+            throw new PeerRefusedException("peer could not prove the cluster token");
+        }
+        return authenticator.initiatorSession(transcript, responderEpoch);
     }
 
     /**
-     * Server side.
+     * Responder side.
      *
-     * @return true when the requester is admitted; false after a REFUSE was sent.
+     * @return the session when the initiator is admitted; null when it is not (after a REFUSE for a wrong magic,
+     * version or authentication mode; silently for a wrong proof): the caller closes the connection.
      */
-    static boolean asServer(
-        final SocketChannel channel, final PeerAuthenticator authenticator, final long epoch) throws IOException
+    static PeerSession asResponder(final SocketChannel channel, final PeerAuthenticator authenticator)
+        throws IOException
     {
-        final ByteBuffer hello = FrameIo.receiveFrame(channel, PeerProtocol.HELLO);
-        if (hello.remaining() < 8 + PeerProtocol.NONCE_LENGTH || hello.getInt() != PeerProtocol.MAGIC)
+        final ByteBuffer hello = FrameIo.receiveFrame(channel, PeerProtocol.HELLO, MAX_HELLO_LENGTH);
+        if (hello.remaining() < 8 || hello.getInt() != PeerProtocol.MAGIC)
         {
             refuse(channel, "not an xferd peer");
-            return false;
+            return null;
         }
         final int version = hello.getInt();
         if (version != PeerProtocol.VERSION)
         {
             refuse(channel, "peer protocol version " + version + ", this daemon speaks " + PeerProtocol.VERSION);
-            return false;
+            return null;
         }
-        final byte[] clientNonce = new byte[PeerProtocol.NONCE_LENGTH];
-        hello.get(clientNonce);
+        if (hello.remaining() != PeerProtocol.HELLO_LENGTH - 8)
+        {
+            refuse(channel, "malformed HELLO");
+            return null;
+        }
+        final boolean initiatorAuthenticates = (hello.getInt() & PeerProtocol.FLAG_NO_PEER_AUTH) == 0;
+        hello.getInt();
+        if (initiatorAuthenticates != authenticator.authenticates())
+        {
+            refuse(channel, authenticator.authenticates() ?
+                "this daemon requires peer authentication (a cluster token); the peer runs without it" :
+                "this daemon runs without peer authentication (--insecure-no-peer-auth); the peer has a token");
+            return null;
+        }
+        final byte[] initiatorNonce = new byte[PeerProtocol.NONCE_LENGTH];
+        hello.get(initiatorNonce);
+        final long initiatorEpoch = hello.getLong();
 
-        final byte[] serverNonce = authenticator.newNonce();
-        final ByteBuffer challenge = FrameIo.newBuffer(PeerProtocol.NONCE_LENGTH + 12 + PeerProtocol.PROOF_LENGTH);
-        challenge.put(serverNonce).putLong(epoch).putInt(authenticator.hasToken() ? 1 : 0)
-            .put(authenticator.serverProof(clientNonce, serverNonce)).flip();
-        FrameIo.sendFrame(channel, PeerProtocol.CHALLENGE, toArray(challenge));
+        final byte[] responderNonce = authenticator.newNonce();
+        final ByteBuffer challenge = ByteBuffer.allocate(PeerProtocol.NONCE_LENGTH + 8)
+            .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        challenge.put(responderNonce).putLong(authenticator.epoch());
+        FrameIo.sendFrame(channel, PeerProtocol.CHALLENGE, challenge.array());
 
-        final ByteBuffer proof = FrameIo.receiveFrame(channel, PeerProtocol.PROOF);
-        final byte[] clientProof = new byte[PeerProtocol.PROOF_LENGTH];
+        final ByteBuffer proof = FrameIo.receiveFrame(channel, PeerProtocol.PROOF, PeerProtocol.PROOF_LENGTH);
         if (proof.remaining() != PeerProtocol.PROOF_LENGTH)
         {
-            refuse(channel, "malformed proof");
-            return false;
+            return null;
         }
-        proof.get(clientProof);
-        if (authenticator.hasToken() &&
-            !PeerAuthenticator.matches(authenticator.clientProof(serverNonce, clientNonce), clientProof))
+        final byte[] initiatorProof = new byte[PeerProtocol.PROOF_LENGTH];
+        proof.get(initiatorProof);
+        final byte[] transcript = PeerAuthenticator.transcript(
+            initiatorNonce, responderNonce, initiatorEpoch, authenticator.epoch());
+        if (authenticator.authenticates() &&
+            !PeerAuthenticator.matches(authenticator.initiatorProof(transcript), initiatorProof))
         {
-            refuse(channel, "cluster token mismatch");
-            return false;
+            return null;
         }
-        final ByteBuffer accept = FrameIo.newBuffer(8);
-        accept.putLong(epoch).flip();
-        FrameIo.sendFrame(channel, PeerProtocol.ACCEPT, toArray(accept));
-        return true;
+        FrameIo.sendFrame(channel, PeerProtocol.ACCEPT, authenticator.responderProof(transcript));
+        return authenticator.responderSession(transcript, initiatorEpoch);
     }
 
     private static void refuse(final SocketChannel channel, final String reason) throws IOException
     {
         FrameIo.sendFrame(channel, PeerProtocol.REFUSE, reason.getBytes(StandardCharsets.UTF_8));
-    }
-
-    private static byte[] toArray(final ByteBuffer buffer)
-    {
-        final byte[] bytes = new byte[buffer.remaining()];
-        buffer.get(bytes);
-        return bytes;
     }
 }

@@ -23,6 +23,7 @@ public final class PeerRpcClient implements AutoCloseable
     private final String peerAddress;
     private final ScheduledFuture<?> timeout;
     private final long timeoutMs;
+    private PeerSession session;
 
     private PeerRpcClient(
         final SocketChannel channel, final String peerAddress, final ScheduledFuture<?> timeout, final long timeoutMs)
@@ -55,10 +56,10 @@ public final class PeerRpcClient implements AutoCloseable
      * Connect to {@code host:port} and pass the handshake, all within {@code timeoutMs} (which also bounds every
      * later request on this connection).
      *
-     * @param clusterToken the cluster token, or null.
+     * @param authenticator this daemon's ({@link PeerAuthenticator#of}).
      */
     public static PeerRpcClient connect(
-        final String peerAddress, final String clusterToken, final long timeoutMs,
+        final String peerAddress, final PeerAuthenticator authenticator, final long timeoutMs,
         final ScheduledExecutorService watchdog) throws IOException
     {
         final InetSocketAddress address = socketAddress(peerAddress);
@@ -70,7 +71,7 @@ public final class PeerRpcClient implements AutoCloseable
         {
             channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
             channel.socket().connect(address, (int)timeoutMs);
-            PeerHandshake.asClient(channel, new PeerAuthenticator(clusterToken));
+            client.session = PeerHandshake.asInitiator(channel, authenticator);
             return client;
         }
         catch (final IOException ex)
@@ -81,8 +82,9 @@ public final class PeerRpcClient implements AutoCloseable
     }
 
     /**
-     * @return the descriptor of the peer's segment {@code segmentName}.
+     * @return the descriptor of the peer's segment {@code segmentName} (checked to be that segment's).
      * @throws PeerRefusedException when the peer has no such segment.
+     * @throws IllegalArgumentException when the peer answers with another segment's descriptor.
      */
     public SegmentDescriptor segment(final String segmentName) throws IOException
     {
@@ -94,7 +96,7 @@ public final class PeerRpcClient implements AutoCloseable
         {
             throw new PeerRefusedException(text);
         }
-        return SegmentDescriptor.fromJson(text);
+        return SegmentDescriptor.fromJson(text).requireSegment(segmentName);
     }
 
     /**
@@ -115,8 +117,8 @@ public final class PeerRpcClient implements AutoCloseable
     {
         try
         {
-            FrameIo.sendFrame(channel, type, body);
-            return FrameIo.receiveFrame(channel, answerType);
+            FrameIo.sendFrame(channel, session.out(), type, body);
+            return FrameIo.receiveFrame(channel, session.in(), answerType);
         }
         catch (final PeerRefusedException ex)
         {

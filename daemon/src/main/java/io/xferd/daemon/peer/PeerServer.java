@@ -21,6 +21,12 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The daemon's RPC listener: accepts peer daemons on the RPC port and serves each connection on its own thread
  * (handshake, descriptors, then WRITE/READ/NOTIFY straight into and out of registered memory).
+ * <p>
+ * What a stranger can make it spend is bounded before it authenticates: at most {@link PeerConnectionLimits}
+ * connections (and threads) at once, of which a few in the handshake, each closed when its handshake takes longer
+ * than the transfer timeout; a HELLO is read only up to a few hundred bytes. After the handshake, a peer that
+ * stalls in the middle of a frame (a WRITE's payload that stops coming, a READ answer it does not take) is cut
+ * off after the transfer timeout, which releases the memory its frame borrowed.
  */
 public final class PeerServer implements AutoCloseable
 {
@@ -31,6 +37,14 @@ public final class PeerServer implements AutoCloseable
     private final java.util.List<Thread> acceptors = new java.util.ArrayList<>();
     private final Thread acceptor;
     private final Set<PeerSessionHandler> handlers = ConcurrentHashMap.newKeySet();
+    private final PeerConnectionLimits limits;
+    private final java.util.concurrent.ScheduledExecutorService deadlines =
+        java.util.concurrent.Executors.newSingleThreadScheduledExecutor(runnable ->
+        {
+            final Thread thread = new Thread(runnable, "xferd-peer-deadlines");
+            thread.setDaemon(true);
+            return thread;
+        });
     private final DaemonContext context;
     private final ClientRegistry registry;
     private final SystemCounters counters;
@@ -59,10 +73,11 @@ public final class PeerServer implements AutoCloseable
         this.registry = registry;
         this.counters = counters;
         this.disconnects = disconnects;
-        this.authenticator = new PeerAuthenticator(context.clusterToken());
+        this.authenticator = PeerAuthenticator.of(context, epoch);
         this.epoch = epoch;
         this.describedProtocol = context.protocol();
         this.describedDevices = context.deviceNames();
+        this.limits = new PeerConnectionLimits(context.maxPeerConnections());
         try
         {
             listener = ServerSocketChannel.open();
@@ -106,10 +121,21 @@ public final class PeerServer implements AutoCloseable
 
     public void start()
     {
+        final long period = Math.max(10, context.transferTimeoutMs() / 10);
+        deadlines.scheduleAtFixedRate(() -> checkDeadlines(System.nanoTime()), period, period,
+            java.util.concurrent.TimeUnit.MILLISECONDS);
         acceptor.start();
         acceptors.forEach(Thread::start);
-        LOG.info("peer listener on {} (epoch {}, cluster token {})", advertisedAddress, epoch,
-            authenticator.hasToken() ? "required" : "not set");
+        if (authenticator.authenticates())
+        {
+            LOG.info("peer listener on {} (epoch {}; peers must prove the cluster token)", advertisedAddress, epoch);
+        }
+        else
+        {
+            LOG.warn("peer listener on {} (epoch {}) WITHOUT PEER AUTHENTICATION (--insecure-no-peer-auth): anyone " +
+                "who reaches this port can read and write the memory of every client of this daemon",
+                advertisedAddress, epoch);
+        }
     }
 
     /**
@@ -140,13 +166,33 @@ public final class PeerServer implements AutoCloseable
             try
             {
                 final SocketChannel channel = listener.accept();
-                channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                channel.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
-                final PeerSessionHandler handler = new PeerSessionHandler(channel, this, registry,
-                    new CompletionSender(disconnects, counters), counters);
+                if (!limits.tryAdmit())
+                {
+                    // over the cap: cut off at once, before a thread or a buffer is spent on it
+                    closeQuietly(channel);
+                    limits.refusedOne(LOG);
+                    continue;
+                }
+                final PeerSessionHandler handler;
+                try
+                {
+                    channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                    channel.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+                    handler = new PeerSessionHandler(channel, this, registry,
+                        new CompletionSender(disconnects, counters), counters, System.nanoTime());
+                }
+                catch (final IOException | RuntimeException ex)
+                {
+                    limits.handshakeEnded();
+                    limits.closed();
+                    closeQuietly(channel);
+                    LOG.warn("could not serve a peer connection: {}", ex.toString());
+                    continue;
+                }
                 handlers.add(handler);
                 final Thread thread = new Thread(handler, "xferd-peer-in-" + (++connectionId));
                 thread.setDaemon(true);
+                handler.thread(thread);
                 thread.start();
             }
             catch (final ClosedChannelException ex)
@@ -210,9 +256,53 @@ public final class PeerServer implements AutoCloseable
         return requestHandlers.get(type);
     }
 
+    /**
+     * The handler's handshake ended (admitted or not): its handshake slot is free.
+     */
+    void handshakeEnded(final PeerSessionHandler handler)
+    {
+        limits.handshakeEnded();
+    }
+
     void closed(final PeerSessionHandler handler)
     {
-        handlers.remove(handler);
+        if (handlers.remove(handler))
+        {
+            limits.closed();
+        }
+    }
+
+    /**
+     * Cut off every connection past a deadline: a handshake longer than the transfer timeout, or a frame stalled in
+     * the middle for longer. Called by the deadline thread.
+     */
+    void checkDeadlines(final long nowNanos)
+    {
+        final long timeoutNanos = context.transferTimeoutMs() * 1_000_000L;
+        for (final PeerSessionHandler handler : handlers)
+        {
+            handler.checkDeadline(nowNanos, timeoutNanos);
+        }
+    }
+
+    /**
+     * @return the connections served now (tests).
+     */
+    int connections()
+    {
+        return handlers.size();
+    }
+
+    private static void closeQuietly(final SocketChannel channel)
+    {
+        try
+        {
+            channel.close();
+        }
+        catch (final IOException ignore)
+        {
+            // closing anyway
+        }
     }
 
     PeerAuthenticator authenticator()
@@ -251,9 +341,17 @@ public final class PeerServer implements AutoCloseable
         {
             // closing anyway
         }
+        deadlines.shutdownNow();
         for (final PeerSessionHandler handler : handlers)
         {
             handler.close();
+        }
+        // the handlers touch counters and registered memory until they end: wait for them (bounded) before the
+        // daemon unmaps either
+        final long deadline = System.nanoTime() + 5_000_000_000L;
+        for (final PeerSessionHandler handler : handlers)
+        {
+            handler.awaitEnd(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
         }
     }
 }

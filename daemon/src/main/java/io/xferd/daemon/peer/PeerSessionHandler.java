@@ -38,14 +38,22 @@ final class PeerSessionHandler implements Runnable
     private final PeerServer server;
     private final ClientRegistry registry;
     private final CompletionSender sender;
-    private final BufferedChannel buffered;
+    // made once the peer is admitted: nothing bigger than the handshake's frames is spent on a stranger
+    private BufferedChannel buffered;
+    private final long acceptedNanos;
+    private volatile boolean admitted;
+    private volatile boolean cutOff;
+    private Thread thread;
     private ByteBuffer fields;
+    // the session's keys, once the handshake is done: checks of what the initiator sends, tags of what goes back
+    private FrameMac in;
+    private FrameMac out;
     private final byte[] notifySource = new byte[ControlFrame.MAX_STRING_LENGTH];
     private final UnsafeBuffer notifyMessage = new UnsafeBuffer(new byte[SubmitRequestFlyweight.MAX_NOTIFY_LENGTH]);
     private final RegionWindows landing = new RegionWindows(1);
     // queued READ answers hold their windows until the batch is sent, at most MAX_ANSWERS of them
     private final RegionWindows answerWindows = new RegionWindows(BufferedChannel.MAX_ANSWERS + 1);
-    private final StagingBuffer staging;
+    private StagingBuffer staging;
     private final AtomicCounter refused;
     private final AtomicCounter bytesReceived;
     private final AtomicCounter bytesSent;
@@ -55,14 +63,14 @@ final class PeerSessionHandler implements Runnable
         final PeerServer server,
         final ClientRegistry registry,
         final CompletionSender sender,
-        final SystemCounters counters)
+        final SystemCounters counters,
+        final long acceptedNanos)
     {
         this.channel = channel;
-        this.buffered = new BufferedChannel(channel, 256 * 1024, PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
+        this.acceptedNanos = acceptedNanos;
         this.server = server;
         this.registry = registry;
         this.sender = sender;
-        this.staging = new StagingBuffer(server.context().deviceMemory(), server.context().stagingBufferSize());
         this.refused = counters.get(SystemCounter.REMOTE_ACCESS_REFUSED);
         this.bytesReceived = counters.get(SystemCounter.REMOTE_BYTES_RECEIVED);
         this.bytesSent = counters.get(SystemCounter.REMOTE_BYTES_SENT);
@@ -73,24 +81,37 @@ final class PeerSessionHandler implements Runnable
     public void run()
     {
         String peer = "?";
+        boolean inHandshake = true;
         try
         {
             peer = String.valueOf(channel.getRemoteAddress());
-            if (!PeerHandshake.asServer(channel, server.authenticator(), server.epoch()))
+            final PeerSession session = PeerHandshake.asResponder(channel, server.authenticator());
+            inHandshake = false;
+            server.handshakeEnded(this);
+            if (session == null)
             {
-                LOG.warn("refused peer {} in the handshake", peer);
+                LOG.warn("refused peer {} in the handshake (refused, or it could not prove the cluster token)", peer);
                 return;
             }
+            in = session.in();
+            out = session.out();
+            buffered = new BufferedChannel(channel, 256 * 1024,
+                PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
+            buffered.signAnswersWith(out);
+            staging = new StagingBuffer(server.context().deviceMemory(), server.context().stagingBufferSize());
+            admitted = true;
             while (true)
             {
+                buffered.frameDone();
                 final ByteBuffer header = buffered.require(PeerProtocol.HEADER_LENGTH);
+                buffered.frameStarted(System.nanoTime());
                 final int length = header.getInt();
                 final int type = header.getInt();
                 switch (type)
                 {
                     case PeerProtocol.GET_SEGMENT -> onGetSegment(length);
                     case PeerProtocol.WRITE -> onWrite(length);
-                    case PeerProtocol.READ -> onRead();
+                    case PeerProtocol.READ -> onRead(length);
                     case PeerProtocol.NOTIFY -> onNotify(length);
                     case PeerProtocol.CONNECT_QP -> onTransportRequest(type, length);
                     default -> throw new IOException("unknown peer frame type " + type);
@@ -103,12 +124,25 @@ final class PeerSessionHandler implements Runnable
         }
         catch (final IOException | RuntimeException ex)
         {
-            LOG.info("peer connection from {} ended: {}", peer, ex.toString());
+            if (!cutOff)
+            {
+                LOG.info("peer connection from {} ended: {}", peer, ex.toString());
+            }
         }
         finally
         {
-            buffered.discard();
-            staging.close();
+            if (inHandshake)
+            {
+                server.handshakeEnded(this);
+            }
+            if (buffered != null)
+            {
+                buffered.discard();
+            }
+            if (staging != null)
+            {
+                staging.close();
+            }
             close();
             server.closed(this);
         }
@@ -116,13 +150,11 @@ final class PeerSessionHandler implements Runnable
 
     private void onGetSegment(final int length) throws IOException
     {
-        if (length < 0 || length > ControlFrame.MAX_STRING_LENGTH)
+        if (length < PeerProtocol.TAG_LENGTH || length - PeerProtocol.TAG_LENGTH > ControlFrame.MAX_STRING_LENGTH)
         {
-            throw new IOException("segment name of " + length + " bytes");
+            throw new IOException("GET_SEGMENT of " + length + " bytes");
         }
-        final ByteBuffer name = FrameIo.newBuffer(length);
-        buffered.readFully(name);
-        name.flip();
+        final ByteBuffer name = readControlBody(PeerProtocol.GET_SEGMENT, length);
         final String segmentName = FrameIo.utf8(name);
         final ClientSession session = registry.byName(segmentName);
         final byte[] answer;
@@ -144,7 +176,43 @@ final class PeerSessionHandler implements Runnable
         final byte[] bytes = new byte[body.remaining()];
         body.get(bytes);
         buffered.flush();
-        FrameIo.sendFrame(channel, PeerProtocol.DESCRIPTOR, bytes);
+        FrameIo.sendFrame(channel, out, PeerProtocol.DESCRIPTOR, bytes);
+    }
+
+    /**
+     * The body of a control frame, its tag checked.
+     *
+     * @return the body without its tag.
+     */
+    private ByteBuffer readControlBody(final int type, final int length) throws IOException
+    {
+        final ByteBuffer body = FrameIo.newBuffer(length);
+        buffered.readFully(body);
+        final int end = length - PeerProtocol.TAG_LENGTH;
+        if (!in.verify(length, type, body, 0, end))
+        {
+            throw new FrameAuthenticationException(type);
+        }
+        return body.position(0).limit(end);
+    }
+
+    /**
+     * The fixed fields of a data frame (in the input buffer, at its position), their tag checked; the position is
+     * left on the first field.
+     */
+    private void readSignedFields(final int bodyLength, final int type, final int signedLength) throws IOException
+    {
+        fields = buffered.require(signedLength + PeerProtocol.TAG_LENGTH);
+        final int from = fields.position();
+        if (!in.verify(bodyLength, type, fields, from, from + signedLength))
+        {
+            throw new FrameAuthenticationException(type);
+        }
+    }
+
+    private void skipTag()
+    {
+        fields.position(fields.position() + PeerProtocol.TAG_LENGTH);
     }
 
     /**
@@ -153,14 +221,12 @@ final class PeerSessionHandler implements Runnable
      */
     private void onTransportRequest(final int type, final int length) throws IOException
     {
-        if (length < 0 || length > PeerProtocol.MAX_CONTROL_BODY)
+        if (length < PeerProtocol.TAG_LENGTH || length > PeerProtocol.MAX_CONTROL_BODY)
         {
             throw new IOException("request of type " + type + " with " + length + " bytes");
         }
-        final ByteBuffer body = FrameIo.newBuffer(length);
-        buffered.readFully(body);
-        body.flip();
-        final byte[] request = new byte[length];
+        final ByteBuffer body = readControlBody(type, length);
+        final byte[] request = new byte[body.remaining()];
         body.get(request);
         final PeerRequestHandler handler = server.handler(type);
         byte[] answer;
@@ -185,7 +251,7 @@ final class PeerSessionHandler implements Runnable
             }
         }
         buffered.flush();
-        FrameIo.sendFrame(channel, answerType, answer);
+        FrameIo.sendFrame(channel, out, answerType, answer);
     }
 
     private SegmentDescriptor describe(final ClientSession session)
@@ -195,13 +261,14 @@ final class PeerSessionHandler implements Runnable
 
     private void onWrite(final int bodyLength) throws IOException
     {
-        readFields(PeerProtocol.REQUEST_FIELDS_LENGTH);
+        readSignedFields(bodyLength, PeerProtocol.WRITE, PeerProtocol.REQUEST_SIGNED_LENGTH);
         final long sliceId = fields.getLong();
         final long handle = fields.getLong();
         final long address = fields.getLong();
         final long length = fields.getLong();
         final long requestAddress = fields.getLong();
         final long requestLength = fields.getLong();
+        skipTag();
         if (bodyLength != PeerProtocol.REQUEST_FIELDS_LENGTH + Math.max(0, length))
         {
             // the frame carries a payload of another size than the slice claims: no skip can keep it in step
@@ -249,15 +316,20 @@ final class PeerSessionHandler implements Runnable
         sendAck(sliceId, status);
     }
 
-    private void onRead() throws IOException
+    private void onRead(final int bodyLength) throws IOException
     {
-        readFields(PeerProtocol.REQUEST_FIELDS_LENGTH);
+        readSignedFields(bodyLength, PeerProtocol.READ, PeerProtocol.REQUEST_SIGNED_LENGTH);
         final long sliceId = fields.getLong();
         final long handle = fields.getLong();
         final long address = fields.getLong();
         final long length = fields.getLong();
         final long requestAddress = fields.getLong();
         final long requestLength = fields.getLong();
+        skipTag();
+        if (bodyLength != PeerProtocol.REQUEST_FIELDS_LENGTH)
+        {
+            throw new IOException("READ frame of " + bodyLength + " bytes");
+        }
         final ClientSession target = registry.segment(handle);
         final int check = check(target, address, length, requestAddress, requestLength);
         if (check != TransferStatus.OK)
@@ -339,19 +411,35 @@ final class PeerSessionHandler implements Runnable
 
     private void onNotify(final int bodyLength) throws IOException
     {
-        readFields(32);
+        fields = buffered.require(PeerProtocol.NOTIFY_FIELDS_LENGTH);
+        final int from = fields.position();
+        // the tag covers source and message too: check it once they are read, before anything is delivered
+        in.start(bodyLength, PeerProtocol.NOTIFY);
+        in.update(fields, from, from + PeerProtocol.NOTIFY_SIGNED_LENGTH);
+        final ByteBuffer tag = FrameIo.newBuffer(PeerProtocol.TAG_LENGTH);
+        for (int i = 0; i < PeerProtocol.TAG_LENGTH; i++)
+        {
+            tag.put(i, fields.get(from + PeerProtocol.NOTIFY_SIGNED_LENGTH + i));
+        }
         final long sliceId = fields.getLong();
         final long handle = fields.getLong();
         final long traceId = fields.getLong();
         final int sourceLength = fields.getInt();
         final int messageLength = fields.getInt();
+        skipTag();
         if (sourceLength < 0 || sourceLength > notifySource.length || messageLength < 0 ||
-            messageLength > SubmitRequestFlyweight.MAX_NOTIFY_LENGTH || bodyLength != 32 + sourceLength + messageLength)
+            messageLength > SubmitRequestFlyweight.MAX_NOTIFY_LENGTH ||
+            bodyLength != PeerProtocol.NOTIFY_FIELDS_LENGTH + sourceLength + messageLength)
         {
             throw new IOException("malformed NOTIFY");
         }
         final ByteBuffer body = FrameIo.newBuffer(sourceLength + messageLength);
         buffered.readFully(body);
+        in.update(body, 0, body.capacity());
+        if (!in.finishAndCheck(tag, 0))
+        {
+            throw new FrameAuthenticationException(PeerProtocol.NOTIFY);
+        }
         body.flip();
         final byte[] source = new byte[sourceLength];
         body.get(source);
@@ -413,11 +501,6 @@ final class PeerSessionHandler implements Runnable
         return status;
     }
 
-    private void readFields(final int length) throws IOException
-    {
-        fields = buffered.require(length);
-    }
-
     /**
      * Queue an answer; answers leave together once no request is waiting, or when enough bytes are queued.
      * A READ's payload goes with it, straight from the region, which stays borrowed until then.
@@ -427,6 +510,71 @@ final class PeerSessionHandler implements Runnable
         buffered.nextAnswerHeader().putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
             .putLong(sliceId).putInt(status).putInt(0).putLong(0);
         buffered.answer(null, null);
+    }
+
+    /**
+     * Cut the connection off when its handshake, or a frame in the middle of which it stalls, has taken longer than
+     * {@code timeoutNanos}: the serving thread wakes with an error, answers nothing for that frame and releases what
+     * it borrowed. Called by the deadline thread.
+     */
+    void checkDeadline(final long nowNanos, final long timeoutNanos)
+    {
+        if (cutOff)
+        {
+            return;
+        }
+        final String why;
+        if (!admitted)
+        {
+            why = nowNanos - acceptedNanos > timeoutNanos ? "did not finish the handshake" : null;
+        }
+        else
+        {
+            final BufferedChannel current = buffered;
+            final long since = current == null ? 0 : current.busySinceNanos();
+            why = since != 0 && nowNanos - since > timeoutNanos ? "stalled in the middle of a frame" : null;
+        }
+        if (why != null)
+        {
+            cutOff = true;
+            String peer = "?";
+            try
+            {
+                peer = String.valueOf(channel.getRemoteAddress());
+            }
+            catch (final IOException ignore)
+            {
+                // closed already
+            }
+            LOG.warn("peer {} {} within {} ms: connection closed (a WRITE cut short is not acknowledged)",
+                peer, why, timeoutNanos / 1_000_000);
+            close();
+        }
+    }
+
+    void thread(final Thread thread)
+    {
+        this.thread = thread;
+    }
+
+    /**
+     * Wait (at most {@code timeoutMs}) for the serving thread to end.
+     */
+    void awaitEnd(final long timeoutMs)
+    {
+        final Thread serving = thread;
+        if (serving == null || serving == Thread.currentThread())
+        {
+            return;
+        }
+        try
+        {
+            serving.join(timeoutMs);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
     }
 
     void close()

@@ -27,10 +27,38 @@ public record SegmentDescriptor(
     @JsonProperty("devices") List<String> devices,
     @JsonProperty("nics") List<Nic> nics,
     @JsonProperty("buffers") List<Buffer> buffers,
-    @JsonProperty("priority_matrix") Map<String, List<List<String>>> priorityMatrix)
+    @JsonProperty("priority_matrix") Map<String, List<List<String>>> priorityMatrix,
+    @JsonProperty("signature") String signature)
 {
     public static final int VERSION = 1;
     private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * An unsigned descriptor (as peers hand it out over their authenticated connections).
+     */
+    public SegmentDescriptor(
+        final int version,
+        final String name,
+        final String protocol,
+        final String rpcAddress,
+        final long epoch,
+        final long handle,
+        final List<String> devices,
+        final List<Nic> nics,
+        final List<Buffer> buffers,
+        final Map<String, List<List<String>>> priorityMatrix)
+    {
+        this(version, name, protocol, rpcAddress, epoch, handle, devices, nics, buffers, priorityMatrix, null);
+    }
+
+    /**
+     * @return this descriptor with {@code value} as its signature (null: unsigned).
+     */
+    public SegmentDescriptor withSignature(final String value)
+    {
+        return new SegmentDescriptor(version, name, protocol, rpcAddress, epoch, handle, devices, nics, buffers,
+            priorityMatrix, value);
+    }
 
     /**
      * One registered region: the owner's address, length and memory location; with RDMA also its keys, one per
@@ -64,6 +92,24 @@ public record SegmentDescriptor(
      */
     public record Nic(@JsonProperty("name") String name, @JsonProperty("address") String address)
     {
+    }
+
+    /**
+     * A descriptor answers for exactly one segment: the one asked for, at the daemon that answers for it.
+     *
+     * @param segmentName the name asked for, without {@code host:port}.
+     * @return this descriptor.
+     * @throws IllegalArgumentException when it describes another segment (a peer or store answering for a name it
+     *                                  was not asked about).
+     */
+    public SegmentDescriptor requireSegment(final String segmentName)
+    {
+        if (name == null || rpcAddress == null || !name.equals(rpcAddress + "/" + segmentName))
+        {
+            throw new IllegalArgumentException("descriptor for " + name + " (at " + rpcAddress +
+                ") answered a request for segment " + segmentName + ": refused");
+        }
+        return this;
     }
 
     public String toJson()

@@ -78,12 +78,13 @@ public final class TcpTransport implements PeerTransport
         final DaemonContext context,
         final SystemCounters counters,
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
-        final LocalNics localNics)
+        final LocalNics localNics,
+        final PeerAuthenticator authenticator)
     {
         this.context = context;
         this.localNics = localNics;
         this.counters = counters;
-        this.authenticator = new PeerAuthenticator(context.clusterToken());
+        this.authenticator = authenticator;
         this.senders = ThreadLocal.withInitial(() -> new CompletionSender(disconnects, counters));
         this.sliceSize = context.sliceSize();
         this.completed = counters.get(SystemCounter.REQUESTS_COMPLETED);
@@ -340,16 +341,17 @@ public final class TcpTransport implements PeerTransport
             try
             {
                 channel.socket().connect(address, (int)context.transferTimeoutMs());
-                PeerHandshake.asClient(channel, authenticator);
-                FrameIo.sendFrame(channel, PeerProtocol.GET_SEGMENT, segmentName.getBytes(StandardCharsets.UTF_8));
-                final ByteBuffer answer = FrameIo.receiveFrame(channel, PeerProtocol.DESCRIPTOR);
+                final PeerSession session = PeerHandshake.asInitiator(channel, authenticator);
+                FrameIo.sendFrame(channel, session.out(), PeerProtocol.GET_SEGMENT,
+                    segmentName.getBytes(StandardCharsets.UTF_8));
+                final ByteBuffer answer = FrameIo.receiveFrame(channel, session.in(), PeerProtocol.DESCRIPTOR);
                 final int status = answer.getInt();
                 final String text = FrameIo.utf8(answer);
                 if (status != TransferStatus.OK)
                 {
                     throw new PeerRefusedException(text);
                 }
-                return SegmentDescriptor.fromJson(text);
+                return SegmentDescriptor.fromJson(text).requireSegment(segmentName);
             }
             catch (final IOException ex)
             {

@@ -257,7 +257,8 @@ public final class RdmaTransport implements PeerTransport
     {
         resolver.execute(() ->
         {
-            try (PeerRpcClient rpc = PeerRpcClient.connect(peerAddress, context.clusterToken(),
+            try (PeerRpcClient rpc = PeerRpcClient.connect(peerAddress,
+                io.xferd.daemon.peer.PeerAuthenticator.of(context, epoch),
                 context.transferTimeoutMs(), watchdog))
             {
                 final SegmentDescriptor descriptor = rpc.segment(segmentName);

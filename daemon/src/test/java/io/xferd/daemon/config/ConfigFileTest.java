@@ -103,7 +103,6 @@ class ConfigFileTest
     @Test
     void shouldApplyXferdsOwnFields() throws IOException
     {
-        Files.writeString(dir.resolve("token"), "  s3cret\n");
         final DaemonContext context = apply("""
             {
               "dir": "/dev/shm/xferd-a",
@@ -126,7 +125,7 @@ class ConfigFileTest
         assertThat(context.threadingMode()).isEqualTo(ThreadingMode.DEDICATED);
         assertThat(context.transferWorkers()).isEqualTo(4);
         assertThat(context.idleStrategy()).isEqualTo("busy-spin");
-        assertThat(context.clusterToken()).isEqualTo("s3cret");
+        assertThat(context.clusterTokenFile()).isEqualTo(dir.resolve("token"));
         assertThat(context.connectionsPerPeer()).isEqualTo(8);
         assertThat(context.sliceSize()).isEqualTo(1024 * 1024);
         assertThat(context.transferTimeoutMs()).isEqualTo(750);
@@ -225,20 +224,32 @@ class ConfigFileTest
     }
 
     @Test
-    void shouldReadTheClusterTokenFromAFileTrimmed() throws IOException
+    void shouldTakeTheClusterTokenInlineOrAsAFileReadAtStartAndRefuseAShortOne() throws IOException
     {
-        final Path token = Files.writeString(dir.resolve("cluster.token"), "\n abc123 \n");
-
-        assertThat(apply("{\"cluster_token_file\": \"" + token + "\"}").clusterToken()).isEqualTo("abc123");
-        assertThat(apply("{\"cluster_token\": \"inline\"}").clusterToken()).isEqualTo("inline");
-        assertThat(apply("{\"cluster_token\": \"inline\"}").describe()).containsEntry("cluster_token", "(set)");
-        assertThatThrownBy(() -> apply("{\"cluster_token_file\": \"missing.token\"}"))
-            .hasMessageContaining("cluster_token_file cannot be read: " + dir.resolve("missing.token"));
-        Files.writeString(dir.resolve("empty.token"), " \n");
-        assertThatThrownBy(() -> apply("{\"cluster_token_file\": \"empty.token\"}"))
-            .hasMessageContaining("cluster_token_file names an empty file");
-        assertThatThrownBy(() -> apply("{\"cluster_token\": \"a\", \"cluster_token_file\": \"" + token + "\"}"))
+        final String inline = "inline-token-0123456789abcdef0123456789";
+        assertThat(apply("{\"cluster_token\": \"" + inline + "\"}").clusterToken()).isEqualTo(inline);
+        assertThat(apply("{\"cluster_token\": \"" + inline + "\"}").describe()).containsEntry("cluster_token", "(set)");
+        // the file is read (or created) when the daemon starts, not when the config is read
+        assertThat(apply("{\"cluster_token_file\": \"missing.token\"}").clusterTokenFile())
+            .isEqualTo(dir.resolve("missing.token"));
+        assertThatThrownBy(() -> apply("{\"cluster_token\": \"sesame\"}"))
+            .hasMessageContaining("is 6 characters long")
+            .hasMessageContaining("at least 32");
+        assertThatThrownBy(() -> apply("{\"cluster_token\": \"a\", \"cluster_token_file\": \"x.token\"}"))
             .hasMessageContaining("cluster_token and cluster_token_file are both set");
+    }
+
+    @Test
+    void shouldTurnPeerAuthenticationOffOnlyWhenToldSoAndSayItIsInsecure() throws IOException
+    {
+        assertThat(apply("{}").peerAuthentication()).isTrue();
+        assertThat(apply("{}").describe()).containsEntry("peer_auth", "token");
+        final DaemonContext none = apply("{\"peer_auth\": \"none\"}");
+        assertThat(none.peerAuthentication()).isFalse();
+        assertThat((String)none.describe().get("peer_auth")).startsWith("none (INSECURE");
+        assertThatThrownBy(() -> apply("{\"peer_auth\": \"off\"}")).hasMessageContaining("must be token or none");
+        assertThatThrownBy(() -> apply("{\"peer_auth\": \"none\", \"cluster_token_file\": \"x.token\"}"))
+            .hasMessageContaining("peer authentication is off");
     }
 
     @Test

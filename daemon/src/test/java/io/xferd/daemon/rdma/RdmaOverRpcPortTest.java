@@ -44,9 +44,9 @@ class RdmaOverRpcPortTest
         final ClientRegistry registry = new ClientRegistry(4);
         registry.add(b.session);
         SessionRegions.set(b.session, RegionTable.EMPTY.with(target));
-        b.context.rpcAddress("127.0.0.1:0").clusterToken("secret");
+        b.context.rpcAddress("127.0.0.1:0").clusterToken(RdmaSide.TOKEN);
         // the RPC session's time limit (the agents' timeouts run on the tests' own clocks)
-        a.context.clusterToken("secret").transferTimeoutMs(10_000);
+        a.context.clusterToken(RdmaSide.TOKEN).transferTimeoutMs(10_000);
         server = new PeerServer(b.context, registry, b.counters, new ManyToOneConcurrentArrayQueue<>(4), 77,
             LocalNics.resolve(List.of()));
         server.describeWith("rdma", b.registrar.devices().names(), b.transport::describe);
@@ -102,7 +102,7 @@ class RdmaOverRpcPortTest
         server.start();
         try (RdmaSide restarted = new RdmaSide(fabric, a.address, a.epoch + 4, "mlx5_0"))
         {
-            restarted.context.clusterToken("secret").transferTimeoutMs(10_000);
+            restarted.context.clusterToken(RdmaSide.TOKEN).transferTimeoutMs(10_000);
             assertThat(open(restarted)).isInstanceOf(Long.class);
             assertThat(b.transport.passiveQueuePairs()).isEqualTo(2);
 

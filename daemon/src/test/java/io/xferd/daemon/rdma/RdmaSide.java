@@ -52,6 +52,9 @@ final class RdmaSide implements AutoCloseable
     /**
      * @param preferred the devices the topology prefers for every location.
      */
+    /** The cluster token every side of these tests shares. */
+    static final String TOKEN = "rdma-test-cluster-token-0123456789abcdef";
+
     RdmaSide(
         final SimulatedFabric fabric, final String address, final long epoch, final List<String> preferred,
         final String... deviceNames)
@@ -59,7 +62,7 @@ final class RdmaSide implements AutoCloseable
         this.address = address;
         this.epoch = epoch;
         this.context = new DaemonContext().protocol("rdma").sliceSize(SLICE).transferTimeoutMs(TIMEOUT_MS)
-            .connectionsPerPeer(2).rpcAddress(address);
+            .connectionsPerPeer(2).rpcAddress(address).clusterToken(TOKEN);
         final List<RdmaDevice> opened = new ArrayList<>();
         for (final String name : deviceNames)
         {
