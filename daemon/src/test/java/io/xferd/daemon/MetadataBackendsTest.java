@@ -213,6 +213,34 @@ class MetadataBackendsTest
         }
     }
 
+    @Test
+    void shouldLeaveANameWithTheDaemonThatPublishedItUntilItsKeyIsGone() throws Exception
+    {
+        final String url = startServer("http");
+        final String cluster = "owned" + System.nanoTime();
+        final String key = "xferd/" + cluster + "/segments/decode";
+        daemonA = launch(dirA, url, cluster);
+        daemonB = launch(dirB, url, cluster);
+        try (XferClient first = XferClient.connect(SystemTests.clientContext(dirB, "decode")))
+        {
+            first.registerMemory(first.allocateMemory(4096), "cpu:0");
+            awaitKey(key, json -> json != null && json.contains(daemonB.rpcAddress()), "B publishes decode");
+
+            // a client of the same name on daemon A: refused (logged), B keeps the name
+            try (XferClient second = XferClient.connect(SystemTests.clientContext(dirA, "decode")))
+            {
+                second.registerMemory(second.allocateMemory(8192), "cpu:0");
+                // A tries again at each renewal (TTL / 3): two renewals later the key is still B's
+                Thread.sleep(2 * 2000 / 3 + 500);
+                assertThat(store.get(key)).contains(daemonB.rpcAddress());
+
+                // B's client goes: its key is deleted, and A takes the name at its next renewal
+                first.close();
+                awaitKey(key, json -> json != null && json.contains(daemonA.rpcAddress()), "A publishes decode");
+            }
+        }
+    }
+
     private static io.xferd.daemon.peer.SegmentDescriptor renamed(
         final io.xferd.daemon.peer.SegmentDescriptor descriptor, final String segment)
     {

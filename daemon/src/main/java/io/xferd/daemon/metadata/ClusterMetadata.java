@@ -35,7 +35,18 @@ public final class ClusterMetadata implements AutoCloseable
         // what is published is signed with the cluster key; what is read is checked, and must name what was asked
         final DescriptorSigner signer = DescriptorSigner.of(context);
         this.publisher = new SegmentPublisher(store, keys, session -> signer.sign(describer.apply(session)),
-            context.metadataTtlMs());
+            context.metadataTtlMs(), descriptor ->
+            {
+                try
+                {
+                    signer.verify(descriptor);
+                    return true;
+                }
+                catch (final IllegalArgumentException ex)
+                {
+                    return false;
+                }
+            });
         this.directory = new SegmentDirectory(store, keys, Math.max(100, context.metadataTtlMs() / 3), signer);
     }
 

@@ -43,6 +43,10 @@ public final class SegmentPublisher implements AutoCloseable
     private final Map<String, String> published = new LinkedHashMap<>();
     private final Set<String> dirty = new LinkedHashSet<>();
     private final Set<String> deletes = new LinkedHashSet<>();
+    // keys whose name another daemon holds (its signed descriptor is there): tried again at each renewal
+    private final Set<String> contested = new LinkedHashSet<>();
+    private final Set<String> contestedLogged = new LinkedHashSet<>();
+    private final java.util.function.Predicate<SegmentDescriptor> validClaim;
     private final Thread thread;
     private volatile boolean running = true;
     private volatile boolean reachable;
@@ -57,6 +61,21 @@ public final class SegmentPublisher implements AutoCloseable
         final Function<ClientSession, SegmentDescriptor> describer,
         final long ttlMs)
     {
+        this(store, keys, describer, ttlMs, descriptor -> true);
+    }
+
+    /**
+     * @param validClaim whether a descriptor found under a key is a claim to respect (signed with the cluster key):
+     *                   a name another daemon holds that way is not taken over until its key is gone.
+     */
+    public SegmentPublisher(
+        final MetadataStore store,
+        final MetadataKeys keys,
+        final Function<ClientSession, SegmentDescriptor> describer,
+        final long ttlMs,
+        final java.util.function.Predicate<SegmentDescriptor> validClaim)
+    {
+        this.validClaim = validClaim;
         this.store = store;
         this.keys = keys;
         this.describer = describer;
@@ -138,6 +157,12 @@ public final class SegmentPublisher implements AutoCloseable
             {
                 sessions.remove(name);
                 dirty.remove(key);
+                contestedLogged.remove(key);
+                if (contested.remove(key))
+                {
+                    // never ours: nothing to delete
+                    return;
+                }
                 published.remove(key);
                 deletes.add(key);
             }
@@ -167,6 +192,9 @@ public final class SegmentPublisher implements AutoCloseable
             {
                 store.renew(published);
                 nextRenewMs = System.currentTimeMillis() + renewIntervalMs;
+                // names another daemon held: theirs until their lease ends, then ours
+                dirty.addAll(contested);
+                contested.clear();
             }
             if (recovering)
             {
@@ -216,11 +244,55 @@ public final class SegmentPublisher implements AutoCloseable
             final ClientSession session = sessions.get(keys.segmentName(key));
             if (session != null && !session.isClosed())
             {
-                final String json = describer.apply(session).toJson();
+                final SegmentDescriptor descriptor = describer.apply(session);
+                final String holder = published.containsKey(key) ? null : otherHolder(key, descriptor.rpcAddress());
+                if (holder != null)
+                {
+                    contested.add(key);
+                    if (contestedLogged.add(key))
+                    {
+                        LOG.warn("segment name {} is held by the daemon at {} until its key in {} expires: this " +
+                            "daemon's client of that name is not published (tried again every {} ms)",
+                            keys.segmentName(key), holder, store.url(), renewIntervalMs);
+                    }
+                    iterator.remove();
+                    continue;
+                }
+                final String json = descriptor.toJson();
                 store.put(key, json);
                 published.put(key, json);
+                if (contestedLogged.remove(key))
+                {
+                    LOG.info("segment name {} is free again: published by this daemon", keys.segmentName(key));
+                }
             }
             iterator.remove();
+        }
+    }
+
+    /**
+     * @return the rpc address of another daemon whose valid (signed) descriptor holds {@code key}, or null when the
+     * key is free or held by this daemon ({@code ownAddress}: a restart of the same daemon takes its names back).
+     * Read, then put: two daemons claiming one name at the same moment are not told apart (the store has no
+     * compare-and-set here), the later one's put wins.
+     */
+    private String otherHolder(final String key, final String ownAddress)
+    {
+        final String existing = store.get(key);
+        if (existing == null)
+        {
+            return null;
+        }
+        try
+        {
+            final SegmentDescriptor descriptor = SegmentDescriptor.fromJson(existing);
+            return descriptor.rpcAddress() != null && !descriptor.rpcAddress().equals(ownAddress) &&
+                validClaim.test(descriptor) ? descriptor.rpcAddress() : null;
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            // not a descriptor this daemon can read: no claim
+            return null;
         }
     }
 
