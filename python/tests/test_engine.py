@@ -220,7 +220,7 @@ class EngineDaemonDeathTest(unittest.TestCase):
     def test_calls_return_minus_one_within_the_timeout_when_the_daemon_is_killed_mid_transfer(self) -> None:
         daemon = support.Daemon()
         self.addCleanup(daemon.stop)
-        with mock.patch.dict(os.environ, {"XFERD_DIR": daemon.directory, "MC_TRANSFER_TIMEOUT": "5"}):
+        with mock.patch.dict(os.environ, {"XFERD_DIR": daemon.directory, "MC_TRANSFER_TIMEOUT": "30"}):
             prefill, decode = TransferEngine(), TransferEngine()
             self.addCleanup(prefill.close)
             self.addCleanup(decode.close)
