@@ -87,7 +87,7 @@ class SequenceBase(unittest.TestCase):
         self.addCleanup(engine.kill)
         answer = engine.call("init", host=host, protocol="tcp")
         if answer["rc"] != 0 or answer["port"] <= 0:
-            self.skipTest(f"engine could not initialize (rc {answer['rc']}, port {answer['port']}): per-segment RPC "
+            self.fail(f"engine could not initialize (rc {answer['rc']}, port {answer['port']}): per-segment RPC "
                           f"ports (branch engine) missing in this daemon?")
         return engine, answer
 
@@ -102,7 +102,7 @@ class SequenceBase(unittest.TestCase):
         for rank, ((decode, _), (prefill, _)) in enumerate(zip(decodes, prefills)):
             registered = decode.call("layers", count=LAYERS, bytes=BLOCK * BLOCKS, seed=None, block=BLOCK)
             if registered["rc"] != 0:
-                self.skipTest("host memory by address refused: REGISTER_PROCESS_MEMORY (branch engine) missing?")
+                self.fail("host memory by address refused: REGISTER_PROCESS_MEMORY (branch engine) missing?")
             self.assertEqual(0, prefill.call("layers", count=LAYERS, bytes=BLOCK * BLOCKS, seed=100 + rank,
                                              block=BLOCK)["rc"])
             decode.layer_addresses = registered["addresses"]
@@ -149,7 +149,7 @@ class SglangTest(SequenceBase):
         prefill, _ = self.start(daemon.directory, "127.0.0.1")
         registered = decode.call("layers", count=LAYERS, bytes=BLOCK * BLOCKS, seed=None, block=BLOCK, dedup=True)
         if registered["rc"] != 0:
-            self.skipTest("host memory by address refused: REGISTER_PROCESS_MEMORY (branch engine) missing?")
+            self.fail("host memory by address refused: REGISTER_PROCESS_MEMORY (branch engine) missing?")
         self.assertEqual(-1, registered["duplicate_rc"], "a double registration fails, which is why SGLang dedups")
         self.assertEqual(0, prefill.call("layers", count=LAYERS, bytes=BLOCK * BLOCKS, seed=7, block=BLOCK,
                                          dedup=True)["rc"])

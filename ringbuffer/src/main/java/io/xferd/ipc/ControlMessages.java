@@ -36,7 +36,9 @@ package io.xferd.ipc;
  *                16 long own segment handle   24 int completion ring length C (with trailer)
  *                28 int max notify length     32 long max request length
  *                40 int submit ring length S (with trailer)   44 int max batch entries   48 int segment RPC port
- *                   (0 unless HELLO asked LISTEN)   52 int reserved (0)   56 string full segment name
+ *                   (0 unless HELLO asked LISTEN)   52 int transport served ({@link #TRANSPORT_TCP},
+ *                   {@link #TRANSPORT_RDMA}, plus {@link #TRANSPORT_FALLBACK} for TCP served instead of RDMA)
+ *                56 string full segment name
  *                 + SCM_RIGHTS: the rings file: completion ring at offset 0, submit ring at offset C
  * OK (102)        0 long correlation id   8 long value (segment handle for OPEN_SEGMENT, else 0)
  * ERROR (103)     0 long correlation id   8 int error code ({@link ControlError})   12 string message
@@ -100,7 +102,13 @@ public final class ControlMessages
     public static final int WELCOME_SUBMIT_RING_LENGTH = 40;
     public static final int WELCOME_MAX_BATCH_ENTRIES = 44;
     public static final int WELCOME_SEGMENT_RPC_PORT = 48;
-    public static final int WELCOME_RESERVED_2 = 52;
+    public static final int WELCOME_TRANSPORT = 52;
+    /** WELCOME transport: peers are reached over TCP. */
+    public static final int TRANSPORT_TCP = 1;
+    /** WELCOME transport: peers are reached over RDMA. */
+    public static final int TRANSPORT_RDMA = 2;
+    /** WELCOME transport flag: TCP is served because RDMA was asked for and {@code protocol_fallback} allowed TCP. */
+    public static final int TRANSPORT_FALLBACK = 0x100;
     public static final int WELCOME_SEGMENT_NAME = 56;
 
     public static final int OK_VALUE = 8;

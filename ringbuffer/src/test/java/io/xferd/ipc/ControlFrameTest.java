@@ -41,7 +41,7 @@ class ControlFrameTest
             .putInt(ControlMessages.WELCOME_SUBMIT_RING_LENGTH, 131072 + 768)
             .putInt(ControlMessages.WELCOME_MAX_BATCH_ENTRIES, 4096)
             .putInt(ControlMessages.WELCOME_SEGMENT_RPC_PORT, 40123)
-            .putInt(ControlMessages.WELCOME_RESERVED_2, 0)
+            .putInt(ControlMessages.WELCOME_TRANSPORT, ControlMessages.TRANSPORT_TCP)
             .putString(ControlMessages.WELCOME_SEGMENT_NAME, "127.0.0.1:12001/decode-0");
 
         final ControlFrame read = new ControlFrame().wrap(buffer, 0);

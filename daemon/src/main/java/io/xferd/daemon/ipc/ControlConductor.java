@@ -346,7 +346,7 @@ public final class ControlConductor implements AutoCloseable
             .putInt(ControlMessages.WELCOME_SUBMIT_RING_LENGTH, submitLength)
             .putInt(ControlMessages.WELCOME_MAX_BATCH_ENTRIES, context.maxBatchEntriesInForce())
             .putInt(ControlMessages.WELCOME_SEGMENT_RPC_PORT, segmentPort)
-            .putInt(ControlMessages.WELCOME_RESERVED_2, 0)
+            .putInt(ControlMessages.WELCOME_TRANSPORT, transportCode(context.transportInUse()))
             .putString(ControlMessages.WELCOME_SEGMENT_NAME, fullName);
         // registered before the WELCOME goes out: the client may submit the moment it has its rings
         registry.add(session);
@@ -372,6 +372,20 @@ public final class ControlConductor implements AutoCloseable
         LOG.info("client connected: segment {} pid {} uid {} slot {}{}", name, peer.pid(), peer.uid(), slot,
             segmentPort != 0 ? " rpc port " + segmentPort : "");
         operations.onClientConnected(session);
+    }
+
+    /**
+     * The transport a client is told it gets (WELCOME offset 52), so that a Mooncake engine asking for "rdma" or "tcp"
+     * can refuse a daemon serving the other one instead of falling back silently.
+     */
+    static int transportCode(final String transportInUse)
+    {
+        if (transportInUse == null || transportInUse.startsWith("tcp"))
+        {
+            return transportInUse != null && transportInUse.contains("protocol_fallback") ?
+                ControlMessages.TRANSPORT_TCP | ControlMessages.TRANSPORT_FALLBACK : ControlMessages.TRANSPORT_TCP;
+        }
+        return transportInUse.startsWith("rdma") ? ControlMessages.TRANSPORT_RDMA : ControlMessages.TRANSPORT_TCP;
     }
 
     private int serve(final ClientSession session)
