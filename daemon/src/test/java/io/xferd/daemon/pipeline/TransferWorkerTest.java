@@ -164,6 +164,50 @@ class TransferWorkerTest
     }
 
     @Test
+    void shouldFailTheWholeBatchWithOneCompletionWhenOneEntrysCopyThrows()
+    {
+        final Region local = region(LOCAL, 7);
+        final Region good = region(TARGET, 0);
+        final Region broken = unmappedRegion(TARGET + LENGTH);
+        submitter.regions(local);
+        target.regions(good, broken);
+        connectBoth();
+        final BatchTracker batch = new BatchTrackerPool(1, new ManyToOneConcurrentArrayQueue<>(1)).take();
+        batch.begin(submitter.session, 61, Opcode.WRITE, 2, target.session.segmentHandle(), 0, 0, 0);
+
+        publishEntry(batch, 0, TARGET, 64);
+        publishEntry(batch, 1, TARGET + LENGTH, 64);
+        worker.doWork();
+        worker.doWork();
+
+        assertThat(submitter.completions()).as("one answer for the batch, with the failed entry's status")
+            .containsExactly(new TestClient.Completion(61, TransferStatus.TRANSPORT_ERROR, 0));
+        assertNotBorrowed(local);
+        assertNotBorrowed(good);
+        assertNotBorrowed(broken);
+        assertNotBorrowed(submitter.session);
+    }
+
+    private void publishEntry(final BatchTracker batch, final int entry, final long targetAddress, final long length)
+    {
+        final long sequence = pipeline.ring().next();
+        final TransferCommand command = pipeline.ring().get(sequence);
+        assertThat(submitter.session.tryAcquire()).isTrue();
+        command.submitter = submitter.session;
+        command.batch = batch;
+        command.batchEntry = entry;
+        command.requestId = batch.requestId;
+        command.opcode = batch.opcode;
+        command.segmentHandle = batch.segmentHandle;
+        command.localAddress = LOCAL;
+        command.targetAddress = targetAddress;
+        command.length = length;
+        command.refusal = 0;
+        command.notifyLength = 0;
+        pipeline.ring().publish(sequence);
+    }
+
+    @Test
     void shouldEndARemoteRequestWhoseTransportThrowsAndGiveBackTheLocalRegion()
     {
         final Region local = region(LOCAL, 7);
