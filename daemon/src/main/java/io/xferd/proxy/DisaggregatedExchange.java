@@ -232,6 +232,7 @@ final class DisaggregatedExchange
         prefillAnsweredNanos = shared.clock().nanoTime();
         disarm();
         prefillRequest = null;
+        final Backend answeredBy = prefillBackend;
         releasePrefill();
         shared.metrics().prefillNanos(prefillAnsweredNanos - prefillSentNanos);
         if (status / 100 != 2)
@@ -257,15 +258,10 @@ final class DisaggregatedExchange
                 // as vLLM's own proxy does: decode still answers, computing the prompt itself
                 shared.metrics().error("prefill", "no_kv_transfer_params");
                 LOG.warn("request {}: prefill answer from {} has no kv_transfer_params; decode recomputes",
-                    requestId, prefillBackendName(answer));
+                    requestId, answeredBy);
             }
         }
         sendDecode(encode(shared.rewriter().decodeRequest(clientBody, answer)), 1);
-    }
-
-    private String prefillBackendName(final JsonNode answer)
-    {
-        return answer == null ? "?" : answer.path("id").asText("?");
     }
 
     private void sendDecode(final Buffer body, final int attempt)

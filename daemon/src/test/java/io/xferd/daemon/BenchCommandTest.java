@@ -35,7 +35,7 @@ class BenchCommandTest
     void startDaemon()
     {
         directory = SystemTests.newDaemonDirectory();
-        daemon = XferDaemon.launch(new DaemonContext().directory(directory).rpcAddress("127.0.0.1:0"));
+        daemon = XferDaemon.launch(SystemTests.daemonContext(directory));
     }
 
     @AfterEach

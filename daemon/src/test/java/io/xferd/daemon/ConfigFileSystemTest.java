@@ -52,7 +52,7 @@ class ConfigFileSystemTest
     {
         final Path config = Files.writeString(configDir.resolve("mooncake.json"), json);
         daemon = ChildProcess.start("daemon", XferdMain.class, "daemon", "--dir", directory.toString(),
-            "--config", config.toString(), "--rpc-address", "127.0.0.1:0");
+            "--config", config.toString(), "--rpc-address", "127.0.0.1:0", "--metrics-address", "127.0.0.1:0");
         return daemon;
     }
 

@@ -64,7 +64,8 @@ class DaemonLifecycleTest
     private ChildProcess startDaemon(final String name)
     {
         final ChildProcess daemon = track(ChildProcess.start(name, XferdMain.class,
-            "daemon", "--dir", directory.toString(), "--liveness-timeout-ms", "1000", "--rpc-address", "127.0.0.1:0"));
+            "daemon", "--dir", directory.toString(), "--liveness-timeout-ms", "1000", "--rpc-address", "127.0.0.1:0",
+            "--metrics-address", "127.0.0.1:0"));
         daemon.awaitLine("xferd daemon serving", WAIT);
         return daemon;
     }
@@ -159,7 +160,8 @@ class DaemonLifecycleTest
         startDaemon("first daemon");
 
         final ChildProcess second = track(ChildProcess.start("second daemon", XferdMain.class,
-            "daemon", "--dir", directory.toString(), "--rpc-address", "127.0.0.1:0"));
+            "daemon", "--dir", directory.toString(), "--rpc-address", "127.0.0.1:0",
+            "--metrics-address", "127.0.0.1:0"));
 
         assertThat(second.awaitExit(WAIT)).as(second.output()).isEqualTo(2);
         assertThat(second.output()).contains("another xferd daemon");

@@ -75,7 +75,10 @@ final class SystemTests
      */
     static DaemonContext daemonContext(final Path directory)
     {
-        return new DaemonContext().directory(directory).rpcAddress("127.0.0.1:0").clusterToken(CLUSTER_TOKEN);
+        final DaemonContext context =
+            new DaemonContext().directory(directory).rpcAddress("127.0.0.1:0").clusterToken(CLUSTER_TOKEN);
+        context.operations().metricsAddress("127.0.0.1:0"); // metrics served, on a free port: never 9464
+        return context;
     }
 
     /**

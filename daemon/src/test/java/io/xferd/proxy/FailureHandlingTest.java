@@ -143,6 +143,21 @@ class FailureHandlingTest
     }
 
     @Test
+    void shouldEndAStreamWhoseDecodeBackendFallsSilentWithAnErrorEventAndCancelIt() throws Exception
+    {
+        try (ProxyHarness harness = new ProxyHarness(1, 1))
+        {
+            harness.start(harness.context().idleTimeoutMs(300));
+            harness.decode.get(0).tokens(3, 20_000);
+            final HttpResponse<String> response = harness.post("/v1/completions", ProxyHarness.streamingCompletion(3));
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(response.body()).startsWith("data: {\"object\":\"text_completion\"").doesNotContain("[DONE]")
+                .contains("decode idle timed out");
+            ProxyHarness.await("decode request cancelled", () -> harness.decode.get(0).cancelled() == 1);
+        }
+    }
+
+    @Test
     void shouldEjectABackendFailingItsHealthCheckAndBringItBackWhenItPasses() throws Exception
     {
         try (ProxyHarness harness = new ProxyHarness(1, 2))

@@ -74,8 +74,8 @@ public final class ProxyCommand implements Callable<Integer>
     Duration idleTimeout = Duration.ofMillis(ProxyContext.DEFAULT_IDLE_TIMEOUT_MS);
 
     @Option(names = "--connect-timeout", paramLabel = "DURATION", converter = Units.TimeSpan.class,
-        description = "Longest wait to connect to a backend; a failed connect ejects the backend and the request " +
-            "tries another (default: 5s).")
+        description = "Longest wait to connect to a backend; the request then tries another. A refused " +
+            "connection also ejects the backend, a slow one does not (default: 5s).")
     Duration connectTimeout = Duration.ofMillis(ProxyContext.DEFAULT_CONNECT_TIMEOUT_MS);
 
     @Option(names = "--max-body", paramLabel = "SIZE", converter = Units.ByteSize.class,
