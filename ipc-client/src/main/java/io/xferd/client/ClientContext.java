@@ -1,7 +1,9 @@
 package io.xferd.client;
 
 import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.EpochClock;
 import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.SystemEpochClock;
 
 import java.nio.file.Path;
 
@@ -30,6 +32,7 @@ public final class ClientContext
     }
     private int maxBatches = 1024;
     private boolean listen;
+    private EpochClock epochClock = SystemEpochClock.INSTANCE;
 
     static Path defaultDirectory()
     {
@@ -129,6 +132,20 @@ public final class ClientContext
     public ClientContext listen(final boolean value)
     {
         this.listen = value;
+        return this;
+    }
+
+    public EpochClock epochClock()
+    {
+        return epochClock;
+    }
+
+    /**
+     * The wall clock the daemon's heartbeat is judged by; the system clock unless a test injects its own.
+     */
+    public ClientContext epochClock(final EpochClock clock)
+    {
+        this.epochClock = clock;
         return this;
     }
 }

@@ -66,6 +66,7 @@ public final class XferClient implements AutoCloseable
     private final long ownSegmentHandle;
     private final String segmentName;
     private final long livenessTimeoutMs;
+    private final DaemonHeartbeat heartbeat;
     private final BatchTable batches;
     private final ReentrantLock controlLock = new ReentrantLock();
     private final ReentrantLock pollLock = new ReentrantLock();
@@ -141,6 +142,7 @@ public final class XferClient implements AutoCloseable
             cnc = new UnsafeBuffer(cncMapping);
             CncFileDescriptor.checkHeader(cnc);
             livenessTimeoutMs = CncFileDescriptor.livenessTimeoutMs(cnc);
+            heartbeat = new DaemonHeartbeat(cnc, context.epochClock(), livenessTimeoutMs);
             batches = new BatchTable(context.maxBatches());
         }
         catch (final RuntimeException ex)
@@ -915,10 +917,10 @@ public final class XferClient implements AutoCloseable
         }
         else
         {
-            final long age = System.currentTimeMillis() - CncFileDescriptor.heartbeatMs(cnc);
-            if (age > livenessTimeoutMs)
+            final String stale = heartbeat.staleReason();
+            if (stale != null)
             {
-                markGone("daemon heartbeat is " + age + " ms old (timeout " + livenessTimeoutMs + " ms)");
+                markGone(stale);
             }
         }
     }

@@ -17,6 +17,8 @@ import org.agrona.LangUtil;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.status.AtomicCounter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A transfer stage: takes its share of commands from the pipeline, checks each against the registry (segment,
@@ -27,6 +29,7 @@ import org.agrona.concurrent.status.AtomicCounter;
  */
 public final class TransferWorker implements Agent, EventPoller.Handler<TransferCommand>
 {
+    private static final Logger LOG = LoggerFactory.getLogger(TransferWorker.class);
     /** Not a status: the request went to another daemon, whose answer completes it later. */
     private static final int HANDED_OFF = -1;
 
@@ -106,7 +109,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         boolean handedOff = false;
         try
         {
-            final int status = execute(command);
+            final int status = executeOrFail(command);
             if (status == HANDED_OFF)
             {
                 handedOff = true;
@@ -139,6 +142,23 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             }
         }
         return bytesThisCycle < byteBudget;
+    }
+
+    /**
+     * A copy or transport that throws (a bug, memory gone under a mapping) fails this request with a status: it is
+     * answered all the same, and the worker goes on with the next.
+     */
+    private int executeOrFail(final TransferCommand command)
+    {
+        try
+        {
+            return execute(command);
+        }
+        catch (final RuntimeException ex)
+        {
+            LOG.warn("request {} of {} failed: {}", command.requestId, command.submitter, ex.toString());
+            return TransferStatus.TRANSPORT_ERROR;
+        }
     }
 
     private int execute(final TransferCommand command)
@@ -236,9 +256,18 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         {
             return TransferStatus.LOCAL_RANGE_NOT_REGISTERED;
         }
-        final int status = transport.submit(command.submitter, command.requestId, command.traceId, command.opcode,
-            local, command.localAddress, target, command.targetAddress, length, command.submitNanos, command.intakeNanos,
-            command.notify, command.notifyLength, command.batch, command.batchEntry);
+        final int status;
+        try
+        {
+            status = transport.submit(command.submitter, command.requestId, command.traceId, command.opcode, local,
+                command.localAddress, target, command.targetAddress, length, command.submitNanos, command.intakeNanos,
+                command.notify, command.notifyLength, command.batch, command.batchEntry);
+        }
+        catch (final RuntimeException ex)
+        {
+            local.release(); // a transport that threw took nothing
+            throw ex;
+        }
         if (status != TransferStatus.OK)
         {
             local.release();
