@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Python client figures next to the Java client's, in one run, against one daemon.
+
+    python3 python/bench.py [--dir D] [--duration 5] [--skip-java]
+
+Starts its own daemon (``--rpc-address 127.0.0.1:0``, a private directory under /dev/shm) unless ``--dir`` names
+a running one, then measures, each from Python and (``bin/xferd bench``) from Java, with the same parameters:
+
+1. caller CPU of one 4,096-descriptor batch: from the call to the last record written (``Client.submit``), and the
+   same through ``mooncake.engine``'s ``batch_transfer_async_write`` (the sync call minus the wait);
+2. 64 B local round trips (batch 1, window 1): submit -> completion, p50/p90/p99;
+3. 1 MiB blocks in batches of 32, 4 batches in flight: GB/s.
+
+Figures depend on the machine and its load: quote them with the machine and the Java baseline of the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "tests"))
+
+import xferd  # noqa: E402
+from xferd.protocol import WRITE  # noqa: E402
+
+MIB = 1 << 20
+
+
+def percentiles(samples_ns: list[int]) -> str:
+    ordered = sorted(samples_ns)
+
+    def at(q: float) -> float:
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] / 1e3
+
+    return f"p50 {at(0.5):.1f}  p90 {at(0.9):.1f}  p99 {at(0.99):.1f} us ({len(ordered)} samples)"
+
+
+def pair(directory: str, size: int) -> tuple[xferd.Client, xferd.Client, xferd.SharedBuffer, xferd.SharedBuffer, int]:
+    source, target = xferd.Client(directory), xferd.Client(directory)
+    local, remote = source.allocate_memory(size), target.allocate_memory(size)
+    source.register_memory(local.address, size, "cpu:0")
+    target.register_memory(remote.address, size, "cpu:0")
+    return source, target, local, remote, source.open_segment(target.segment_name.rsplit("/", 1)[1])
+
+
+def submit_cost(directory: str) -> None:
+    block, count = 4096, 4096
+    source, target, local, remote, handle = pair(directory, block * count)
+    locals_ = [local.address + i * block for i in range(count)]
+    targets = [remote.address + i * block for i in range(count)]
+    lengths = [block] * count
+    wall, cpu = [], []
+    for _ in range(50):
+        w, c = time.perf_counter_ns(), time.thread_time_ns()
+        transfer = source.submit(WRITE, handle, locals_, targets, lengths)
+        cpu.append(time.thread_time_ns() - c)
+        wall.append(time.perf_counter_ns() - w)
+        source.wait(transfer, 60)
+    parts = -(-count // min(source.max_batch_entries, count))
+    print(f"python: submit of one {count}-descriptor batch ({parts} record(s)): call -> last record written, "
+          f"wall {percentiles(wall)}; CPU p50 {sorted(cpu)[len(cpu) // 2] / 1e3:.1f} us")
+    source.close()
+    target.close()
+
+
+def engine_submit_cost(directory: str) -> None:
+    os.environ["XFERD_DIR"] = directory
+    from mooncake.engine import TransferEngine
+    import mmap
+    prefill, decode = TransferEngine(), TransferEngine()
+    if prefill.initialize("127.0.0.1", "P2PHANDSHAKE", "tcp", "") != 0 or \
+            decode.initialize("127.0.0.1", "P2PHANDSHAKE", "tcp", "") != 0:
+        print("engine: not measured (the daemon gives engines no port)")
+        return
+    block, count = 4096, 4096
+    local, remote = mmap.mmap(-1, block * count), mmap.mmap(-1, block * count)
+    la, ra = xferd.memory.address_of(local), xferd.memory.address_of(remote)
+    if prefill.register_memory(la, block * count) != 0 or decode.register_memory(ra, block * count) != 0:
+        print("engine: not measured (process memory registration refused)")
+        return
+    session = f"127.0.0.1:{decode.get_rpc_port()}"
+    locals_ = [la + i * block for i in range(count)]
+    targets = [ra + i * block for i in range(count)]
+    lengths = [block] * count
+    wall = []
+    for _ in range(50):
+        w = time.perf_counter_ns()
+        batch = prefill.batch_transfer_async_write(session, locals_, targets, lengths)
+        wall.append(time.perf_counter_ns() - w)
+        assert prefill.get_batch_transfer_status([batch]) == 0
+    print(f"python: mooncake.engine batch_transfer_async_write of {count} descriptors (argument checks + submit), "
+          f"wall {percentiles(wall)}")
+    prefill.close()
+    decode.close()
+
+
+def round_trips(directory: str, seconds: float) -> None:
+    source, target, local, remote, handle = pair(directory, 4096)
+    for _ in range(2000):
+        source.transfer_sync(WRITE, handle, local.address, remote.address, 64)
+    samples = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        start = time.perf_counter_ns()
+        source.transfer_sync(WRITE, handle, local.address, remote.address, 64)
+        samples.append(time.perf_counter_ns() - start)
+    print(f"python: 64 B write round trip, {percentiles(samples)}")
+    source.close()
+    target.close()
+
+
+def throughput(directory: str, seconds: float) -> None:
+    block, batch, window = MIB, 32, 4
+    source, target, local, remote, handle = pair(directory, block * batch * window)
+    offsets = [[w * batch * block + i * block for i in range(batch)] for w in range(window)]
+    in_flight = []
+    moved = 0
+    start = time.perf_counter()
+    end = start + seconds
+    w = 0
+    while time.perf_counter() < end:
+        while len(in_flight) < window:
+            o = offsets[w % window]
+            in_flight.append(source.submit(WRITE, handle, [local.address + x for x in o],
+                                           [remote.address + x for x in o], [block] * batch))
+            w += 1
+        moved += source.wait(in_flight.pop(0), 60)
+    for transfer in in_flight:
+        moved += source.wait(transfer, 60)
+    elapsed = time.perf_counter() - start
+    print(f"python: write {moved / elapsed / 1e9:.3f} GB/s (1 MiB blocks, batches of {batch}, {window} in flight)")
+    source.close()
+    target.close()
+
+
+def java_bench(directory: str, seconds: float, launcher: str) -> None:
+    runs = [("64 B round trip", ["--block-size", "64", "--batch-size", "1", "--window", "1"]),
+            ("1 MiB batches", ["--block-size", "1MiB", "--batch-size", "32", "--window", "4"])]
+    for label, arguments in runs:
+        result = subprocess.run([launcher, "bench", "--dir", directory, "--duration", f"{int(seconds)}s", *arguments],
+                                capture_output=True, text=True, timeout=600)
+        lines = [line for line in result.stdout.splitlines() if line.startswith(("write:", "latency"))]
+        print(f"java:   {label}: " + " | ".join(lines) if lines else f"java: {label}: {result.stdout[-500:]}"
+              f"{result.stderr[-500:]}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dir", help="a running daemon's directory (default: start one)")
+    parser.add_argument("--duration", type=float, default=5.0)
+    parser.add_argument("--skip-java", action="store_true")
+    parser.add_argument("--xferd", default=os.path.join(os.path.dirname(HERE), "bin", "xferd"),
+                        help="the launcher whose `bench` is the Java baseline (default: this checkout's bin/xferd)")
+    options = parser.parse_args()
+    daemon = None
+    directory = options.dir
+    if directory is None:
+        import support
+        daemon = support.Daemon()
+        directory = daemon.directory
+    try:
+        print(f"bench: daemon in {directory}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
+        submit_cost(directory)
+        engine_submit_cost(directory)
+        round_trips(directory, options.duration)
+        throughput(directory, options.duration)
+        if not options.skip_java:
+            java_bench(directory, options.duration, options.xferd)
+    finally:
+        if daemon is not None:
+            daemon.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,264 @@
+"""The client's side of the protocol against a daemon played by this test (in this process, over a real Unix socket
+and real shared memory): what a real daemon cannot be made to do on cue. Everything else runs against real daemons
+in test_client.py.
+
+The played daemon answers HELLO with a WELCOME and a rings file, OKs control requests, and takes records off the
+submit ring, copying bytes itself (the addresses are this process's) and completing each record; it can hold
+completions back, fail entries, stop its heartbeat or hang up.
+"""
+
+from __future__ import annotations
+
+import support  # noqa: F401  (puts python/ on the path)
+
+import ctypes
+import mmap
+import os
+import socket
+import struct
+import tempfile
+import threading
+import time
+import unittest
+
+import xferd
+from xferd import errors
+from xferd import protocol as p
+from xferd.rings import TRAILER_LENGTH, RingReader, RingView, RingWriter
+
+
+class PlayedDaemon:
+    def __init__(self, submit_capacity: int = 1 << 16, completion_capacity: int = 1 << 16, max_in_flight: int = 64,
+                 max_batch: int = 4096) -> None:
+        self.directory = tempfile.mkdtemp(prefix="xfpy-played-", dir="/dev/shm")
+        self.cnc = mmap.mmap(-1, 4096)
+        with open(os.path.join(self.directory, p.CNC_FILE), "wb") as f:
+            f.write(bytes(4096))
+        self._cnc_file = open(os.path.join(self.directory, p.CNC_FILE), "r+b")
+        self.cnc = mmap.mmap(self._cnc_file.fileno(), 4096)
+        struct.pack_into("<iiiiiiqqqq", self.cnc, 0, 0, 2, 0, 0, 0, 0, os.getpid(), self.now_ms(), 3000,
+                         self.now_ms())
+        struct.pack_into("<i", self.cnc, 0, p.CNC_MAGIC)
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(os.path.join(self.directory, p.SOCKET_FILE))
+        self.server.listen(4)
+        self.c, self.s = completion_capacity + TRAILER_LENGTH, submit_capacity + TRAILER_LENGTH
+        self.max_in_flight, self.max_batch = max_in_flight, max_batch
+        self.hold = threading.Event()        # set: completions are held back
+        self.fail_entries: set[int] = set()  # target addresses whose entries fail with TARGET_RANGE_NOT_REGISTERED
+        self.records: list[tuple[int, int]] = []  # (type, entry count) of every record taken
+        self.max_seen_in_flight = 0
+        self.heartbeat = True
+        self.stop = threading.Event()
+        self.serving = threading.Event()
+        self.threads = [threading.Thread(target=self._accept, daemon=True),
+                        threading.Thread(target=self._beat, daemon=True)]
+        for thread in self.threads:
+            thread.start()
+
+    @staticmethod
+    def now_ms() -> int:
+        return time.time_ns() // 1_000_000
+
+    def _beat(self) -> None:
+        while not self.stop.is_set():
+            if self.heartbeat:
+                struct.pack_into("<q", self.cnc, 48, self.now_ms())
+            time.sleep(0.02)
+
+    def _accept(self) -> None:
+        self.server.settimeout(0.2)
+        while not self.stop.is_set():
+            try:
+                connection, _ = self.server.accept()
+            except (socket.timeout, OSError):
+                continue
+            self.connection = connection
+            threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+
+    def _serve(self, connection: socket.socket) -> None:
+        hello = connection.recv(4096)
+        name = p.read_string(hello, 16)
+        fd = os.memfd_create("rings")
+        os.ftruncate(fd, self.c + self.s)
+        rings = mmap.mmap(fd, self.c + self.s)
+        completions = RingWriter(RingView(rings, 0, self.c))
+        submits = RingReader(RingView(rings, self.c, self.s))
+        body = struct.pack("<iiqqiiqiiii", 0, self.max_in_flight, 0, 1, self.c, 256, 1 << 30, self.s,
+                           self.max_batch, 0, 0) + struct.pack("<i", len(name) + 10) + f"host:1234/{name}".encode()
+        socket.send_fds(connection, [struct.pack("<ii", 8 + len(body), p.WELCOME) + body], [fd])
+        os.close(fd)
+        threading.Thread(target=self._data_plane, args=(submits, completions), daemon=True).start()
+        connection.settimeout(0.2)
+        self.serving.set()
+        while not self.stop.is_set():
+            try:
+                frame = connection.recv(4096)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            if not frame:
+                return
+            correlation = struct.unpack_from("<q", frame, 8)[0]
+            connection.sendall(struct.pack("<iiqq", 24, p.OK, correlation, 1))
+
+    def _data_plane(self, submits: RingReader, completions: RingWriter) -> None:
+        pending: list[bytes] = []
+        in_flight = 0
+
+        def take(record_type: int, buffer, offset: int, length: int) -> None:
+            nonlocal in_flight
+            if record_type == p.SUBMIT:
+                (_r, opcode, _t, request, segment, local, target, size, _tr, _ts, _n, _z) = \
+                    struct.unpack_from("<iiqqqqqqqqii", buffer, offset)
+                entries = [(local, target, size)]
+            else:
+                request, opcode, count, segment, _tr, _ts, notify, _z = struct.unpack_from("<qiiqqqii", buffer,
+                                                                                          offset)
+                at = offset + 48 + p.align8(notify)
+                entries = [struct.unpack_from("<qqq", buffer, at + 24 * i) for i in range(count)]
+            self.records.append((record_type, len(entries)))
+            in_flight += 1
+            self.max_seen_in_flight = max(self.max_seen_in_flight, in_flight)
+            status = errors.TransferStatus.OK
+            for local, target, size in entries:
+                if target in self.fail_entries:
+                    status = errors.TransferStatus.TARGET_RANGE_NOT_REGISTERED
+                    break
+                if segment != 1:
+                    status = errors.TransferStatus.UNKNOWN_SEGMENT
+                    break
+                source, destination = (local, target) if opcode == p.WRITE else (target, local)
+                ctypes.memmove(destination, source, size)
+            total = sum(e[2] for e in entries) if status == 0 else 0
+            pending.append(p.encode_completion(request, status, total))
+
+        while not self.stop.is_set():
+            submits.read(take)
+            if not self.hold.is_set():
+                while pending:
+                    while not completions.write(p.COMPLETION, pending[0]):
+                        time.sleep(0.001)
+                    pending.pop(0)
+                    in_flight -= 1
+            time.sleep(0.0002)
+
+    def hang_up(self) -> None:
+        self.serving.wait(10)
+        self.connection.shutdown(socket.SHUT_RDWR)
+        self.connection.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.server.close()
+        for thread in self.threads:
+            thread.join(5)
+        import shutil
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class ClientProtocolTest(unittest.TestCase):
+    def played(self, **kwargs) -> tuple[PlayedDaemon, xferd.Client]:
+        daemon = PlayedDaemon(**kwargs)
+        self.addCleanup(daemon.close)
+        client = xferd.Client(daemon.directory, "played", control_timeout_s=5)
+        self.addCleanup(client.close)
+        return daemon, client
+
+    def test_a_batch_bigger_than_a_record_is_split_and_completes_once_every_part_did(self) -> None:
+        daemon, client = self.played(submit_capacity=1 << 14, max_batch=100)  # records of at most 2 KiB
+        source, target = bytearray(os.urandom(64 * 1000)), bytearray(64 * 1000)
+        sa, ta = xferd.memory.address_of(source), xferd.memory.address_of(target)
+        per_record = min(100, (2048 - 48) // 24)
+        transfer = client.submit(p.WRITE, 1, [sa + 64 * i for i in range(1000)], [ta + 64 * i for i in range(1000)],
+                                 [64] * 1000)
+        self.assertEqual(64 * 1000, client.wait(transfer, 10))
+        self.assertEqual(source, target)
+        self.assertEqual([(p.SUBMIT_BATCH, per_record)] * (1000 // per_record),
+                         daemon.records[:1000 // per_record])
+        self.assertEqual(1000, sum(count for _type, count in daemon.records))
+
+    def test_a_split_batch_fails_with_its_lowest_failed_part_status(self) -> None:
+        daemon, client = self.played(max_batch=10)
+        source, target = bytearray(4096), bytearray(4096)
+        sa, ta = xferd.memory.address_of(source), xferd.memory.address_of(target)
+        daemon.fail_entries.add(ta + 64 * 25)
+        transfer = client.submit(p.WRITE, 1, [sa + 64 * i for i in range(40)], [ta + 64 * i for i in range(40)],
+                                 [64] * 40)
+        with self.assertRaises(errors.TargetRangeNotRegisteredError):
+            client.wait(transfer, 10)
+        self.assertEqual(0, transfer.bytes_transferred)
+
+    def test_no_more_records_in_flight_than_welcome_allows_even_from_ten_threads(self) -> None:
+        daemon, client = self.played(max_in_flight=3)
+        memory = bytearray(64 * 10)
+        address = xferd.memory.address_of(memory)
+        errors_seen: list[BaseException] = []
+
+        def work(t: int) -> None:
+            try:
+                for _ in range(20):
+                    client.transfer_sync(p.WRITE, 1, address + 64 * t, address + 64 * t, 64, timeout_s=10)
+            except BaseException as ex:  # noqa: BLE001
+                errors_seen.append(ex)
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(10)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        self.assertEqual([], errors_seen)
+        self.assertEqual(200, len(daemon.records))
+        self.assertLessEqual(daemon.max_seen_in_flight, 3)
+
+    def test_a_wait_times_out_while_the_daemon_holds_the_completion(self) -> None:
+        daemon, client = self.played()
+        memory = bytearray(128)
+        address = xferd.memory.address_of(memory)
+        daemon.hold.set()
+        transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
+        started = time.monotonic()
+        with self.assertRaises(errors.TransferTimeoutError):
+            client.wait(transfer, 0.3)
+        self.assertLess(time.monotonic() - started, 2)
+        daemon.hold.clear()
+        self.assertEqual(64, client.wait(transfer, 10), "the late completion still lands")
+
+    def test_end_of_file_on_the_socket_fails_pending_transfers_with_daemon_gone(self) -> None:
+        daemon, client = self.played()
+        memory = bytearray(128)
+        address = xferd.memory.address_of(memory)
+        daemon.hold.set()
+        transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
+        daemon.hang_up()
+        started = time.monotonic()
+        with self.assertRaises(errors.TransferDaemonGoneError):
+            client.wait(transfer, 30)
+        self.assertLess(time.monotonic() - started, 2)
+        self.assertEqual(errors.TransferStatus.DAEMON_GONE, transfer.status)
+        with self.assertRaises(errors.DaemonGoneError):
+            client.submit(p.WRITE, 1, [address], [address + 64], [64])
+
+    def test_a_heartbeat_stale_for_five_liveness_timeouts_fails_pending_transfers_with_daemon_gone(self) -> None:
+        """The played daemon's process (this one) exists, so one timeout is not enough: a busy host is not a dead
+        daemon; five are (a hung one)."""
+        daemon, client = self.played()
+        memory = bytearray(128)
+        address = xferd.memory.address_of(memory)
+        daemon.hold.set()
+        transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
+        daemon.heartbeat = False
+        time.sleep(0.05)
+        struct.pack_into("<q", daemon.cnc, 48, PlayedDaemon.now_ms() - 4_000)
+        with self.assertRaises(errors.TransferTimeoutError):
+            client.wait(transfer, 0.3)
+        struct.pack_into("<q", daemon.cnc, 48, PlayedDaemon.now_ms() - 16_000)
+        with self.assertRaises(errors.DaemonGoneError) as raised:
+            client.wait(transfer, 30)
+        self.assertIn("hung", str(client._gone))
+        self.assertIsInstance(raised.exception, errors.TransferFailedError)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,216 @@
+"""mooncake.engine.TransferEngine against a real daemon: two engines in this process, each with its own port."""
+
+from __future__ import annotations
+
+import support
+
+import mmap
+import os
+import random
+import threading
+import time
+import unittest
+from unittest import mock
+
+from mooncake import engine as mc
+from mooncake.engine import TransferEngine, TransferNotify, TransferOpcode
+from xferd.memory import address_of
+
+MIB = 1 << 20
+
+
+class EngineTest(support.DaemonTestCase):
+    def setUp(self) -> None:
+        patcher = mock.patch.dict(os.environ, {"XFERD_DIR": self.daemon.directory, "MC_TRANSFER_TIMEOUT": "10"})
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        self.prefill = self._engine()
+        self.decode = self._engine()
+        self.session = f"127.0.0.1:{self.decode.get_rpc_port()}"
+        self.local = mmap.mmap(-1, 8 * MIB)   # anonymous memory, as a torch CPU tensor
+        self.remote = mmap.mmap(-1, 8 * MIB)
+        self.local_address = address_of(self.local)
+        self.remote_address = address_of(self.remote)
+        if self.prefill.register_memory(self.local_address, 8 * MIB) != 0:
+            self.skipTest("daemon refused host memory by address: REGISTER_PROCESS_MEMORY (branch engine) missing?")
+        self.assertEqual(0, self.decode.register_memory(self.remote_address, 8 * MIB, "cpu:0"))
+
+    def _engine(self) -> TransferEngine:
+        engine = TransferEngine()
+        rc = engine.initialize("127.0.0.1", "P2PHANDSHAKE", "tcp", "")
+        if rc != 0 or engine.get_rpc_port() <= 0:
+            engine.close()
+            self.skipTest("daemon gives engines no RPC port: per-segment ports (branch engine) missing")
+        self.addCleanup(engine.close)
+        return engine
+
+    def fill(self, offset: int, seed: int, length: int) -> bytes:
+        data = random.Random(seed).randbytes(length)
+        self.local[offset:offset + length] = data
+        return data
+
+    def test_every_engine_has_its_own_listening_port(self) -> None:
+        ports = {self.prefill.get_rpc_port(), self.decode.get_rpc_port()}
+        self.assertEqual(2, len(ports))
+        import socket
+        for port in ports:
+            with socket.create_connection(("127.0.0.1", port), timeout=5):
+                pass
+
+    def test_sync_write_and_read(self) -> None:
+        data = self.fill(0, 1, MIB)
+        self.assertEqual(0, self.prefill.transfer_sync_write(self.session, self.local_address, self.remote_address,
+                                                             MIB))
+        self.assertEqual(data, self.remote[:MIB])
+        self.remote[2 * MIB:2 * MIB + 4096] = b"r" * 4096
+        self.assertEqual(0, self.prefill.transfer_sync_read(self.session, self.local_address + MIB,
+                                                            self.remote_address + 2 * MIB, 4096))
+        self.assertEqual(b"r" * 4096, self.local[MIB:MIB + 4096])
+
+    def test_a_batch_of_4096_descriptors(self) -> None:
+        block, count = 1024, 4096
+        data = self.fill(0, 2, block * count)
+        targets = list(range(count))
+        random.Random(3).shuffle(targets)
+        rc = self.prefill.batch_transfer_sync_write(
+            self.session, [self.local_address + i * block for i in range(count)],
+            [self.remote_address + t * block for t in targets], [block] * count)
+        self.assertEqual(0, rc)
+        for i in range(0, count, 61):
+            self.assertEqual(data[i * block:(i + 1) * block], self.remote[targets[i] * block:(targets[i] + 1) * block])
+
+    def test_async_batches_and_single_submits(self) -> None:
+        self.fill(0, 4, 64 * 1024)
+        ids = [self.prefill.batch_transfer_async_write(self.session, [self.local_address + i * 4096],
+                                                       [self.remote_address + i * 4096], [4096]) for i in range(8)]
+        self.assertNotIn(0, ids)
+        self.assertEqual(0, self.prefill.get_batch_transfer_status(ids))
+        batch = self.prefill.transfer_submit_write(self.session, self.local_address + 8 * 4096,
+                                                   self.remote_address + 8 * 4096, 4096)
+        self.assertNotEqual(0, batch)
+        deadline = time.monotonic() + 10
+        status = 0
+        while status == 0 and time.monotonic() < deadline:
+            status = self.prefill.transfer_check_status(batch)
+        self.assertEqual(1, status)
+        self.assertEqual(self.local[:9 * 4096], self.remote[:9 * 4096])
+        read = self.prefill.batch_transfer_async_read(self.session, [self.local_address + MIB],
+                                                      [self.remote_address], [4096])
+        self.assertEqual(0, self.prefill.get_batch_transfer_status([read]))
+
+    def test_notifications_carry_name_and_message(self) -> None:
+        self.fill(0, 5, 4096)
+        notify = TransferNotify("req-7", "kv ready")
+        self.assertEqual(0, self.prefill.transfer_sync(self.session, self.local_address, self.remote_address, 4096,
+                                                       TransferOpcode.Write, notify))
+        self.assertEqual(0, self.prefill.batch_transfer_sync(self.session, [self.local_address],
+                                                             [self.remote_address], [64], TransferOpcode.Write,
+                                                             TransferNotify("req-8", "")))
+        received: list[TransferNotify] = []
+        deadline = time.monotonic() + 10
+        while len(received) < 2 and time.monotonic() < deadline:
+            received += self.decode.get_notifies()
+            time.sleep(0.01)
+        self.assertEqual([notify, TransferNotify("req-8", "")], received)
+
+    def test_typed_failures_are_return_codes_with_the_status_in_the_log(self) -> None:
+        cases = [
+            ("TARGET_RANGE_NOT_REGISTERED", lambda: self.prefill.transfer_sync_write(
+                self.session, self.local_address, self.remote_address + 8 * MIB - 16, 64)),
+            ("LOCAL_RANGE_NOT_REGISTERED", lambda: self.prefill.transfer_sync_write(
+                self.session, self.local_address + 8 * MIB, self.remote_address, 64)),
+            ("127.0.0.1:1", lambda: self.prefill.transfer_sync_write("127.0.0.1:1", self.local_address,
+                                                                   self.remote_address, 64)),
+            ("malformed session", lambda: self.prefill.transfer_sync_write("127.0.0.1", self.local_address,
+                                                                         self.remote_address, 64)),
+            ("malformed session", lambda: self.prefill.transfer_sync_write("127.0.0.1:99999", self.local_address,
+                                                                         self.remote_address, 64)),
+            ("INVALID_LENGTH", lambda: self.prefill.transfer_sync_write(self.session, self.local_address,
+                                                                      self.remote_address, 0)),
+            ("different size", lambda: self.prefill.batch_transfer_sync_write(self.session, [self.local_address],
+                                                                            [], [64])),
+        ]
+        for expected, call in cases:
+            with self.subTest(expected=expected), self.assertLogs("mooncake.xferd", "ERROR") as logs:
+                started = time.monotonic()
+                self.assertEqual(-1, call())
+                self.assertLess(time.monotonic() - started, 15)
+            self.assertIn(expected, "\n".join(logs.output))
+        with self.assertLogs("mooncake.xferd", "ERROR"):
+            self.assertEqual(0, self.prefill.batch_transfer_async_write("127.0.0.1:1", [self.local_address],
+                                                                        [self.remote_address], [64]))
+        with self.assertRaises(TypeError):
+            self.prefill.transfer_sync_write(self.session, self.local_address, self.remote_address, -64)
+        self.assertEqual(0, self.prefill.transfer_sync_write(self.session, self.local_address, self.remote_address,
+                                                             64), "the daemon keeps serving after bad input")
+
+    def test_registration_return_codes(self) -> None:
+        extra = mmap.mmap(-1, MIB)
+        address = address_of(extra)
+        with self.assertLogs("mooncake.xferd", "ERROR"):
+            self.assertEqual(-1, self.prefill.register_memory(self.local_address + 4096, 4096), "overlap")
+            self.assertEqual(-1, self.prefill.unregister_memory(address), "never registered")
+        self.assertEqual(0, self.prefill.batch_register_memory([address, address + MIB // 2], [MIB // 2, MIB // 2]))
+        self.assertEqual(0, self.prefill.batch_unregister_memory([address, address + MIB // 2]))
+        with self.assertLogs("mooncake.xferd", "ERROR"):
+            self.assertEqual(-1, self.prefill.batch_register_memory([address, self.local_address], [4096, 4096]))
+        self.assertEqual(0, self.prefill.register_memory(address, 4096), "the failed batch was rolled back")
+        self.assertEqual(0, self.prefill.unregister_memory(address))
+
+    def test_managed_buffers_and_first_buffer_address(self) -> None:
+        buffer = self.decode.allocate_managed_buffer(MIB)
+        self.assertNotEqual(0, buffer)
+        self.assertEqual(0, self.decode.write_bytes_to_buffer(buffer, b"managed!", 8))
+        self.assertEqual(0, self.prefill.transfer_sync_read(self.session, self.local_address, buffer, 8))
+        self.assertEqual(b"managed!", self.local[:8])
+        self.assertEqual(self.remote_address, self.decode.get_first_buffer_address(self.session))
+        self.assertEqual(0, self.decode.free_managed_buffer(buffer, MIB))
+        with self.assertLogs("mooncake.xferd", "ERROR"):
+            self.assertEqual(-1, self.prefill.transfer_sync_read(self.session, self.local_address, buffer, 8))
+
+    def test_ten_threads_of_batch_transfer_sync_write(self) -> None:
+        block, per_thread = 8192, 32
+        data = self.fill(0, 6, block * per_thread * 10)
+        results: list[int] = []
+
+        def push(t: int) -> None:
+            base = t * per_thread * block
+            for _ in range(5):
+                results.append(self.prefill.batch_transfer_sync_write(
+                    self.session, [self.local_address + base + i * block for i in range(per_thread)],
+                    [self.remote_address + base + i * block for i in range(per_thread)], [block] * per_thread))
+
+        threads = [threading.Thread(target=push, args=(t,)) for t in range(10)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        self.assertEqual([0] * 50, results)
+        self.assertEqual(data, self.remote[:len(data)])
+
+    def test_send_probe(self) -> None:
+        self.assertEqual(0, self.prefill.send_probe(self.session))
+        with self.assertLogs("mooncake.xferd", "ERROR"):
+            self.assertEqual(-1, self.prefill.send_probe("127.0.0.1:1"))
+            self.assertEqual(-1, self.prefill.send_probe("no-port"))
+
+
+class ProtocolCheckTest(support.DaemonTestCase):
+    def test_rdma_is_refused_by_a_tcp_daemon_when_the_daemon_says_what_it_serves(self) -> None:
+        with mock.patch.dict(os.environ, {"XFERD_DIR": self.daemon.directory}):
+            engine = TransferEngine()
+            mc._transport_unknown_logged = False
+            with self.assertLogs("mooncake.xferd", "WARNING") as logs:
+                rc = engine.initialize("127.0.0.1", "P2PHANDSHAKE", "rdma", "")
+            engine.close()
+        text = "\n".join(logs.output)
+        if "no RPC port" in text:
+            self.skipTest("daemon gives engines no RPC port: per-segment ports (branch engine) missing")
+        if "does not report its transport" in text:
+            self.skipTest("this daemon does not report its transport in WELCOME (proposed: offset 52)")
+        self.assertEqual(-1, rc)
+        self.assertIn("serves tcp", text)
+
+
+if __name__ == "__main__":
+    unittest.main()

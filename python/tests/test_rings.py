@@ -1,0 +1,187 @@
+"""The ring writer and reader against the Agrona layout, on memory this test maps (no daemon)."""
+
+from __future__ import annotations
+
+import support  # noqa: F401  (puts python/ on the path)
+import mmap
+import os
+import random
+import struct
+import unittest
+
+from xferd import protocol as p
+from xferd.rings import (HEAD_CACHE_OFFSET, HEAD_OFFSET, TAIL_OFFSET, TRAILER_LENGTH, RingReader, RingView,
+                         RingWriter, SubmitRingWriter)
+
+
+def ring_buffer(capacity: int) -> bytearray:
+    return bytearray(capacity + TRAILER_LENGTH)
+
+
+def trailer_long(buffer, capacity: int, offset: int) -> int:
+    return struct.unpack_from("<q", buffer, capacity + offset)[0]
+
+
+class Collector:
+    def __init__(self) -> None:
+        self.records: list[tuple[int, bytes]] = []
+
+    def __call__(self, record_type: int, buffer, offset: int, length: int) -> None:
+        self.records.append((record_type, bytes(buffer[offset:offset + length])))
+
+
+class SubmitRingWriterTest(unittest.TestCase):
+    def test_a_record_is_header_then_body_and_the_tail_moves_by_its_aligned_length(self) -> None:
+        buffer = ring_buffer(1024)
+        writer = SubmitRingWriter(RingView(buffer, 0, len(buffer)))
+        index = writer.try_claim(7, 13)
+        self.assertEqual(8, index)
+        self.assertEqual((-21, 7), struct.unpack_from("<ii", buffer, 0), "claimed: negative length, type")
+        writer.buffer[index:index + 13] = b"x" * 13
+        writer.commit(index)
+        self.assertEqual((21, 7), struct.unpack_from("<ii", buffer, 0))
+        self.assertEqual(24, trailer_long(buffer, 1024, TAIL_OFFSET))
+        self.assertEqual(b"x" * 13, bytes(buffer[8:21]))
+
+    def test_the_next_record_header_is_zeroed_ahead_so_a_consumer_stops_there(self) -> None:
+        buffer = ring_buffer(256)
+        buffer[:] = b"\xff" * len(buffer)
+        struct.pack_into("<qqq", buffer, 256 + TAIL_OFFSET, 0, 0, 0)
+        struct.pack_into("<q", buffer, 256 + HEAD_CACHE_OFFSET, 0)
+        struct.pack_into("<q", buffer, 256 + HEAD_OFFSET, 0)
+        writer = SubmitRingWriter(RingView(buffer, 0, len(buffer)))
+        index = writer.try_claim(1, 8)
+        writer.commit(index)
+        self.assertEqual(0, struct.unpack_from("<q", buffer, 16)[0])
+
+    def test_a_full_ring_refuses_until_the_consumer_moves_head(self) -> None:
+        capacity = 256
+        buffer = ring_buffer(capacity)
+        view = RingView(buffer, 0, len(buffer))
+        writer, reader = SubmitRingWriter(view), RingReader(view)
+        written = 0
+        while (index := writer.try_claim(1, 24)) >= 0:
+            writer.commit(index)
+            written += 1
+        self.assertEqual(7, written, "32-byte records, one 8-byte header always kept free")
+        collector = Collector()
+        self.assertEqual(7, reader.read(collector))
+        self.assertGreaterEqual(writer.try_claim(1, 24), 0)
+
+    def test_a_record_that_does_not_fit_before_the_end_is_preceded_by_padding(self) -> None:
+        capacity = 1024
+        buffer = ring_buffer(capacity)
+        view = RingView(buffer, 0, len(buffer))
+        writer, reader = SubmitRingWriter(view), RingReader(view)
+        for _ in range(28):  # 28 x 32 = 896 bytes, 128 left before the end
+            writer.commit(writer.try_claim(1, 24))
+        reader.read(Collector())
+        index = writer.try_claim(2, 124)  # a 136-byte record
+        self.assertEqual(8, index, "written at the start of the data area")
+        self.assertEqual((128, p.PADDING), struct.unpack_from("<ii", buffer, 896))
+        self.assertEqual(896 + 128 + 136, trailer_long(buffer, capacity, TAIL_OFFSET))
+        writer.buffer[index:index + 124] = bytes(range(124))
+        writer.commit(index)
+        collector = Collector()
+        self.assertEqual(0, reader.read(collector), "the first read consumes the padding up to the end")
+        self.assertEqual(1, reader.read(collector))
+        self.assertEqual([(2, bytes(range(124)))], collector.records)
+
+    def test_bodies_beyond_an_eighth_of_the_capacity_are_refused(self) -> None:
+        buffer = ring_buffer(1024)
+        writer = SubmitRingWriter(RingView(buffer, 0, len(buffer)))
+        self.assertEqual(128, writer.max_message_length)
+        with self.assertRaises(ValueError):
+            writer.try_claim(1, 129)
+
+    def test_a_ring_must_be_a_power_of_two_plus_the_trailer(self) -> None:
+        with self.assertRaises(ValueError):
+            RingView(bytearray(1000 + TRAILER_LENGTH), 0, 1000 + TRAILER_LENGTH)
+
+
+class RingReaderTest(unittest.TestCase):
+    def test_consumed_bytes_are_zeroed_and_head_advances(self) -> None:
+        capacity = 1024
+        buffer = ring_buffer(capacity)
+        view = RingView(buffer, 0, len(buffer))
+        RingWriter(view).write(p.COMPLETION, p.encode_completion(5, 0, 64))
+        collector = Collector()
+        self.assertEqual(1, RingReader(view).read(collector))
+        self.assertEqual(5, p.decode_completion(collector.records[0][1], 0, 40).request_id)
+        self.assertEqual(bytes(capacity), bytes(buffer[:capacity]))
+        self.assertEqual(48, trailer_long(buffer, capacity, HEAD_OFFSET))
+
+    def test_a_record_still_being_written_stops_the_reader(self) -> None:
+        buffer = ring_buffer(1024)
+        view = RingView(buffer, 0, len(buffer))
+        writer = SubmitRingWriter(view)
+        index = writer.try_claim(1, 16)
+        collector = Collector()
+        self.assertEqual(0, RingReader(view).read(collector))
+        writer.commit(index)
+        self.assertEqual(1, RingReader(view).read(collector))
+
+    def test_a_seeded_stream_of_records_crosses_the_end_many_times_intact(self) -> None:
+        rng = random.Random(20261201)
+        capacity = 4096
+        buffer = ring_buffer(capacity)
+        view = RingView(buffer, 0, len(buffer))
+        writer, reader = SubmitRingWriter(view), RingReader(view)
+        sent: list[tuple[int, bytes]] = []
+        collector = Collector()
+        for n in range(20_000):
+            body = rng.randbytes(rng.randrange(0, writer.max_message_length + 1))
+            record_type = rng.randrange(1, 5)
+            while (index := writer.try_claim(record_type, len(body))) < 0:
+                reader.read(collector, rng.randrange(1, 4))
+            writer.buffer[index:index + len(body)] = body
+            writer.commit(index)
+            sent.append((record_type, body))
+            if rng.random() < 0.3:
+                reader.read(collector)
+        reader.read(collector)
+        self.assertEqual(len(sent), len(collector.records))
+        self.assertEqual(sent, collector.records)
+        self.assertGreater(trailer_long(buffer, capacity, TAIL_OFFSET), 50 * capacity)
+
+    def test_writer_and_reader_in_two_processes_over_one_shared_mapping(self) -> None:
+        capacity = 1 << 14
+        length = capacity + TRAILER_LENGTH
+        fd = os.memfd_create("ring-test")
+        os.ftruncate(fd, length)
+        shared = mmap.mmap(fd, length)
+        count = 5000
+        pid = os.fork()
+        if pid == 0:  # child: the producer
+            status = 1
+            try:
+                writer = SubmitRingWriter(RingView(shared, 0, length))
+                for i in range(count):
+                    body = struct.pack("<q", i) * (1 + i % 9)
+                    while (index := writer.try_claim(1, len(body))) < 0:
+                        os.sched_yield()
+                    writer.buffer[index:index + len(body)] = body
+                    writer.commit(index)
+                status = 0
+            finally:
+                os._exit(status)
+        view = RingView(shared, 0, length)
+        reader = RingReader(view)
+        collector = Collector()
+        for _ in range(2_000_000):
+            if len(collector.records) == count:
+                break
+            if reader.read(collector) == 0:
+                os.sched_yield()
+        _, status = os.waitpid(pid, 0)
+        self.assertEqual(0, status)
+        self.assertEqual(count, len(collector.records))
+        for i, (_type, body) in enumerate(collector.records):
+            self.assertEqual(struct.pack("<q", i) * (1 + i % 9), body)
+        view.release()
+        shared.close()
+        os.close(fd)
+
+
+if __name__ == "__main__":
+    unittest.main()

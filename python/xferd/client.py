@@ -1,0 +1,625 @@
+"""The client of the local xferd daemon: the Python counterpart of the Java ``ipc-client``.
+
+::
+
+    with xferd.connect("/dev/shm/xferd", "prefill-0") as client:
+        kv = client.allocate_memory(1 << 30)                 # a memfd the daemon maps: zero copies
+        client.register_memory(kv.address, kv.length, "cpu:0")
+        decode = client.open_segment("decode-0")             # or "host:port/decode-0", or a session "host:port"
+        client.batch_transfer_sync(xferd.WRITE, decode, [kv.address], [peer_address], [kv.length])
+
+Requests go into this client's own submit ring (a one-to-one ring in the rings file the daemon passed with
+WELCOME); a batch of any size is one or a few SUBMIT_BATCH records, each answered by one completion. Every method is
+thread-safe: submissions are serialised by a lock held only while a record is written; completions are read by
+whichever waiting thread gets the poll lock and handed to the waiters' events, so waiting threads sleep (with a
+short spin first) and let other Python threads run.
+"""
+
+from __future__ import annotations
+
+import array
+import collections
+import mmap
+import os
+import threading
+import time
+from typing import Iterable, Sequence
+
+from . import protocol as p
+from .cnc import CncFile
+from .control import ControlChannel
+from .cuda import runtime as cuda_runtime
+from .errors import (ControlError, DaemonGoneError, TransferFailedError, TransferStatus, TransferTimeoutError,
+                     XferError)
+from .memory import SharedBuffer
+from .protocol import Notification
+from .rings import RingReader, RingView, SubmitRingWriter
+
+DEFAULT_DIRECTORY = "/dev/shm/xferd"
+_SPIN_NS = 200_000           # spin on the completion ring this long for a small transfer (<= _SMALL_BYTES),
+_SPIN_LARGE_NS = 20_000      # this long for a larger one (it takes milliseconds: the GIL is better left to others),
+_SMALL_BYTES = 1 << 20
+_MIN_SLEEP_S = 20e-6         # then sleep on the transfer's event, 20 us doubling to
+_MAX_SLEEP_S = 1e-3          # 1 ms: sleeping waiters look again at least every millisecond
+_LIVENESS_CHECK_NS = 20_000_000
+
+
+class Transfer:
+    """One submitted batch (one or more ring records, one status). Returned by :meth:`Client.submit`.
+
+    Its state changes under its client's state lock; a waiting thread's event is made only when it goes to sleep.
+    """
+
+    __slots__ = ("opcode", "entries", "total_bytes", "_remaining", "_statuses", "_bytes", "_event", "status")
+
+    def __init__(self, opcode: int, entries: int, total_bytes: int, parts: int) -> None:
+        self.opcode = opcode
+        self.entries = entries
+        self.total_bytes = total_bytes
+        self._remaining = parts
+        self._statuses = [TransferStatus.OK] * parts if parts > 1 else None
+        self._bytes = 0
+        self._event: threading.Event | None = None
+        #: None while pending, then the status of the lowest-index failed entry, or 0 (OK)
+        self.status: int | None = None
+
+    def _part_done(self, part: int, status: int, transferred: int) -> threading.Event | None:
+        """Record one part's completion (state lock held); returns the event to set when it finished the transfer."""
+        if self.status is not None:
+            return None
+        self._bytes += transferred
+        self._remaining -= 1
+        if self._statuses is None:
+            self.status = status
+        else:
+            self._statuses[part] = status
+            if self._remaining == 0:
+                self.status = next((s for s in self._statuses if s != TransferStatus.OK), TransferStatus.OK)
+        return self._event if self.status is not None else None
+
+    def _fail(self, status: int) -> threading.Event | None:
+        """Fail it (state lock held); returns the event to set."""
+        if self.status is None:
+            self.status = status
+        return self._event
+
+    def done(self) -> bool:
+        """True once the outcome is known (without polling)."""
+        return self.status is not None
+
+    @property
+    def bytes_transferred(self) -> int:
+        """Bytes moved: the sum of the lengths when OK."""
+        return self._bytes if self.status == TransferStatus.OK else 0
+
+    def raise_for_status(self) -> None:
+        """Raise the typed :class:`~xferd.errors.TransferFailedError` of a failed transfer."""
+        if self.status is not None and self.status != TransferStatus.OK:
+            raise TransferFailedError.of(self.status, f"{self.entries} entr{'y' if self.entries == 1 else 'ies'}, "
+                                                      f"{self.total_bytes} bytes")
+
+
+class Client:
+    """A connection to the daemon serving ``directory``, as segment ``segment_name``.
+
+    :param listen: ask the daemon for this segment's own RPC port (Mooncake's ``get_rpc_port``), so peers can
+        name it ``host:port``; :attr:`rpc_port` then holds it.
+    :param control_timeout_s: how long a control request (register, open segment...) may wait for its answer, and
+        a submission for ring space.
+    :raises DaemonGoneError: when no daemon serves the directory.
+    :raises ControlError: when the daemon refuses (name taken, daemon full, protocol version).
+    """
+
+    def __init__(self, directory: str = DEFAULT_DIRECTORY, segment_name: str | None = None, *,
+                 listen: bool = False, control_timeout_s: float = 10.0) -> None:
+        self.directory = directory
+        self._control_timeout_s = control_timeout_s
+        self._control_lock = threading.Lock()
+        self._submit_lock = threading.Lock()
+        self._poll_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._pending: dict[int, tuple[Transfer, int]] = {}
+        self._in_flight = 0
+        self._next_request_id = 1
+        self._next_correlation_id = 1
+        self._notifications: collections.deque[Notification] = collections.deque()
+        self._shared: list[SharedBuffer] = []
+        self._gone: str | None = None
+        self._closed = False
+        self._next_liveness_ns = 0
+        self._ptracer_set = False
+        name = segment_name or f"py-{os.getpid()}-{id(self) & 0xffffff:x}"
+        self._cnc = CncFile(os.path.join(directory, p.CNC_FILE))
+        try:
+            self._channel = ControlChannel(os.path.join(directory, p.SOCKET_FILE), control_timeout_s)
+        except BaseException:
+            self._cnc.close()
+            raise
+        try:
+            self._welcome(name, p.HELLO_FLAG_LISTEN if listen else 0)
+        except BaseException:
+            self._channel.close()
+            self._cnc.close()
+            raise
+
+    def _welcome(self, name: str, flags: int) -> None:
+        self._channel.send(p.encode_hello(os.getpid(), name, flags))
+        frame, fds = self._channel.receive()
+        try:
+            _length, frame_type = p.frame_header(frame)
+            if frame_type == p.ERROR:
+                _cid, code, message = p.decode_error(frame)
+                raise ControlError.of(code, message)
+            if frame_type != p.WELCOME:
+                raise XferError(f"daemon answered HELLO with frame type {frame_type}")
+            welcome = p.decode_welcome(frame)
+            if not fds:
+                raise XferError("daemon's WELCOME carried no rings file")
+            rings_length = welcome.completion_ring_length + welcome.submit_ring_length
+            if os.fstat(fds[0]).st_size < rings_length:
+                raise XferError(f"rings file of {os.fstat(fds[0]).st_size} bytes, WELCOME says {rings_length}")
+            self._rings = mmap.mmap(fds[0], rings_length, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        finally:
+            for fd in fds:
+                os.close(fd)
+        self.welcome = welcome
+        self._completion_view = RingView(self._rings, 0, welcome.completion_ring_length)
+        self._submit_view = RingView(self._rings, welcome.completion_ring_length, welcome.submit_ring_length)
+        self._reader = RingReader(self._completion_view)
+        self._writer = SubmitRingWriter(self._submit_view)
+        self._max_in_flight = max(1, welcome.max_in_flight)
+        self._daemon_pid = self._channel.peer_pid()
+
+    # ---------------------------------------------------------------- facts from WELCOME
+
+    @property
+    def segment_name(self) -> str:
+        """This client's full segment name (``host:port/name``)."""
+        return self.welcome.segment_name
+
+    @property
+    def segment_handle(self) -> int:
+        """The handle of this client's own segment (for loop-back transfers)."""
+        return self.welcome.segment_handle
+
+    @property
+    def rpc_port(self) -> int:
+        """This segment's own RPC port (0 unless connected with ``listen=True``)."""
+        return self.welcome.rpc_port
+
+    @property
+    def max_in_flight(self) -> int:
+        """Ring records this client may have outstanding (a batch record counts once)."""
+        return self._max_in_flight
+
+    @property
+    def max_batch_entries(self) -> int:
+        """Entries one SUBMIT_BATCH record may carry (larger batches become several records)."""
+        return self.welcome.max_batch_entries
+
+    @property
+    def max_request_length(self) -> int:
+        """The longest single request (entry) the daemon accepts."""
+        return self.welcome.max_request_length
+
+    @property
+    def max_notify_length(self) -> int:
+        """The longest notify message."""
+        return self.welcome.max_notify_length
+
+    # ---------------------------------------------------------------- control requests
+
+    def _request(self, build, fd: int = -1) -> int:
+        with self._control_lock:
+            self._ensure_open()
+            correlation_id = self._next_correlation_id
+            self._next_correlation_id += 1
+            try:
+                self._channel.send(build(correlation_id), fd)
+                frame, fds = self._channel.receive()
+            except DaemonGoneError as ex:
+                self._mark_gone(str(ex))
+                raise
+            for extra in fds:
+                os.close(extra)
+        _length, frame_type = p.frame_header(frame)
+        if frame_type == p.ERROR:
+            answered, code, message = p.decode_error(frame)
+            raise ControlError.of(code, message)
+        if frame_type != p.OK:
+            raise XferError(f"daemon answered with frame type {frame_type}")
+        answered, value = p.decode_ok(frame)
+        if answered != correlation_id:
+            raise XferError(f"daemon answered request {answered}, not {correlation_id}")
+        return value
+
+    def allocate_memory(self, length: int) -> SharedBuffer:
+        """A memfd of ``length`` bytes mapped here, which the daemon can map too. Not registered yet."""
+        self._ensure_open()
+        buffer = SharedBuffer(length, f"xferd-{self.welcome.segment_name[-40:]}")
+        with self._state_lock:
+            self._shared.append(buffer)
+        return buffer
+
+    def free_memory(self, buffer: SharedBuffer) -> None:
+        """Unmap memory from :meth:`allocate_memory` (unregister its ranges first)."""
+        with self._state_lock:
+            if buffer in self._shared:
+                self._shared.remove(buffer)
+        buffer.close()
+
+    def shared_buffer_of(self, address: int, length: int) -> SharedBuffer | None:
+        """The buffer from :meth:`allocate_memory` that holds the range, if any."""
+        with self._state_lock:
+            return next((b for b in self._shared if b.contains(address, length)), None)
+
+    def register_memory(self, address: int, length: int, location: str = "cpu:0") -> None:
+        """Register ``[address, address + length)`` so requests (this client's, and other clients' as a target)
+        may use it. Memory from :meth:`allocate_memory` goes by its memfd (zero copy); a ``cuda:N`` location, or
+        ``*`` on a device pointer, goes through CUDA IPC (:meth:`register_gpu_memory`); any other host memory goes
+        by address (:meth:`register_process_memory`).
+
+        :raises ControlError: (typed) when the daemon refuses, e.g. ``OverlappingRegionError``.
+        """
+        shared = self.shared_buffer_of(address, length)
+        if shared is not None:
+            self._request(lambda cid: p.encode_register_memory(cid, address, length, address - shared.address,
+                                                               location), shared.fd)
+            return
+        if location.startswith("cuda"):
+            self.register_gpu_memory(address, length, location)
+            return
+        if location == "*" and cuda_runtime().availability() is None and cuda_runtime().device_of(address) is not None:
+            self.register_gpu_memory(address, length, None)
+            return
+        self.register_process_memory(address, length, location)
+
+    def register_process_memory(self, address: int, length: int, location: str = "*") -> None:
+        """Register ordinary memory of this process (heap, anonymous, a numpy array, a torch CPU tensor): the daemon
+        copies with ``process_vm_readv/writev`` (no shared mapping: every byte crosses the kernel; the daemon needs
+        the same uid or CAP_SYS_PTRACE). Under Yama ``ptrace_scope`` 1 this process first names the daemon as its
+        ptracer (``prctl(PR_SET_PTRACER, daemon pid)``). Keep the memory alive until it is unregistered."""
+        self._allow_daemon_to_reach_memory()
+        self._request(lambda cid: p.encode_register_process_memory(cid, address, length, location))
+
+    def _allow_daemon_to_reach_memory(self) -> None:
+        if self._ptracer_set:
+            return
+        try:
+            with open("/proc/sys/kernel/yama/ptrace_scope") as f:
+                scope = int(f.read().strip() or 0)
+        except (OSError, ValueError):
+            scope = 0
+        if scope == 1:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(0x59616D61, ctypes.c_ulong(self._channel.peer_pid()), 0, 0, 0) != 0:  # PR_SET_PTRACER
+                raise XferError(f"prctl(PR_SET_PTRACER) failed: {os.strerror(ctypes.get_errno())}")
+        self._ptracer_set = True
+
+    def register_gpu_memory(self, pointer: int, length: int, location: str | None = None) -> None:
+        """Register device memory through a CUDA IPC handle of the allocation holding it (a range inside a caching
+        allocator's block works: its offset in the block travels with it).
+
+        :param location: ``cuda:N``; by default the device the pointer lives on.
+        :raises CudaUnavailableError: when this process has no usable CUDA runtime (nothing is sent).
+        """
+        export = cuda_runtime().export(pointer, length)
+        where = location if location and location != "*" else f"cuda:{export.device}"
+        self._request(lambda cid: p.encode_register_gpu_memory(
+            cid, pointer, length, pointer - export.allocation_base, export.ipc_handle, export.pci_bus_id, where))
+
+    def unregister_memory(self, address: int) -> None:
+        """Unregister the range starting at ``address``; returns once no transfer touches it any more."""
+        self._request(lambda cid: p.encode_unregister_memory(cid, address))
+
+    def open_segment(self, name: str) -> int:
+        """The handle of a segment: ``name`` on this daemon, ``host:port/name`` elsewhere, or ``host:port`` (an
+        engine's own RPC port, Mooncake's session id). A fresh lookup every call."""
+        return self._request(lambda cid: p.encode_open_segment(cid, name))
+
+    # ---------------------------------------------------------------- transfers
+
+    def _entries_per_record(self, notify_length: int) -> int:
+        room = self._writer.max_message_length - p.SUBMIT_BATCH_HEADER_LENGTH - p.align8(notify_length)
+        per_record = room // p.BATCH_ENTRY_LENGTH
+        if self.welcome.max_batch_entries > 0:
+            per_record = min(per_record, self.welcome.max_batch_entries)
+        if per_record < 1:
+            raise XferError(f"the submit ring ({self._writer.capacity} bytes) cannot hold a batch record")
+        return per_record
+
+    def submit(self, opcode: int, segment: int, local_addresses: Sequence[int], target_addresses: Sequence[int],
+               lengths: Sequence[int], notify: bytes = b"", trace_id: int = 0) -> Transfer:
+        """Submit a batch of requests to one target segment and return at once.
+
+        All entries are packed in one go (``array``), so a batch of thousands of descriptors costs the caller well
+        under a millisecond; a batch longer than one record carries becomes several records, and one status: that of
+        the lowest-index failed entry. A ``notify`` (WRITE only) is delivered to the target's owner once every entry
+        landed, never if one failed (a batch split over several records sends its last record, with the notify,
+        after the others completed).
+
+        :raises ValueError: when the three sequences differ in length or are empty, or notify is too long.
+        :raises DaemonGoneError: when the daemon is gone.
+        :raises XferError: when no ring space or in-flight slot frees up within the control timeout.
+        """
+        if len(local_addresses) == 1 and type(local_addresses) in (tuple, list) and not notify:
+            return self._submit_one(opcode, segment, local_addresses, target_addresses, lengths, trace_id)
+        locals_, targets, lengths_ = _int64s(local_addresses), _int64s(target_addresses), _int64s(lengths)
+        count = len(locals_)
+        if count == 0 or count != len(targets) or count != len(lengths_):
+            raise ValueError(f"batch of {count} local, {len(targets)} target addresses and {len(lengths_)} lengths")
+        notify = bytes(notify)
+        if len(notify) > self.welcome.max_notify_length:
+            raise ValueError(f"notify of {len(notify)} bytes; the daemon takes at most {self.welcome.max_notify_length}")
+        per_record = self._entries_per_record(len(notify))
+        parts = [(start, min(count, start + per_record)) for start in range(0, count, per_record)]
+        transfer = Transfer(opcode, count, sum(lengths_), len(parts))
+        deadline = time.monotonic_ns() + int(self._control_timeout_s * 1e9)
+        for part, (start, end) in enumerate(parts):
+            last = part == len(parts) - 1
+            if last and notify and len(parts) > 1:
+                self._await(transfer, lambda: transfer._remaining == 1 or transfer.done(), deadline)
+                if transfer.done():
+                    return transfer
+            self._write_record(transfer, part, opcode, segment,
+                               (locals_[start:end], targets[start:end], lengths_[start:end]), end - start,
+                               notify if last else b"", trace_id, deadline)
+        return transfer
+
+    def _submit_one(self, opcode: int, segment: int, local_addresses, target_addresses, lengths,
+                    trace_id: int) -> Transfer:
+        """One plain request (the 64-byte round trip's path): a SUBMIT record, no arrays."""
+        if len(target_addresses) != 1 or len(lengths) != 1:
+            raise ValueError(f"batch of 1 local, {len(target_addresses)} target addresses and {len(lengths)} lengths")
+        local, target, length = local_addresses[0], target_addresses[0], lengths[0]
+        transfer = Transfer(opcode, 1, length, 1)
+        with self._submit_lock:
+            self._check_gone()
+            if self._in_flight < self._max_in_flight:
+                index = self._writer.try_claim(p.SUBMIT, p.SUBMIT_LENGTH)
+                if index >= 0:
+                    request_id = self._next_request_id
+                    self._next_request_id += 1
+                    with self._state_lock:
+                        self._pending[request_id] = (transfer, 0)
+                        self._in_flight += 1
+                    p.pack_submit(self._writer.buffer, index, request_id, opcode, segment, local, target, length,
+                                  trace_id, time.monotonic_ns())
+                    self._writer.commit(index)
+                    return transfer
+        # ring full or at the in-flight limit: the general path waits for room
+        deadline = time.monotonic_ns() + int(self._control_timeout_s * 1e9)
+        self._write_record(transfer, 0, opcode, segment, (_int64s(local_addresses), _int64s(target_addresses),
+                                                          _int64s(lengths)), 1, b"", trace_id, deadline)
+        return transfer
+
+    def _write_record(self, transfer: Transfer, part: int, opcode: int, segment: int,
+                      entries: tuple[memoryview, memoryview, memoryview], count: int, notify: bytes, trace_id: int, deadline_ns: int) -> None:
+        single = count == 1
+        body_length = p.submit_length(len(notify)) if single else p.batch_length(count, len(notify))
+        record_type = p.SUBMIT if single else p.SUBMIT_BATCH
+        sleep_s = 0.0
+        while True:
+            with self._submit_lock:
+                self._check_gone()
+                if self._in_flight < self._max_in_flight:
+                    index = self._writer.try_claim(record_type, body_length)
+                    if index >= 0:
+                        self._publish(index, transfer, part, single, opcode, segment, entries, count, notify,
+                                      trace_id)
+                        return
+            if self._poll() == 0:
+                now = time.monotonic_ns()
+                self._check_liveness(now)
+                if now > deadline_ns:
+                    raise XferError(f"could not submit within {self._control_timeout_s} s: submit ring full or "
+                                    f"{self._in_flight} records in flight (max {self._max_in_flight})")
+                sleep_s = min(max(sleep_s * 2, _MIN_SLEEP_S), _MAX_SLEEP_S)
+                time.sleep(sleep_s)
+
+    def _publish(self, index: int, transfer: Transfer, part: int, single: bool, opcode: int, segment: int,
+                 entries: tuple[memoryview, memoryview, memoryview], count: int, notify: bytes, trace_id: int) -> None:
+        request_id = self._next_request_id
+        self._next_request_id += 1
+        with self._state_lock:
+            self._pending[request_id] = (transfer, part)
+            self._in_flight += 1
+        ring = self._writer.buffer
+        now = time.monotonic_ns()
+        locals_, targets, lengths = entries
+        if single:
+            p.pack_submit(ring, index, request_id, opcode, segment, locals_[0], targets[0], lengths[0], trace_id, now,
+                          notify)
+        else:
+            # the three columns go straight into the record's 24-byte entries, interleaved by strided copies
+            at = p.pack_batch_header(ring, index, request_id, opcode, count, segment, trace_id, now, notify) // 8
+            words = self._submit_view.i64
+            words[at:at + 3 * count:3] = locals_
+            words[at + 1:at + 3 * count:3] = targets
+            words[at + 2:at + 3 * count:3] = lengths
+        self._writer.commit(index)
+
+    def wait(self, transfer: Transfer, timeout_s: float | None = None) -> int:
+        """Wait for a transfer's outcome.
+
+        :returns: the bytes transferred.
+        :raises TransferFailedError: (typed by status) when it failed; ``TransferDaemonGoneError`` when the daemon
+            went away meanwhile.
+        :raises TransferTimeoutError: when ``timeout_s`` passes first (the transfer stays in flight).
+        """
+        deadline = None if timeout_s is None else time.monotonic_ns() + int(timeout_s * 1e9)
+        if not self._await(transfer, transfer.done, deadline):
+            raise TransferTimeoutError(TransferStatus.TIMEOUT, f"no completion within {timeout_s} s")
+        transfer.raise_for_status()
+        return transfer.bytes_transferred
+
+    def _await(self, transfer: Transfer, predicate, deadline_ns: int | None) -> bool:
+        """Poll and sleep until ``predicate()``; False when the deadline passed first. Spins briefly (200 us for a
+        transfer of up to 1 MiB, whose completion is likely that close; 20 us for larger ones), then sleeps on the
+        transfer's event (releasing the GIL), 20 us doubling to 1 ms, waking early when another thread's poll
+        delivers it."""
+        start = time.monotonic_ns()
+        spin_ns = _SPIN_NS if transfer.total_bytes <= _SMALL_BYTES else _SPIN_LARGE_NS
+        sleep_s = 0.0
+        while not predicate():
+            worked = self._poll()
+            if predicate():
+                return True
+            now = time.monotonic_ns()
+            self._check_liveness(now)
+            if deadline_ns is not None and now > deadline_ns:
+                return predicate()
+            if worked or now - start < spin_ns:
+                continue
+            sleep_s = min(max(sleep_s * 2, _MIN_SLEEP_S), _MAX_SLEEP_S)
+            if deadline_ns is not None:
+                sleep_s = max(0.0, min(sleep_s, (deadline_ns - now) / 1e9))
+            event = transfer._event
+            if event is None:
+                with self._state_lock:
+                    if transfer._event is None:
+                        transfer._event = threading.Event()
+                    event = transfer._event
+                if predicate():
+                    return True
+            event.wait(sleep_s)
+        return True
+
+    def transfer_sync(self, opcode: int, segment: int, local_address: int, target_address: int, length: int,
+                      notify: bytes = b"", timeout_s: float | None = None) -> int:
+        """Move one range and wait; returns the bytes moved or raises the typed failure."""
+        return self.wait(self.submit(opcode, segment, (local_address,), (target_address,), (length,), notify),
+                         timeout_s)
+
+    def batch_transfer_sync(self, opcode: int, segment: int, local_addresses: Sequence[int],
+                            target_addresses: Sequence[int], lengths: Sequence[int], notify: bytes = b"",
+                            timeout_s: float | None = None) -> int:
+        """Submit a batch and wait for it; returns the bytes moved or raises the typed failure."""
+        return self.wait(self.submit(opcode, segment, local_addresses, target_addresses, lengths, notify), timeout_s)
+
+    # ---------------------------------------------------------------- completions and notifications
+
+    def poll(self) -> int:
+        """Take the completions and notifications waiting on this client's ring; returns records taken (0 when
+        another thread is polling)."""
+        return self._poll()
+
+    def _poll(self) -> int:
+        if not self._poll_lock.acquire(blocking=False):
+            return 0
+        try:
+            if self._closed:
+                return 0
+            return self._reader.read(self._on_record, 4096)
+        finally:
+            self._poll_lock.release()
+
+    def _on_record(self, record_type: int, buffer: memoryview, offset: int, length: int) -> None:
+        if record_type == p.COMPLETION:
+            completion = p.decode_completion(buffer, offset, length)
+            with self._state_lock:
+                entry = self._pending.pop(completion.request_id, None)
+                if entry is None:
+                    return
+                self._in_flight -= 1
+                event = entry[0]._part_done(entry[1], completion.status, completion.bytes_transferred)
+            if event is not None:
+                event.set()
+        elif record_type == p.NOTIFICATION:
+            self._notifications.append(p.decode_notification(buffer, offset, length))
+
+    def get_notifies(self) -> list[Notification]:
+        """The notifications received since the last call (polls first)."""
+        self._poll()
+        taken = []
+        while self._notifications:
+            taken.append(self._notifications.popleft())
+        return taken
+
+    # ---------------------------------------------------------------- liveness
+
+    def _check_liveness(self, now_ns: int) -> None:
+        if now_ns < self._next_liveness_ns or self._gone is not None:
+            return
+        self._next_liveness_ns = now_ns + _LIVENESS_CHECK_NS
+        reason = self._cnc.stale_reason(daemon_pid=self._daemon_pid)
+        if reason is None and self._control_lock.acquire(blocking=False):
+            try:
+                if self._channel.peer_closed():
+                    reason = "daemon closed the control connection"
+            finally:
+                self._control_lock.release()
+        if reason is not None:
+            self._mark_gone(reason)
+
+    def is_daemon_gone(self) -> bool:
+        """True when the daemon is known to be gone (checks now)."""
+        self._next_liveness_ns = 0
+        self._check_liveness(time.monotonic_ns())
+        return self._gone is not None
+
+    def _mark_gone(self, reason: str) -> None:
+        with self._state_lock:
+            if self._gone is not None:
+                return
+            self._gone = reason
+            events = [transfer._fail(TransferStatus.DAEMON_GONE) for transfer, _part in self._pending.values()]
+            self._pending.clear()
+            self._in_flight = 0
+        for event in events:
+            if event is not None:
+                event.set()
+
+    def _check_gone(self) -> None:
+        if self._closed:
+            raise XferError("client is closed")
+        if self._gone is not None:
+            raise DaemonGoneError(self._gone)
+
+    def _ensure_open(self) -> None:
+        self._check_gone()
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def close(self) -> None:
+        """Disconnect: the daemon frees everything this client registered; memory from :meth:`allocate_memory` is
+        unmapped. Pending transfers fail with DAEMON_GONE."""
+        with self._control_lock, self._submit_lock, self._poll_lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._channel.close()
+        self._mark_gone("client closed")
+        with self._state_lock:
+            shared, self._shared = self._shared, []
+        for buffer in shared:
+            buffer.close()
+        self._reader = None
+        self._completion_view.release()
+        self._submit_view.release()
+        self._rings.close()
+        self._cnc.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _int64s(values) -> memoryview:
+    """A native int64 view of a sequence of integers: arrays of 8-byte items are taken as they are (no copy), anything
+    else is converted in one go (``array('q', ...)``, C speed; TypeError/OverflowError for what is not an int64)."""
+    if isinstance(values, memoryview) and values.itemsize == 8 and values.ndim == 1 and values.format in "qQlL":
+        return values.cast("B").cast("q")
+    if not (isinstance(values, array.array) and values.itemsize == 8):
+        values = array.array("q", values)
+    return memoryview(values).cast("B").cast("q")
+
+
+def connect(directory: str | None = None, segment_name: str | None = None, *, listen: bool = False,
+            control_timeout_s: float = 10.0) -> Client:
+    """Connect to the daemon serving ``directory`` (default ``$XFERD_DIR`` or ``/dev/shm/xferd``)."""
+    return Client(directory or os.environ.get("XFERD_DIR", DEFAULT_DIRECTORY), segment_name, listen=listen,
+                  control_timeout_s=control_timeout_s)

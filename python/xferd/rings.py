@@ -1,0 +1,237 @@
+"""The two shared-memory rings of a client, in Agrona's ring buffer layout.
+
+A ring is ``capacity`` bytes of records (a power of two) followed by a 768-byte trailer of int64 positions, each
+alone on its own 128-byte line::
+
+    trailer + 128  tail        producer position (bytes ever claimed)
+    trailer + 256  head cache  the producer's last look at head
+    trailer + 384  head        consumer position (bytes ever consumed)
+    trailer + 512  correlation counter (unused here)
+    trailer + 640  consumer heartbeat (unused here)
+
+A record is ``int32 length`` (header included, before alignment; negative or zero while being written),
+``int32 type``, then the body; records start at multiples of 8. Type -1 is padding that fills the end of the data
+area when the next record does not fit there.
+
+Memory ordering: every int32/int64 field is read and written through a native ``memoryview`` cast, one aligned
+load or store of the field's width, so no field is ever torn. CPython performs each such access as its own C call,
+in program order; on x86-64 (TSO) stores become visible to the daemon in that order and loads are not reordered
+with older loads, which is all the one-to-one protocol needs (release = plain store, acquire = plain load). On
+other architectures a full fence is issued around the releasing stores (:func:`_fence`).
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+import threading
+
+from .protocol import PADDING, align8
+
+TRAILER_LENGTH = 768
+TAIL_OFFSET = 128
+HEAD_CACHE_OFFSET = 256
+HEAD_OFFSET = 384
+CORRELATION_COUNTER_OFFSET = 512
+CONSUMER_HEARTBEAT_OFFSET = 640
+RECORD_HEADER_LENGTH = 8
+
+if sys.byteorder != "little":  # pragma: no cover - the protocol is little-endian and so are the native views
+    raise ImportError("xferd's shared-memory rings need a little-endian machine")
+
+_TSO = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
+_fence_lock = threading.Lock()
+
+
+def _fence() -> None:
+    """A full memory barrier on weakly ordered CPUs: an uncontended lock round trip is an atomic
+    read-modify-write pair with acquire and release semantics. A no-op on x86-64, where stores are not reordered."""
+    if not _TSO:
+        with _fence_lock:
+            pass
+
+
+class RingView:
+    """Native views over one ring (data and trailer) inside a mapped buffer: int32 and int64 indexable arrays."""
+
+    def __init__(self, buffer, offset: int, length: int) -> None:
+        capacity = length - TRAILER_LENGTH
+        if capacity <= 0 or capacity & (capacity - 1) or offset % 8:
+            raise ValueError(f"ring of {length} bytes at offset {offset}: capacity {capacity} must be a power of "
+                             f"two plus the {TRAILER_LENGTH}-byte trailer, 8-byte aligned")
+        whole = memoryview(buffer)
+        if offset + length > len(whole):
+            raise ValueError(f"ring [{offset}, {offset + length}) beyond a buffer of {len(whole)} bytes")
+        self.capacity = capacity
+        self.bytes = whole[offset:offset + length]
+        self.i32 = self.bytes.cast("i")
+        self.i64 = self.bytes.cast("q")
+        self.tail_index = (capacity + TAIL_OFFSET) // 8
+        self.head_cache_index = (capacity + HEAD_CACHE_OFFSET) // 8
+        self.head_index = (capacity + HEAD_OFFSET) // 8
+        # the largest body a record may carry, as Agrona's rings enforce it (capacity / 8)
+        self.max_message_length = max(RECORD_HEADER_LENGTH, capacity >> 3)
+
+    def release(self) -> None:
+        """Drop the views so the underlying mapping can be closed."""
+        for view in (self.i64, self.i32, self.bytes):
+            view.release()
+
+    def tail(self) -> int:
+        """The producer position."""
+        return self.i64[self.tail_index]
+
+    def head(self) -> int:
+        """The consumer position."""
+        return self.i64[self.head_index]
+
+
+class SubmitRingWriter:
+    """The single producer of a one-to-one ring (the client's submit ring; the daemon is the only consumer).
+
+    Not thread-safe: the caller serialises :meth:`try_claim` ... :meth:`commit` pairs (one lock per client).
+    """
+
+    def __init__(self, ring: RingView) -> None:
+        self._ring = ring
+        self._mask = ring.capacity - 1
+        self.capacity = ring.capacity
+        self.max_message_length = ring.max_message_length
+
+    @property
+    def buffer(self) -> memoryview:
+        """The ring's bytes: write the claimed body at the index :meth:`try_claim` returned."""
+        return self._ring.bytes
+
+    def try_claim(self, record_type: int, body_length: int) -> int:
+        """Claim space for a record and mark it as being written.
+
+        :returns: the offset of the record's body in :attr:`buffer`, or -1 when the consumer has not freed enough
+            space yet (try again later).
+        :raises ValueError: for a body longer than the ring accepts.
+        """
+        if body_length < 0 or body_length > self.max_message_length:
+            raise ValueError(f"record body of {body_length} bytes; this ring takes at most {self.max_message_length}")
+        ring = self._ring
+        i32, i64 = ring.i32, ring.i64
+        record_length = body_length + RECORD_HEADER_LENGTH
+        aligned = align8(record_length)
+        # room for the record plus the next record's header, which is zeroed ahead so the consumer stops there
+        required = aligned + RECORD_HEADER_LENGTH
+        capacity = self.capacity
+        head = i64[ring.head_cache_index]
+        tail = i64[ring.tail_index]
+        if required > capacity - (tail - head):
+            head = i64[ring.head_index]
+            if required > capacity - (tail - head):
+                return -1
+            i64[ring.head_cache_index] = head
+        index = tail & self._mask
+        to_end = capacity - index
+        write_index = index
+        next_tail = tail + aligned
+        if aligned == to_end:  # the record ends exactly at the end of the data area
+            i64[ring.tail_index] = next_tail
+            i64[0] = 0
+            i32[index // 4] = -record_length
+            i32[index // 4 + 1] = record_type
+            return index + RECORD_HEADER_LENGTH
+        padding = 0
+        if required > to_end:  # does not fit before the end: pad to the end, write at 0
+            write_index = 0
+            head_index = head & self._mask
+            if required > head_index:
+                head = i64[ring.head_index]
+                head_index = head & self._mask
+                if required > head_index:
+                    write_index = -1
+                    next_tail = tail
+                i64[ring.head_cache_index] = head
+            padding = to_end
+            next_tail += padding
+        i64[ring.tail_index] = next_tail
+        if padding:
+            i64[0] = 0
+            i32[index // 4 + 1] = PADDING
+            _fence()
+            i32[index // 4] = padding
+        if write_index < 0:
+            return -1
+        i64[(write_index + aligned) // 8] = 0
+        i32[write_index // 4] = -record_length
+        i32[write_index // 4 + 1] = record_type
+        return write_index + RECORD_HEADER_LENGTH
+
+    def commit(self, body_index: int) -> None:
+        """Publish a claimed record whose body is written: its length turns positive, and the consumer may read it."""
+        i32 = self._ring.i32
+        at = (body_index - RECORD_HEADER_LENGTH) // 4
+        length = i32[at]
+        if length >= 0:
+            raise RuntimeError(f"record at {body_index - RECORD_HEADER_LENGTH} was not claimed (length {length})")
+        _fence()
+        i32[at] = -length
+
+
+class RingReader:
+    """The single consumer of a ring (the client's completion ring): reads records in order, zeroes what it
+    consumed, then advances head, so a producer's claim never sees stale bytes.
+
+    Not thread-safe: one thread reads at a time (the client holds a poll lock).
+    """
+
+    def __init__(self, ring: RingView) -> None:
+        self._ring = ring
+        self._zeros = memoryview(bytes(ring.capacity))
+
+    def read(self, handler, limit: int = 1 << 30) -> int:
+        """Call ``handler(record_type, buffer, body_offset, body_length)`` for each complete record, up to ``limit``.
+
+        :returns: the number of records handed over (padding excluded).
+        """
+        ring = self._ring
+        i32 = ring.i32
+        buffer = ring.bytes
+        capacity = ring.capacity
+        head = ring.i64[ring.head_index]
+        head_index = head & (capacity - 1)
+        block = capacity - head_index
+        consumed = 0
+        records = 0
+        try:
+            while consumed < block and records < limit:
+                index = head_index + consumed
+                length = i32[index // 4]
+                if length <= 0:
+                    break
+                if length < RECORD_HEADER_LENGTH or length > block - consumed:
+                    raise ValueError(f"corrupt ring record at {index}: length {length}")
+                consumed += align8(length)
+                record_type = i32[index // 4 + 1]
+                if record_type == PADDING:
+                    continue
+                records += 1
+                handler(record_type, buffer, index + RECORD_HEADER_LENGTH, length - RECORD_HEADER_LENGTH)
+        finally:
+            if consumed:
+                buffer[head_index:head_index + consumed] = self._zeros[:consumed]
+                _fence()
+                ring.i64[ring.head_index] = head + consumed
+        return records
+
+
+class RingWriter:
+    """A plain single producer for tests that play the daemon's part on a completion ring (same layout and
+    ordering as :class:`SubmitRingWriter`)."""
+
+    def __init__(self, ring: RingView) -> None:
+        self._writer = SubmitRingWriter(ring)
+
+    def write(self, record_type: int, body: bytes) -> bool:
+        """Write one record; False when the ring is full."""
+        index = self._writer.try_claim(record_type, len(body))
+        if index < 0:
+            return False
+        self._writer.buffer[index:index + len(body)] = body
+        self._writer.commit(index)
+        return True
