@@ -187,6 +187,7 @@ public final class XferDaemon implements AutoCloseable
         this.metadata = ClusterMetadata.create(context, peerServer::describe, transport);
         this.conductor = new ControlConductor(context, directory, registry, cnc, disconnects, counters,
             SystemEpochClock.INSTANCE, transport, metadata);
+        conductor.segmentPorts(peerServer.segmentListeners());
         this.registryWriter = RegistryWriter.create(context, Process.pid());
         this.notifier = new SystemdNotifier(System.getenv(),
             dutyCycles.stream().<java.util.function.LongSupplier>map(tracker -> tracker::cycles).toList());

@@ -7,6 +7,7 @@ import io.xferd.ipc.ControlMessages;
 import io.xferd.ipc.GpuMemoryRegistration;
 import io.xferd.ipc.NotificationFlyweight;
 import io.xferd.ipc.Opcode;
+import io.xferd.ipc.ProcessMemoryRegistration;
 import io.xferd.ipc.RecordTypes;
 import io.xferd.ipc.RingsFileDescriptor;
 import io.xferd.ipc.SubmitBatchFlyweight;
@@ -225,6 +226,47 @@ public final class XferClient implements AutoCloseable
                 .putLong(ControlMessages.REGISTER_FD_OFFSET, address - buffer.address())
                 .putString(ControlMessages.REGISTER_LOCATION, location);
             proxy.send(buffer.fd());
+            awaitOk(correlationId);
+        }
+        catch (final DaemonGoneException ex)
+        {
+            markGone(ex.getMessage());
+            throw ex;
+        }
+        finally
+        {
+            controlLock.unlock();
+        }
+    }
+
+    /**
+     * Register ordinary memory of this process that did not come from {@link #allocateMemory} (heap or anonymous
+     * memory: what a framework allocated itself). The daemon cannot map it; it reaches it with
+     * {@code process_vm_readv}/{@code process_vm_writev} on this process's pid, one copy through the kernel per
+     * transfer (over TCP through the daemon's staging buffer; not over RDMA, where requests fail with
+     * {@code UNSUPPORTED_MEMORY}). The kernel allows that where ptrace would be: the daemon runs with this process's
+     * uid (or CAP_SYS_PTRACE), and under Yama's ptrace_scope 1 this process has named the daemon with
+     * {@code prctl(PR_SET_PTRACER, daemonPid)}. Keep the memory mapped until it is unregistered: a transfer that
+     * meets unmapped memory fails with {@code MEMORY_FAULT}.
+     *
+     * @param location "cpu:N" or "*".
+     * @throws ControlException MAP_FAILED when the daemon may not reach this process's memory, INVALID_ARGUMENT when
+     *                          the range's first or last byte is not mapped, OVERLAPPING_REGION, LIMIT_REACHED.
+     */
+    public void registerProcessMemory(final long address, final long length, final String location)
+    {
+        if (address <= 0 || length <= 0)
+        {
+            throw new IllegalArgumentException("bad range 0x" + Long.toHexString(address) + "+" + length);
+        }
+        controlLock.lock();
+        try
+        {
+            ensureOpen();
+            final long correlationId = proxy.nextCorrelationId();
+            new ProcessMemoryRegistration(correlationId, address, length, location)
+                .encode(proxy.begin(ControlMessages.REGISTER_PROCESS_MEMORY));
+            proxy.send(-1);
             awaitOk(correlationId);
         }
         catch (final DaemonGoneException ex)
@@ -959,7 +1001,7 @@ public final class XferClient implements AutoCloseable
     {
         return new IllegalArgumentException("0x" + Long.toHexString(address) + "+" + length +
             " is not inside memory from allocateMemory(): the daemon can only map shared memory" +
-            " (GPU memory: a location cuda:N)");
+            " (GPU memory: a location cuda:N; other memory of this process: registerProcessMemory)");
     }
 
     private static void checkTask(final BatchTable.Batch batch, final int task)

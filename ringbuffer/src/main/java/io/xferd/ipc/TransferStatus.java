@@ -37,6 +37,11 @@ public final class TransferStatus
      * GPUDirect, which this build does not have (TCP stages it through pinned host memory).
      */
     public static final int UNSUPPORTED_MEMORY = 12;
+    /**
+     * A client's process memory (registered by address, reached with process_vm_readv/writev) could not be read or
+     * written: the client unmapped it, or its process is gone.
+     */
+    public static final int MEMORY_FAULT = 13;
 
     private TransferStatus()
     {
@@ -59,6 +64,7 @@ public final class TransferStatus
             case TIMEOUT -> "TIMEOUT";
             case DAEMON_GONE -> "DAEMON_GONE";
             case UNSUPPORTED_MEMORY -> "UNSUPPORTED_MEMORY";
+            case MEMORY_FAULT -> "MEMORY_FAULT";
             default -> "UNKNOWN_STATUS(" + status + ")";
         };
     }

@@ -9,6 +9,7 @@ import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.ControlMessages;
 import io.xferd.ipc.GpuMemoryRegistration;
 import io.xferd.ipc.MalformedFrameException;
+import io.xferd.ipc.ProcessMemoryRegistration;
 import io.xferd.ipc.RingsFileDescriptor;
 import io.xferd.ipc.SubmitRequestFlyweight;
 import io.xferd.ipc.SystemCounter;
@@ -63,6 +64,8 @@ public final class ControlConductor implements AutoCloseable
     private final io.xferd.daemon.peer.PeerTransport transport;
     private final io.xferd.daemon.metadata.ClusterMetadata metadata;
     private final GpuRegionMapper gpuRegions;
+    private final ProcessRegionMapper processRegions = new ProcessRegionMapper();
+    private final ProcessWatch processWatch;
     private volatile boolean accepting = true;
     private ClientSession promoted;
     private long refusedConnections;
@@ -87,6 +90,7 @@ public final class ControlConductor implements AutoCloseable
         this.transport = transport;
         this.metadata = metadata;
         this.gpuRegions = new GpuRegionMapper(context.deviceMemory());
+        this.processWatch = new ProcessWatch(context.maxClients());
         this.context = context;
         this.registry = registry;
         this.cnc = cnc;
@@ -395,6 +399,7 @@ public final class ControlConductor implements AutoCloseable
             case ControlMessages.UNREGISTER_MEMORY -> onUnregister(session, frame, correlationId);
             case ControlMessages.OPEN_SEGMENT -> onOpenSegment(session, frame, correlationId);
             case ControlMessages.REGISTER_GPU_MEMORY -> onRegisterGpu(session, frame, correlationId);
+            case ControlMessages.REGISTER_PROCESS_MEMORY -> onRegisterProcess(session, frame, correlationId);
             default -> throw new MalformedFrameException("unknown control message type " + frame.type());
         }
     }
@@ -540,6 +545,64 @@ public final class ControlConductor implements AutoCloseable
         segmentChanged(session);
     }
 
+    /**
+     * Ordinary memory of the client process (REGISTER_PROCESS_MEMORY), reached with process_vm_readv/writev on the
+     * pid its socket's credentials name. Every refusal is an answer, and a frame of the wrong length too (its framing
+     * is intact, so the connection is).
+     */
+    private void onRegisterProcess(final ClientSession session, final ControlFrame frame, final long correlationId)
+    {
+        final ProcessMemoryRegistration registration;
+        try
+        {
+            registration = ProcessMemoryRegistration.decode(frame);
+        }
+        catch (final MalformedFrameException ex)
+        {
+            answerError(session, correlationId, ControlError.MALFORMED_MESSAGE, ex.getMessage());
+            return;
+        }
+        registerProcessMemory(session, correlationId, registration.ownerAddress(), registration.length(),
+            registration.location());
+    }
+
+    private void registerProcessMemory(
+        final ClientSession session, final long correlationId, final long address, final long length,
+        final String location)
+    {
+        if (overRegionLimit(session, correlationId))
+        {
+            return;
+        }
+        if (address > 0 && length > 0 && address + length > address && session.regions().overlaps(address, length))
+        {
+            answerError(session, correlationId, ControlError.OVERLAPPING_REGION,
+                "range 0x" + Long.toHexString(address) + "+" + length + " overlaps a registered region");
+            return;
+        }
+        final Region region;
+        try
+        {
+            region = processRegions.map(session.pid(), address, length, location);
+        }
+        catch (final RegistrationRefusedException ex)
+        {
+            answerError(session, correlationId, ex.code(), ex.getMessage());
+            return;
+        }
+        if (!processWatch.watch(session))
+        {
+            answerError(session, correlationId, ControlError.MAP_FAILED, "process " + session.pid() + " is gone");
+            return;
+        }
+        session.regions(session.regions().with(region));
+        counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(length);
+        counters.get(SystemCounter.REGIONS_REGISTERED).increment();
+        operations.onRegionAdded(session, region);
+        answerOk(session, correlationId, 0);
+        segmentChanged(session);
+    }
+
     private void onUnregister(final ClientSession session, final ControlFrame frame, final long correlationId)
     {
         final long address = frame.getLong(ControlMessages.UNREGISTER_ADDRESS);
@@ -564,6 +627,12 @@ public final class ControlConductor implements AutoCloseable
     private void onOpenSegment(final ClientSession session, final ControlFrame frame, final long correlationId)
     {
         final String name = frame.getString(ControlMessages.OPEN_SEGMENT_NAME);
+        final io.xferd.daemon.peer.SessionAddress sessionAddress = io.xferd.daemon.peer.SessionAddress.parse(name);
+        if (sessionAddress != null)
+        {
+            openSession(session, correlationId, sessionAddress);
+            return;
+        }
         final String localPrefix = context.rpcAddress() + "/";
         final int slash = name.indexOf('/');
         if (slash > 0 && !name.startsWith(localPrefix))
@@ -585,6 +654,35 @@ public final class ControlConductor implements AutoCloseable
             return;
         }
         answerOk(session, correlationId, target.segmentHandle());
+    }
+
+    /**
+     * A Mooncake session, {@code host:port} where the port is one segment's own: that segment, found here when the
+     * port is one of this daemon's, else through the network (a fresh descriptor fetch on that port, so a segment
+     * whose engine restarted on a new port is reached again, and a closed port fails now).
+     */
+    private void openSession(
+        final ClientSession session, final long correlationId, final io.xferd.daemon.peer.SessionAddress address)
+    {
+        final ClientSession local = segmentPorts.localSegment(address);
+        if (local != null)
+        {
+            if (local.isClosed())
+            {
+                answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT,
+                    "the segment of " + address + " is gone");
+                return;
+            }
+            answerOk(session, correlationId, local.segmentHandle());
+            return;
+        }
+        if (transport == null)
+        {
+            answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT, "no peer transport in this daemon");
+            return;
+        }
+        final String name = address.toString();
+        openRemote(session, correlationId, name, onResult -> transport.openAsync(name, "", onResult));
     }
 
     /**
@@ -699,6 +797,7 @@ public final class ControlConductor implements AutoCloseable
         }
         registry.remove(session);
         session.markClosed();
+        processWatch.unwatch(session);
         final var regions = session.regions();
         for (int i = 0; i < regions.size(); i++)
         {
@@ -749,9 +848,28 @@ public final class ControlConductor implements AutoCloseable
         }
 
         work += expireGreetings(now);
+        work += cutOffExitedProcesses();
         work += reclaim();
         operations.onHousekeeping(now);
         return work;
+    }
+
+    /**
+     * A client whose process exited while its socket lives on (a forked child holds it): its process memory is
+     * reached by a pid that may soon name another process, so the session goes now.
+     */
+    private int cutOffExitedProcesses()
+    {
+        final List<ClientSession> exited = processWatch.poll();
+        for (int i = 0, size = exited.size(); i < size; i++)
+        {
+            final ClientSession session = exited.get(i);
+            LOG.warn("client segment {} pid {}: its process exited while its socket is still open (a forked child " +
+                "holds it); cutting it off, as its process memory is reached by that pid", session.segmentName(),
+                session.pid());
+            disconnect(session, "its process exited");
+        }
+        return exited.size();
     }
 
     private int reclaim()
@@ -800,10 +918,11 @@ public final class ControlConductor implements AutoCloseable
         {
             gpuRegions.unmap(region);
         }
-        else
+        else if (region.isMapped())
         {
             RegionMapper.unmap(region);
         }
+        // process memory: nothing was taken
         counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(-region.length());
         counters.get(SystemCounter.REGIONS_REGISTERED).decrement();
     }
@@ -864,6 +983,7 @@ public final class ControlConductor implements AutoCloseable
     @Override
     public void close()
     {
+        processWatch.close();
         listener.close();
     }
 }

@@ -32,4 +32,13 @@ public interface SegmentPorts
      * Close the segment's listener, if it has one.
      */
     void close(ClientSession session);
+
+    /**
+     * @return the segment whose own port {@code address} is, when that port is one of this daemon's and the host
+     * names this daemon (without a DNS lookup); else null, and the session is opened through the network.
+     */
+    default ClientSession localSegment(final io.xferd.daemon.peer.SessionAddress address)
+    {
+        return null;
+    }
 }

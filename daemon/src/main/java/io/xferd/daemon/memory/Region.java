@@ -9,6 +9,10 @@ import java.lang.foreign.MemorySegment;
  * Host memory is mapped (a {@link MemorySegment} the CPU copies through). Device memory ({@link #isDevice()}) is a
  * GPU allocation the daemon opened through a CUDA IPC handle: it has a device address instead, only a
  * {@link DeviceMemory} can copy through it, and its {@link #mapping()} is empty so that no host path can touch it.
+ * <p>
+ * Process memory ({@link #isProcess()}) is ordinary memory of the owner process (heap, anonymous, a numpy array)
+ * that it did not share: the daemon reaches it only with {@code process_vm_readv}/{@code process_vm_writev} on the
+ * owner's pid, at the owner's own addresses; it has no mapping either.
  */
 public final class Region extends RefCounted
 {
@@ -23,6 +27,7 @@ public final class Region extends RefCounted
     private final int device;
     private final long deviceAddress;
     private final DeviceAllocation allocation;
+    private final int pid;
 
     /**
      * @param mapping      the daemon's view of exactly the registered bytes.
@@ -43,6 +48,20 @@ public final class Region extends RefCounted
         this.device = HOST;
         this.deviceAddress = 0;
         this.allocation = null;
+        this.pid = 0;
+    }
+
+    private Region(final long ownerAddress, final long length, final String location, final int pid)
+    {
+        this.ownerAddress = ownerAddress;
+        this.length = length;
+        this.location = location;
+        this.mapping = MemorySegment.NULL;
+        this.wholeMapping = MemorySegment.NULL;
+        this.device = HOST;
+        this.deviceAddress = 0;
+        this.allocation = null;
+        this.pid = pid;
     }
 
     private Region(
@@ -60,6 +79,7 @@ public final class Region extends RefCounted
         this.device = allocation.device();
         this.deviceAddress = allocation.baseAddress() + allocationOffset;
         this.allocation = allocation;
+        this.pid = 0;
     }
 
     /**
@@ -77,9 +97,43 @@ public final class Region extends RefCounted
         return new Region(ownerAddress, length, location, allocation, allocationOffset);
     }
 
+    /**
+     * A range of ordinary memory of process {@code pid}, reached with process_vm_readv/writev.
+     */
+    public static Region inProcess(final long ownerAddress, final long length, final String location, final int pid)
+    {
+        if (pid <= 0)
+        {
+            throw new IllegalArgumentException("pid " + pid);
+        }
+        return new Region(ownerAddress, length, location, pid);
+    }
+
     public boolean isDevice()
     {
         return device != HOST;
+    }
+
+    public boolean isProcess()
+    {
+        return pid != 0;
+    }
+
+    /**
+     * @return true when {@link #mapping()} holds the bytes (host memory the daemon mapped); false for device and
+     * process memory, which only their own copy paths reach.
+     */
+    public boolean isMapped()
+    {
+        return device == HOST && pid == 0;
+    }
+
+    /**
+     * @return the owner's pid for process memory, else 0.
+     */
+    public int pid()
+    {
+        return pid;
     }
 
     /**
@@ -150,6 +204,6 @@ public final class Region extends RefCounted
     public String toString()
     {
         return "Region[0x" + Long.toHexString(ownerAddress) + "+" + length + " " + location +
-            (device != HOST ? " device " + device : "") + "]";
+            (device != HOST ? " device " + device : "") + (pid != 0 ? " process " + pid : "") + "]";
     }
 }

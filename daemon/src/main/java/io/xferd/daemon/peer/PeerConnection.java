@@ -20,7 +20,7 @@ import java.util.concurrent.locks.LockSupport;
  * One pooled TCP connection to a peer daemon. A sender thread takes slices from this connection's queue and
  * writes them (bytes straight from registered memory), keeping up to a window of slices in flight; a receiver
  * thread reads the answers, which come back in order, and completes the slices (a READ's bytes land straight
- * in registered memory). GPU memory crosses each thread's {@link StagingBuffer} instead. When the connection
+ * in registered memory). GPU and process memory cross each thread's {@link StagingBuffer} instead. When the connection
  * breaks or its oldest slice waits past the transfer timeout, every slice on it fails with a typed status and
  * the connection is re-established for the next slice.
  */
@@ -51,12 +51,13 @@ final class PeerConnection implements AutoCloseable
     private final ByteBuffer[] gather = new ByteBuffer[2 * MAX_GATHER];
     private final RegionWindows payloadWindows = new RegionWindows(MAX_GATHER + 1);
     private final StagingBuffer staging;
-    // a GPU WRITE being sent, as send() took it before the slice went in flight (sender thread only): the region
-    // with the sender's own borrow (null when it could not be borrowed), where and how much, and which use of it
-    private io.xferd.daemon.memory.Region deviceRegion;
-    private long deviceAddress;
-    private long deviceLength;
-    private int deviceGeneration;
+    // a staged (GPU or process memory) WRITE being sent, as send() took it before the slice went in flight (sender
+    // thread only): the region with the sender's own borrow (null when it could not be borrowed), where and how
+    // much, and which use of it
+    private io.xferd.daemon.memory.Region stagedRegion;
+    private long stagedAddress;
+    private long stagedLength;
+    private int stagedGeneration;
     private int gatherCount;
     private int gatherSlices;
     private long gatherBytes;
@@ -194,17 +195,17 @@ final class PeerConnection implements AutoCloseable
         {
             busySinceNanos = slice.sentNanos;
         }
-        if (slice.kind == Slice.DATA && transfer.opcode == Opcode.WRITE && transfer.local.isDevice())
+        if (slice.kind == Slice.DATA && transfer.opcode == Opcode.WRITE && !transfer.local.isMapped())
         {
             // the request's borrow can end as soon as the slice is in flight (a break fails it): copies out of the
             // device memory hold a borrow of their own; a slice still ours has its request's, so this only fails
             // once the owner has let the region go
-            deviceRegion = transfer.local.tryAcquire() ? transfer.local : null;
-            deviceAddress = transfer.localAddress + slice.offset;
-            deviceLength = slice.length;
-            deviceGeneration = slice.generation;
+            stagedRegion = transfer.local.tryAcquire() ? transfer.local : null;
+            stagedAddress = transfer.localAddress + slice.offset;
+            stagedLength = slice.length;
+            stagedGeneration = slice.generation;
             // a slice retried here after its copy failed on a path that then broke starts clean
-            slice.stagingFailed = false;
+            slice.stagingFailure = TransferStatus.OK;
         }
         // never drop: a slot the receiver just freed may not be reusable yet (bounded MPMC queue), so retry;
         // the queue is twice the window, so this is rare and short
@@ -224,10 +225,10 @@ final class PeerConnection implements AutoCloseable
         }
         finally
         {
-            final io.xferd.daemon.memory.Region borrowed = deviceRegion;
+            final io.xferd.daemon.memory.Region borrowed = stagedRegion;
             if (borrowed != null)
             {
-                deviceRegion = null;
+                stagedRegion = null;
                 borrowed.release();
             }
         }
@@ -351,12 +352,12 @@ final class PeerConnection implements AutoCloseable
         out.sign(bodyLength, type, header, PeerProtocol.HEADER_LENGTH, tagAt);
         header.position(tagAt + PeerProtocol.TAG_LENGTH).flip();
         gather[gatherCount++] = header;
-        if (write && transfer.local.isDevice())
+        if (write && !transfer.local.isMapped())
         {
             flushGather();
             if (channel == current)
             {
-                writeFromDevice(current, slice);
+                writeStaged(current, slice);
             }
             return;
         }
@@ -373,24 +374,25 @@ final class PeerConnection implements AutoCloseable
     }
 
     /**
-     * A WRITE from GPU memory, after its header: chunk by chunk through the staging buffer. A failed copy cannot
-     * take back the header, so the frame is completed with zeros and the slice fails when its answer comes.
+     * A WRITE from GPU or process memory, after its header: chunk by chunk through the staging buffer. A failed copy
+     * cannot take back the header, so the frame is completed with zeros and the slice fails when its answer comes.
      */
-    private void writeFromDevice(final SocketChannel current, final Slice slice) throws IOException
+    private void writeStaged(final SocketChannel current, final Slice slice) throws IOException
     {
         // the slice is in flight, so a break noticed by another thread (the receiver, the watchdog) may fail it,
         // finish its request and recycle both: only what send() took before the slice went in flight is used here
-        final long sent = deviceRegion == null ? 0 :
-            staging.send(current, deviceRegion, deviceAddress, deviceLength, false);
-        if (sent < deviceLength)
+        final long sent = stagedRegion == null ? 0 :
+            staging.send(current, stagedRegion, stagedAddress, stagedLength, false);
+        if (sent < stagedLength)
         {
-            if (slice.generation == deviceGeneration)
+            if (slice.generation == stagedGeneration)
             {
-                slice.stagingFailed = true;
+                slice.stagingFailure = stagedRegion == null ? TransferStatus.TRANSPORT_ERROR :
+                    stagedRegion.isProcess() ? TransferStatus.MEMORY_FAULT : TransferStatus.TRANSPORT_ERROR;
             }
-            staging.pad(current, deviceLength - sent);
+            staging.pad(current, stagedLength - sent);
         }
-        transport.bytesSent(deviceLength);
+        transport.bytesSent(stagedLength);
     }
 
     private void receiveLoop(final SocketChannel current, final FrameMac in)
@@ -446,14 +448,15 @@ final class PeerConnection implements AutoCloseable
                 }
                 if (length > 0)
                 {
-                    if (transfer.local.isDevice())
+                    if (!transfer.local.isMapped())
                     {
-                        if (!landingStaging.receive(answers, transfer.local,
-                            transfer.localAddress + slice.offset, length))
+                        final int landed = landingStaging.receive(answers, transfer.local,
+                            transfer.localAddress + slice.offset, length);
+                        if (landed != TransferStatus.OK)
                         {
                             transport.bytesReceived(length);
                             answering = null;
-                            transport.failStaging(slice, path);
+                            transport.failStaging(slice, path, landed);
                             continue;
                         }
                     }
@@ -464,10 +467,10 @@ final class PeerConnection implements AutoCloseable
                     }
                     transport.bytesReceived(length);
                 }
-                else if (transfer.local.isDevice() && slice.stagingFailed)
+                else if (!transfer.local.isMapped() && slice.stagingFailure != TransferStatus.OK)
                 {
                     answering = null;
-                    transport.failStaging(slice, path);
+                    transport.failStaging(slice, path, slice.stagingFailure);
                     continue;
                 }
                 answering = null;

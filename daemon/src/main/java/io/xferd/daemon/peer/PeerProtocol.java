@@ -15,7 +15,8 @@ package io.xferd.daemon.peer;
  *                        the responder closes. A wrong proof gets no answer at all: the connection is closed.
  *
  * After the handshake, every frame's fixed part ends with a 16-byte tag (see below):
- * GET_SEGMENT (10)  I->R  UTF-8 segment name (without host:port), tag
+ * GET_SEGMENT (10)  I->R  UTF-8 segment name (without host:port), tag; on a segment's own port (a Mooncake
+ *                         session, see SegmentListeners) any name, answered with that port's segment
  * DESCRIPTOR (11)   R->I  int32 status, then the descriptor JSON (status 0) or a UTF-8 reason, tag
  * CONNECT_QP (12)   I->R  u8 length + the requester's rpc address (UTF-8 host:port), int64 the requester's
  *                         epoch (&gt; 0), then its RDMA QP endpoints (see io.xferd.daemon.rdma.QpExchangeCodec), tag

@@ -59,6 +59,7 @@ public final class PeerServer implements AutoCloseable
     private volatile java.util.function.Function<io.xferd.daemon.memory.Region, SegmentDescriptor.Buffer> bufferDescriber =
         region -> new SegmentDescriptor.Buffer(region.ownerAddress(), region.length(), region.location());
     private volatile boolean running = true;
+    private final SegmentListeners segmentListeners;
 
     public PeerServer(
         final DaemonContext context,
@@ -77,6 +78,7 @@ public final class PeerServer implements AutoCloseable
         this.epoch = epoch;
         this.describedProtocol = context.protocol();
         this.describedDevices = context.deviceNames();
+        this.segmentListeners = new SegmentListeners(this, context.rpcHost(), context.maxClients());
         this.limits = new PeerConnectionLimits(context.maxPeerConnections());
         try
         {
@@ -210,6 +212,70 @@ public final class PeerServer implements AutoCloseable
     }
 
     /**
+     * @return the per-segment RPC ports (Mooncake sessions) of this daemon's clients.
+     */
+    public SegmentListeners segmentListeners()
+    {
+        return segmentListeners;
+    }
+
+    /**
+     * Serve a connection accepted on {@code pinned}'s segment port, on its own thread, as one on the RPC port
+     * except that a descriptor fetch answers with that segment whatever name it asks for.
+     */
+    void serve(final SocketChannel channel, final io.xferd.daemon.ipc.ClientSession pinned, final String threadName)
+    {
+        // the same connection limits as the RPC port: a segment's port is no way around them
+        if (!limits.tryAdmit())
+        {
+            closeQuietly(channel);
+            limits.refusedOne(LOG);
+            return;
+        }
+        final PeerSessionHandler handler;
+        try
+        {
+            handler = new PeerSessionHandler(channel, this, registry, new CompletionSender(disconnects, counters),
+                counters, System.nanoTime(), pinned);
+        }
+        catch (final RuntimeException ex)
+        {
+            limits.handshakeEnded();
+            limits.closed();
+            closeQuietly(channel);
+            LOG.warn("could not serve a connection on a segment port: {}", ex.toString());
+            return;
+        }
+        handlers.add(handler);
+        if (pinned.isClosed() || !running)
+        {
+            // its port closed while this connection was being accepted: closeConnectionsOf may have missed it
+            limits.handshakeEnded();
+            closed(handler);
+            handler.close();
+            return;
+        }
+        final Thread thread = new Thread(handler, threadName);
+        thread.setDaemon(true);
+        handler.thread(thread);
+        thread.start();
+    }
+
+    /**
+     * End the connections accepted on {@code session}'s segment port (the port itself was closed).
+     */
+    void closeConnectionsOf(final io.xferd.daemon.ipc.ClientSession session)
+    {
+        for (final PeerSessionHandler handler : handlers)
+        {
+            if (handler.pinned() == session)
+            {
+                handler.close();
+            }
+        }
+    }
+
+    /**
      * @return the descriptor of a client's segment as peers and the metadata store get it. Any thread: it reads
      * the session's current (copy-on-write) region table.
      */
@@ -329,6 +395,7 @@ public final class PeerServer implements AutoCloseable
     public void close()
     {
         running = false;
+        segmentListeners.close();
         try
         {
             listener.close();

@@ -24,7 +24,7 @@ import java.nio.charset.StandardCharsets;
  * Serves one connection from a peer daemon: handshake, then each request in order. Every WRITE, READ and
  * NOTIFY is checked against the target segment's registered regions; bytes go straight between the socket and
  * the target's mapping (the region is borrowed for the duration, so its owner's death cannot unmap it), or for
- * GPU memory through this thread's {@link StagingBuffer}, a chunk per device copy.
+ * GPU and process memory through this thread's {@link StagingBuffer}, a chunk per copy.
  */
 final class PeerSessionHandler implements Runnable
 {
@@ -57,6 +57,8 @@ final class PeerSessionHandler implements Runnable
     private final AtomicCounter refused;
     private final AtomicCounter bytesReceived;
     private final AtomicCounter bytesSent;
+    // the segment whose own port accepted this connection (descriptor fetches name it whatever they ask), or null
+    private final ClientSession pinned;
 
     PeerSessionHandler(
         final SocketChannel channel,
@@ -66,6 +68,19 @@ final class PeerSessionHandler implements Runnable
         final SystemCounters counters,
         final long acceptedNanos)
     {
+        this(channel, server, registry, sender, counters, acceptedNanos, null);
+    }
+
+    PeerSessionHandler(
+        final SocketChannel channel,
+        final PeerServer server,
+        final ClientRegistry registry,
+        final CompletionSender sender,
+        final SystemCounters counters,
+        final long acceptedNanos,
+        final ClientSession pinned)
+    {
+        this.pinned = pinned;
         this.channel = channel;
         this.acceptedNanos = acceptedNanos;
         this.server = server;
@@ -156,13 +171,16 @@ final class PeerSessionHandler implements Runnable
         }
         final ByteBuffer name = readControlBody(PeerProtocol.GET_SEGMENT, length);
         final String segmentName = FrameIo.utf8(name);
-        final ClientSession session = registry.byName(segmentName);
+        final ClientSession session = pinned != null ? pinned : registry.byName(segmentName);
         final byte[] answer;
         final int status;
         if (session == null || session.isClosed())
         {
             status = TransferStatus.UNKNOWN_SEGMENT;
-            answer = ("no segment named " + segmentName + " at " + server.advertisedAddress())
+            answer = (pinned != null ? "the segment of this port is gone" : segmentName.isEmpty() ?
+                server.advertisedAddress() + " is the RPC port of a daemon serving many segments: name one as " +
+                "host:port/name, or use the segment's own port" :
+                "no segment named " + segmentName + " at " + server.advertisedAddress())
                 .getBytes(StandardCharsets.UTF_8);
             refused.increment();
         }
@@ -282,17 +300,18 @@ final class PeerSessionHandler implements Runnable
             final Region region = target.regions().find(address, length);
             if (region != null && region.tryAcquire())
             {
-                boolean placed = true;
+                int placed = TransferStatus.OK;
                 try
                 {
-                    if (region.isDevice())
+                    if (region.isMapped())
                     {
-                        // a copy that fails leaves the rest of the payload read and dropped: the stream stays in step
-                        placed = staging.receive(buffered, region, address, length);
+                        buffered.readFully(landing.window(region, region.offsetOf(address), length));
                     }
                     else
                     {
-                        buffered.readFully(landing.window(region, region.offsetOf(address), length));
+                        // device or process memory: a copy that fails leaves the rest of the payload read and
+                        // dropped, so the stream stays in step
+                        placed = staging.receive(buffered, region, address, length);
                     }
                     bytesReceived.getAndAdd(length);
                 }
@@ -300,7 +319,7 @@ final class PeerSessionHandler implements Runnable
                 {
                     region.release();
                 }
-                status = !placed ? TransferStatus.TRANSPORT_ERROR :
+                status = placed != TransferStatus.OK ? placed :
                     target.isClosed() ? TransferStatus.TARGET_GONE : TransferStatus.OK;
             }
             else
@@ -347,9 +366,9 @@ final class PeerSessionHandler implements Runnable
             buffered.answer(null, null);
             return;
         }
-        if (region.isDevice())
+        if (!region.isMapped())
         {
-            answerFromDevice(header, sliceId, region, address, length);
+            answerStaged(header, sliceId, region, address, length);
             return;
         }
         header.putInt(PeerProtocol.ACK_FIELDS_LENGTH + (int)length).putInt(PeerProtocol.ACK)
@@ -370,26 +389,31 @@ final class PeerSessionHandler implements Runnable
     }
 
     /**
-     * A READ of GPU memory cannot wait in the output queue (the staging buffer is reused), so it goes now: earlier
-     * answers and its header, then the payload a chunk at a time. The first chunk is staged before the header, so
-     * a copy that fails there is answered with an error; one that fails later cannot take back the promised
-     * length, so the connection is closed and the initiator fails the slice.
+     * A READ of GPU or process memory cannot wait in the output queue (the staging buffer is reused), so it goes
+     * now: earlier answers and its header, then the payload a chunk at a time. The first chunk is staged before the
+     * header, so a copy that fails there is answered with its status; one that fails later cannot take back the
+     * promised length, so the connection is closed and the initiator fails the slice.
      */
-    private void answerFromDevice(
+    private void answerStaged(
         final ByteBuffer header, final long sliceId, final Region region, final long address, final long length)
         throws IOException
     {
         try
         {
+            int staged;
             try
             {
-                staging.fromDevice(region, address, (int)Math.min(staging.capacity(), length));
+                staged = staging.stage(region, address, (int)Math.min(staging.capacity(), length));
             }
             catch (final RuntimeException ex)
             {
-                LOG.warn("copy from {} failed, READ answered with an error: {}", region, ex.toString());
+                LOG.warn("no staging memory for a READ of {}: {}", region, ex.toString());
+                staged = TransferStatus.TRANSPORT_ERROR;
+            }
+            if (staged != TransferStatus.OK)
+            {
                 header.putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
-                    .putLong(sliceId).putInt(TransferStatus.TRANSPORT_ERROR).putInt(0).putLong(0);
+                    .putLong(sliceId).putInt(staged).putInt(0).putLong(0);
                 buffered.answer(null, null);
                 return;
             }
@@ -510,6 +534,11 @@ final class PeerSessionHandler implements Runnable
         buffered.nextAnswerHeader().putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
             .putLong(sliceId).putInt(status).putInt(0).putLong(0);
         buffered.answer(null, null);
+    }
+
+    ClientSession pinned()
+    {
+        return pinned;
     }
 
     /**

@@ -90,6 +90,15 @@ public interface PeerTransport extends AutoCloseable
     }
 
     /**
+     * @return whether a local process-memory range (reached with process_vm_readv/writev) can take part in a remote
+     * request; RDMA cannot register another process's memory with the NIC.
+     */
+    default boolean carriesProcessMemory()
+    {
+        return false;
+    }
+
+    /**
      * @return the per-peer links with their paths' counters (empty where the transport keeps none).
      */
     Map<String, PeerLink> links();

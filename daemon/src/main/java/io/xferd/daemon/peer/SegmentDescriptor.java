@@ -104,10 +104,32 @@ public record SegmentDescriptor(
      */
     public SegmentDescriptor requireSegment(final String segmentName)
     {
+        if (segmentName.isEmpty())
+        {
+            return requireSessionSegment();
+        }
         if (name == null || rpcAddress == null || !name.equals(rpcAddress + "/" + segmentName))
         {
             throw new IllegalArgumentException("descriptor for " + name + " (at " + rpcAddress +
                 ") answered a request for segment " + segmentName + ": refused");
+        }
+        return this;
+    }
+
+    /**
+     * The answer of a segment's own port (a Mooncake session), which is asked for no name: it must describe one named
+     * segment of the daemon that answers for it. The connection it came over was authenticated to that port.
+     *
+     * @return this descriptor.
+     * @throws IllegalArgumentException when it names no segment of its daemon.
+     */
+    public SegmentDescriptor requireSessionSegment()
+    {
+        if (name == null || rpcAddress == null || !name.startsWith(rpcAddress + "/") ||
+            name.length() == rpcAddress.length() + 1)
+        {
+            throw new IllegalArgumentException("descriptor for " + name + " (at " + rpcAddress +
+                ") names no segment of its daemon: refused");
         }
         return this;
     }

@@ -18,9 +18,9 @@ final class Slice
     long length;
     long sentNanos;
     int attempts;
-    // set by the sender when a GPU WRITE's device copy failed mid-frame (the frame went out padded), read by the
-    // receiver when the answer comes: the slice fails whatever the target says
-    volatile boolean stagingFailed;
+    // set by the sender when a staged WRITE's copy (GPU or process memory) failed mid-frame (the frame went out
+    // padded), read by the receiver when the answer comes: the slice fails with this status whatever the target says
+    volatile int stagingFailure;
 
     Slice(final int index)
     {

@@ -203,9 +203,9 @@ public final class TcpTransport implements PeerTransport
         slice.offset = offset;
         slice.length = length;
         slice.attempts = 1;
-        if (slice.stagingFailed)
+        if (slice.stagingFailure != TransferStatus.OK)
         {
-            slice.stagingFailed = false;
+            slice.stagingFailure = TransferStatus.OK;
         }
         final PeerPath path = transfer.target.link().choosePath(
             localNics.preferred(transfer.local.location()), transfer.remotePreferred, null, System.nanoTime());
@@ -297,18 +297,20 @@ public final class TcpTransport implements PeerTransport
     }
 
     /**
-     * A slice whose bytes could not be staged through device memory on this side: it fails, and is not retried on
-     * another path, which would not help (the path is not at fault).
+     * A slice whose bytes could not be staged through device or process memory on this side: it fails with
+     * {@code status}, and is not retried on another path, which would not help (the path is not at fault).
      */
-    void failStaging(final Slice slice, final PeerPath path)
+    void failStaging(final Slice slice, final PeerPath path, final int status)
     {
         slice.attempts = MAX_ATTEMPTS;
-        finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
+        finishSlice(slice, status, path);
     }
 
     /**
      * Ask the daemon at {@code host:port} for a segment's descriptor, off the caller's thread; the answer (a
-     * handle, or an error message) goes to {@code onResult} on the resolver thread.
+     * handle, or an error message) goes to {@code onResult} on the resolver thread. With an empty
+     * {@code segmentName}, {@code host:port} is a segment's own port (a Mooncake session): the descriptor names the
+     * segment, and data goes to its daemon's RPC port on the same host, shared with that daemon's other segments.
      */
     @Override
     public void openAsync(final String peerAddress, final String segmentName, final Consumer<Object> onResult)
@@ -318,9 +320,10 @@ public final class TcpTransport implements PeerTransport
             try
             {
                 final SegmentDescriptor descriptor = fetchDescriptor(peerAddress, segmentName);
-                final PeerLink link = links.computeIfAbsent(peerAddress,
+                final PeerLink link = links.computeIfAbsent(rpcAddressOf(peerAddress, descriptor),
                     address -> new PeerLink(address, context.connectionsPerPeer(), this, localNics, descriptor.nics()));
-                onResult.accept(remoteSegments.add(new RemoteSegment(peerAddress + "/" + segmentName, link,
+                onResult.accept(remoteSegments.add(new RemoteSegment(
+                    segmentName.isEmpty() ? peerAddress : peerAddress + "/" + segmentName, link,
                     descriptor.handle(), descriptor.epoch(), descriptor)));
             }
             catch (final IOException | RuntimeException ex)
@@ -328,6 +331,36 @@ public final class TcpTransport implements PeerTransport
                 onResult.accept(ex.getMessage() == null ? ex.toString() : ex.getMessage());
             }
         });
+    }
+
+    /**
+     * @return the daemon's RPC port on the host as the requester named it (the host a descriptor gives may not be
+     * reachable by that name from here; the port is the daemon's own).
+     */
+    static String rpcAddressOf(final String peerAddress, final SegmentDescriptor descriptor)
+    {
+        final String rpcAddress = descriptor.rpcAddress();
+        final int colon = rpcAddress == null ? -1 : rpcAddress.lastIndexOf(':');
+        if (colon < 0)
+        {
+            throw new IllegalArgumentException("descriptor from " + peerAddress + " has no rpc_address");
+        }
+        final int port;
+        try
+        {
+            port = Integer.parseInt(rpcAddress.substring(colon + 1));
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw new IllegalArgumentException("descriptor from " + peerAddress + " has a bad rpc_address " +
+                rpcAddress);
+        }
+        if (port < 1 || port > 65535)
+        {
+            throw new IllegalArgumentException("descriptor from " + peerAddress + " has a bad rpc_address " +
+                rpcAddress);
+        }
+        return peerAddress.substring(0, peerAddress.lastIndexOf(':')) + ":" + port;
     }
 
     private SegmentDescriptor fetchDescriptor(final String peerAddress, final String segmentName) throws IOException
@@ -405,6 +438,15 @@ public final class TcpTransport implements PeerTransport
      */
     @Override
     public boolean carriesDeviceMemory()
+    {
+        return true;
+    }
+
+    /**
+     * Staging through plain host memory with process_vm_readv/writev.
+     */
+    @Override
+    public boolean carriesProcessMemory()
     {
         return true;
     }

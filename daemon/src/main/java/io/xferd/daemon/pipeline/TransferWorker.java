@@ -227,6 +227,11 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             // TCP stages GPU memory through pinned host memory; RDMA would need GPUDirect, not in this build
             return TransferStatus.UNSUPPORTED_MEMORY;
         }
+        if (local != null && local.isProcess() && !transport.carriesProcessMemory())
+        {
+            // a NIC cannot register another process's pages: process memory goes over TCP only
+            return TransferStatus.UNSUPPORTED_MEMORY;
+        }
         if (local == null || !local.tryAcquire())
         {
             return TransferStatus.LOCAL_RANGE_NOT_REGISTERED;

@@ -82,8 +82,9 @@ public final class RdmaMemoryRegistrar implements AutoCloseable
         for (int i = 0; i < table.size(); i++)
         {
             final Region region = table.get(i);
-            // GPU memory has no host mapping to register; GPUDirect RDMA is not in this build
-            if (!region.isClosed() && !region.isDevice() && !keys.containsKey(region))
+            // GPU memory has no host mapping to register (GPUDirect RDMA is not in this build), nor has a client's
+            // process memory (the NIC can only register this process's pages)
+            if (!region.isClosed() && region.isMapped() && !keys.containsKey(region))
             {
                 try
                 {

@@ -314,7 +314,8 @@ public final class RdmaTransport implements PeerTransport
                 LOG.info("RDMA peer {} connected: {}", peerAddress, peer);
             }
         }
-        return remoteSegments.add(new RemoteSegment(peerAddress + "/" + segmentName, null, descriptor.handle(),
+        return remoteSegments.add(new RemoteSegment(
+            segmentName.isEmpty() ? peerAddress : peerAddress + "/" + segmentName, null, descriptor.handle(),
             descriptor.epoch(), descriptor));
     }
 

@@ -132,6 +132,8 @@ class RegionCopierTest
     {
         final List<Copy> copies = new ArrayList<>();
         boolean fail;
+        // move the bytes too (both addresses must then be real memory of this process)
+        boolean copyBytes;
 
         @Override
         public Availability availability()
@@ -177,6 +179,11 @@ class RegionCopierTest
                 throw new IllegalStateException("cudaMemcpy failed");
             }
             copies.add(new Copy(device, destination, source, length));
+            if (copyBytes)
+            {
+                MemorySegment.copy(MemorySegment.ofAddress(source).reinterpret(length), 0,
+                    MemorySegment.ofAddress(destination).reinterpret(length), 0, length);
+            }
         }
 
         @Override

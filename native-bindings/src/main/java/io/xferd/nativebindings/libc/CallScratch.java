@@ -29,12 +29,16 @@ final class CallScratch
 
     private final MemorySegment capture;
     private final MemorySegment message;
+    private final MemorySegment localIov;
+    private final MemorySegment remoteIov;
 
     private CallScratch()
     {
         final Arena arena = Arena.ofAuto();
         capture = arena.allocate(Libc.CAPTURE_STATE_SIZE, 8);
         message = arena.allocate(MESSAGE_SIZE, 8);
+        localIov = message.asSlice(IOV_OFFSET, 16);
+        remoteIov = message.asSlice(IOV2_OFFSET, 16);
     }
 
     static CallScratch get()
@@ -63,5 +67,21 @@ final class CallScratch
     MemorySegment message()
     {
         return message;
+    }
+
+    /**
+     * @return the first iovec of {@link #message()}, made once (process_vm_*'s local iovec).
+     */
+    MemorySegment localIov()
+    {
+        return localIov;
+    }
+
+    /**
+     * @return the iovec at {@link #IOV2_OFFSET} of {@link #message()} (process_vm_*'s remote iovec).
+     */
+    MemorySegment remoteIov()
+    {
+        return remoteIov;
     }
 }

@@ -50,6 +50,57 @@ public final class ProcessVm
         return transfer(WRITEV, "process_vm_writev", pid, remoteAddress, local, length);
     }
 
+    /**
+     * Copies up to {@code length} bytes at {@code remoteAddress} in process {@code pid} to {@code localAddress} of
+     * this process, without throwing: the data path's variant (no allocation, a failure is a value).
+     *
+     * @param localAddress must be mapped and writable in this process for {@code length} bytes.
+     * @return bytes read (fewer than {@code length} when the remote range ends in unmapped memory, or the kernel
+     * stopped early), or {@code -errno} (EFAULT: unmapped remote memory; ESRCH: no such process; EPERM: not
+     * permitted).
+     */
+    public static long readInto(final int pid, final long remoteAddress, final long localAddress, final long length)
+    {
+        return transferRaw(READV, pid, remoteAddress, localAddress, length);
+    }
+
+    /**
+     * Copies up to {@code length} bytes from {@code localAddress} of this process to {@code remoteAddress} in process
+     * {@code pid}, without throwing; see {@link #readInto}.
+     *
+     * @return bytes written, or {@code -errno}.
+     */
+    public static long writeFrom(final int pid, final long remoteAddress, final long localAddress, final long length)
+    {
+        return transferRaw(WRITEV, pid, remoteAddress, localAddress, length);
+    }
+
+    private static long transferRaw(
+        final MethodHandle handle, final int pid, final long remoteAddress, final long localAddress, final long length)
+    {
+        if (length < 0)
+        {
+            throw new IllegalArgumentException("negative length " + length);
+        }
+        final CallScratch scratch = CallScratch.get();
+        final MemorySegment capture = scratch.captureSegment();
+        final MemorySegment message = scratch.message();
+        message.set(JAVA_LONG, CallScratch.IOV_OFFSET, localAddress);
+        message.set(JAVA_LONG, CallScratch.IOV_OFFSET + 8, length);
+        message.set(JAVA_LONG, CallScratch.IOV2_OFFSET, remoteAddress);
+        message.set(JAVA_LONG, CallScratch.IOV2_OFFSET + 8, length);
+        final long moved;
+        try
+        {
+            moved = (long)handle.invokeExact(capture, pid, scratch.localIov(), 1L, scratch.remoteIov(), 1L, 0L);
+        }
+        catch (final Throwable t)
+        {
+            throw Libc.rethrow(t);
+        }
+        return moved < 0 ? -CallScratch.errno(capture) : moved;
+    }
+
     private static long transfer(
         final MethodHandle handle,
         final String function,

@@ -79,6 +79,58 @@ class ProcessVmTest
     }
 
     @Test
+    @Timeout(10)
+    void shouldMoveBytesByAddressAndReportFailuresAsNegativeErrnoWithoutThrowing()
+    {
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment source = arena.allocate(8192);
+            final MemorySegment target = arena.allocate(8192);
+            for (int i = 0; i < 8192; i++)
+            {
+                source.set(ValueLayout.JAVA_BYTE, i, (byte)(i * 31 + 5));
+            }
+            final int pid = Process.pid();
+
+            assertThat(ProcessVm.readInto(pid, source.address() + 10, target.address() + 20, 5000)).isEqualTo(5000);
+            assertThat(target.asSlice(20, 5000).mismatch(source.asSlice(10, 5000))).isEqualTo(-1);
+            assertThat(target.get(ValueLayout.JAVA_BYTE, 19)).isZero();
+            assertThat(target.get(ValueLayout.JAVA_BYTE, 5020)).isZero();
+
+            final MemorySegment patch = arena.allocate(100).fill((byte)0x3c);
+            assertThat(ProcessVm.writeFrom(pid, target.address() + 7000, patch.address(), 100)).isEqualTo(100);
+            assertThat(target.asSlice(7000, 100).toArray(ValueLayout.JAVA_BYTE)).containsOnly((byte)0x3c);
+
+            assertThat(ProcessVm.readInto(pid, 0L, target.address(), 64)).isEqualTo(-Errno.EFAULT);
+            assertThat(ProcessVm.writeFrom(pid, 4096L, patch.address(), 64)).isEqualTo(-Errno.EFAULT);
+            assertThat(ProcessVm.readInto(Integer.MAX_VALUE, source.address(), target.address(), 64))
+                .isEqualTo(-Errno.ESRCH);
+        }
+    }
+
+    @Test
+    @Timeout(10)
+    void shouldStopAtTheFirstUnmappedPageAndSayHowFarItGot()
+    {
+        final MemorySegment twoPages = MappedMemory.mapAnonymous(2 * 4096);
+        final MemorySegment secondPage = twoPages.asSlice(4096, 4096);
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment target = arena.allocate(2 * 4096);
+            MappedMemory.unmap(secondPage);
+
+            assertThat(ProcessVm.readInto(Process.pid(), twoPages.address() + 4000, target.address(), 200))
+                .as("the 96 bytes before the hole").isEqualTo(96);
+            assertThat(ProcessVm.readInto(Process.pid(), twoPages.address() + 4096, target.address(), 200))
+                .isEqualTo(-Errno.EFAULT);
+        }
+        finally
+        {
+            MappedMemory.unmap(twoPages.asSlice(0, 4096));
+        }
+    }
+
+    @Test
     @Timeout(90)
     void shouldReadAndWriteChildProcessOrReportEperm() throws Exception
     {
