@@ -69,13 +69,9 @@ class MetadataLifecycleTest
     private ChildProcess startDaemonB()
     {
         final ChildProcess daemon = ChildProcess.start("daemon-b", XferdMain.class, "daemon", "--dir",
-<<<<<<< HEAD
-            dirB.toString(), "--rpc-address", "127.0.0.1:0", "--metadata-server", etcd.url(), "--cluster-id", cluster,
-            "--cluster-token-file", SystemTests.clusterTokenFile(dirB).toString(),
-=======
             dirB.toString(), "--rpc-address", "127.0.0.1:0", "--metrics-address", "127.0.0.1:0",
             "--metadata-server", etcd.url(), "--cluster-id", cluster,
->>>>>>> structure
+            "--cluster-token-file", SystemTests.clusterTokenFile(dirB).toString(),
             "--metadata-ttl-ms", Long.toString(TTL_MS));
         daemon.awaitLine("xferd daemon serving", WAIT);
         return daemon;
