@@ -121,8 +121,17 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
             System.out.println("demo: --prompts and --max-tokens must be at least 1, --prompt-tokens at least 16");
             return 2;
         }
-        return new DisaggregatedDemo(new DisaggregatedDemo.Settings(python, packages, prompts, promptTokens,
-            maxTokens, kvBlocks, corruptFirst, Duration.ofSeconds(timeoutSeconds)), System.out).run();
+        try
+        {
+            return new DisaggregatedDemo(new DisaggregatedDemo.Settings(python, packages, prompts, promptTokens,
+                maxTokens, kvBlocks, corruptFirst, Duration.ofSeconds(timeoutSeconds)), System.out).run();
+        }
+        catch (final IllegalStateException | java.io.IOException ex)
+        {
+            // a stand-in or the proxy did not start: everything started is stopped by then
+            System.out.println("demo: FAILED: " + ex.getMessage());
+            return 1;
+        }
     }
 
     private int run() throws Exception
