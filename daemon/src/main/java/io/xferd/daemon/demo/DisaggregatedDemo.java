@@ -4,9 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.xferd.daemon.DaemonContext;
 import io.xferd.daemon.XferDaemon;
-import io.xferd.proxy.DisaggMode;
-import io.xferd.proxy.ProxyContext;
-import io.xferd.proxy.ProxyServer;
+import io.xferd.daemon.cli.JavaProcesses;
+import io.xferd.daemon.cli.XferdMain;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -31,7 +30,7 @@ import java.util.stream.Stream;
 
 /**
  * {@code xferd demo --disagg}: a disaggregated deployment on one machine without GPUs. A daemon (own directory,
- * RPC on a free loopback port), the proxy in V1 mode, and two stand-in vLLM instances (Python,
+ * RPC on a free loopback port), {@code xferd proxy} in V1 mode (a process, on a free port), and two stand-in vLLM instances (Python,
  * {@code python/xferd_demo}) that register a KV cache of Qwen2.5-7B's shape through {@code mooncake.engine} and move
  * it as vLLM's MooncakeConnector does. Sends prompts through the proxy and prints, per prompt, prefill time, KV bytes
  * and transfer time, and time to first token. The decode stand-in checks every KV byte before it answers, so a
@@ -106,7 +105,6 @@ public final class DisaggregatedDemo
         final Path directory = Files.createTempDirectory(Files.isDirectory(Path.of("/dev/shm")) ?
             Path.of("/dev/shm") : Path.of(System.getProperty("java.io.tmpdir")), "xferd-disagg-");
         XferDaemon daemon = null;
-        ProxyServer proxy = null;
         try
         {
             final DaemonContext context = new DaemonContext().directory(directory).rpcAddress("127.0.0.1:0");
@@ -118,19 +116,16 @@ public final class DisaggregatedDemo
                 2 * 16 * 4 * 128 * 2 / 1024, blocks);
             final String prefill = startStandIn("prefill", directory, blocks);
             final String decode = startStandIn("decode", directory, blocks);
-            proxy = ProxyServer.start(new ProxyContext().listen("127.0.0.1:0").prefill(List.of(prefill))
-                .decode(List.of(decode)).mode(DisaggMode.V1).eventLoops(1));
-            final String proxyUrl = "http://127.0.0.1:" + proxy.port();
+            final String banner = awaitReady("proxy", JavaProcesses.builder(XferdMain.class, List.of("proxy",
+                "--listen", "127.0.0.1:0", "--prefill", prefill, "--decode", decode, "--mode", "v1",
+                "--event-loops", "1")).redirectErrorStream(true), "xferd proxy on ");
+            final String proxyUrl = banner.split(" ")[3];
             out.printf("demo: prefill %s, decode %s, proxy %s (V1 kv_transfer_params)%n", prefill, decode, proxyUrl);
             return sendPrompts(proxyUrl);
         }
         finally
         {
             stopProcesses();
-            if (proxy != null)
-            {
-                proxy.close();
-            }
             if (daemon != null)
             {
                 daemon.close();
@@ -299,25 +294,34 @@ public final class DisaggregatedDemo
         builder.environment().put("XFERD_DIR", directory.toString());
         builder.environment().put("PYTHONPATH", settings.pythonPath().toString());
         builder.environment().put("PYTHONUNBUFFERED", "1");
-        final Process process = builder.start();
-        processes.add(process);
-        final BlockingQueue<String> ready = new ArrayBlockingQueue<>(1);
-        final Thread reader = new Thread(() -> relay(role, process, ready), "demo-" + role);
-        reader.setDaemon(true);
-        reader.start();
-        final String line = ready.poll(settings.timeout().toMillis(), TimeUnit.MILLISECONDS);
-        if (line == null || !line.startsWith("READY "))
-        {
-            throw new IllegalStateException("the " + role + " stand-in did not start (" +
-                (line == null ? "no answer within " + settings.timeout().toSeconds() + " s" : line) +
-                "); its output is above");
-        }
+        final String line = awaitReady(role, builder, "READY ");
         out.println("demo: " + line.substring("READY ".length()));
         return line.split(" ")[2];
     }
 
-    // prints the stand-in's log lines that matter (warnings, errors) and hands over its READY line
-    private void relay(final String role, final Process process, final BlockingQueue<String> ready)
+    // starts a process and waits for the line saying it serves; everything else it prints is relayed when it matters
+    private String awaitReady(final String role, final ProcessBuilder builder, final String readyPrefix)
+        throws IOException, InterruptedException
+    {
+        final Process process = builder.start();
+        processes.add(process);
+        final BlockingQueue<String> ready = new ArrayBlockingQueue<>(2);
+        final Thread reader = new Thread(() -> relay(role, process, readyPrefix, ready), "demo-" + role);
+        reader.setDaemon(true);
+        reader.start();
+        final String line = ready.poll(settings.timeout().toMillis(), TimeUnit.MILLISECONDS);
+        if (line == null || !line.startsWith(readyPrefix))
+        {
+            throw new IllegalStateException("the " + role + " did not start (" +
+                (line == null ? "no answer within " + settings.timeout().toSeconds() + " s" : line) +
+                "); its output is above");
+        }
+        return line;
+    }
+
+    // prints a process's log lines that matter (warnings, errors) and hands over its ready line
+    private void relay(final String role, final Process process, final String readyPrefix,
+        final BlockingQueue<String> ready)
     {
         try (BufferedReader reader =
             new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)))
@@ -325,7 +329,7 @@ public final class DisaggregatedDemo
             String line;
             while ((line = reader.readLine()) != null)
             {
-                if (line.startsWith("READY "))
+                if (line.startsWith(readyPrefix))
                 {
                     ready.offer(line);
                 }
