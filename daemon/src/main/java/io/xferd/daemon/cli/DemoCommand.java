@@ -66,7 +66,8 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
         "(default: ${DEFAULT-VALUE}).")
     int kvBlocks = 0;
 
-    @Option(names = "--python", description = "--disagg: Python interpreter, 3.10 or later (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--python",
+        description = "--disagg: Python interpreter, 3.10 or later (default: ${DEFAULT-VALUE}).")
     String python = "python3";
 
     @Option(names = "--python-path", description = "--disagg: the repository's python folder (default: found " +

@@ -30,11 +30,12 @@ import java.util.stream.Stream;
 
 /**
  * {@code xferd demo --disagg}: a disaggregated deployment on one machine without GPUs. A daemon (own directory,
- * RPC on a free loopback port), {@code xferd proxy} in V1 mode (a process, on a free port), and two stand-in vLLM instances (Python,
- * {@code python/xferd_demo}) that register a KV cache of Qwen2.5-7B's shape through {@code mooncake.engine} and move
- * it as vLLM's MooncakeConnector does. Sends prompts through the proxy and prints, per prompt, prefill time, KV bytes
- * and transfer time, and time to first token. The decode stand-in checks every KV byte before it answers, so a
- * prompt passes only if every byte arrived. Everything it started is stopped and its directory deleted.
+ * RPC on a free loopback port), {@code xferd proxy} in V1 mode (a process, on a free port), and two stand-in vLLM
+ * instances (Python, {@code python/xferd_demo}) that register a KV cache of Qwen2.5-7B's shape through
+ * {@code mooncake.engine} and move it as vLLM's MooncakeConnector does. Sends prompts through the proxy and prints,
+ * per prompt, prefill time, KV bytes and transfer time, and time to first token. The decode stand-in checks every
+ * KV byte before it answers, so a prompt passes only if every byte arrived. Everything it started is stopped and
+ * its directory deleted.
  */
 public final class DisaggregatedDemo
 {
