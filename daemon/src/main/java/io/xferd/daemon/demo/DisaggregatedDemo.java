@@ -152,8 +152,8 @@ public final class DisaggregatedDemo
         }
         if (failed == 0)
         {
-            out.printf("demo: OK, %d prompts through the proxy, every KV byte verified by decode%n",
-                settings.prompts());
+            out.printf("demo: OK, %d prompt%s through the proxy, every KV byte verified by decode%n",
+                settings.prompts(), settings.prompts() == 1 ? "" : "s");
             return 0;
         }
         out.printf("demo: FAILED, %d of %d prompts failed%n", failed, settings.prompts());
