@@ -70,6 +70,8 @@ public final class XferDaemon implements AutoCloseable
     private final Thread conductorThread;
     private final CountDownLatch conductorStopped = new CountDownLatch(1);
     private volatile boolean running = true;
+    private volatile Throwable failure;
+    private volatile Runnable onFailure = () -> { };
     private volatile boolean closed;
 
     /**
@@ -324,11 +326,18 @@ public final class XferDaemon implements AutoCloseable
         }
         catch (final Throwable t)
         {
-            LOG.error("conductor failed", t);
+            // nobody would accept, answer or cut off clients any more, nor beat the heart: stop rather than hold the
+            // directory with a dead conductor (the command exits non-zero, so systemd restarts the daemon)
+            LOG.error("conductor failed: the daemon stops", t);
+            failure = t;
         }
         finally
         {
             conductorStopped.countDown();
+            if (failure != null)
+            {
+                onFailure.run();
+            }
         }
     }
 
@@ -359,6 +368,31 @@ public final class XferDaemon implements AutoCloseable
     private static long newEpoch()
     {
         return System.currentTimeMillis() << 16 | (ProcessHandle.current().pid() & 0xFFFF);
+    }
+
+    /**
+     * Run {@code action} (once, on the failing thread) if a daemon thread dies; at once if one already has.
+     */
+    public void onFailure(final Runnable action)
+    {
+        this.onFailure = action;
+        if (failure != null && conductorStopped.getCount() == 0)
+        {
+            action.run();
+        }
+    }
+
+    /**
+     * @return what killed a daemon thread, or null while all live.
+     */
+    public Throwable failure()
+    {
+        return failure;
+    }
+
+    ControlConductor conductor()
+    {
+        return conductor;
     }
 
     /**

@@ -43,9 +43,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>
  * Requests go into this client's own submit ring and completions come back on its own completion ring (both in
  * one shared-memory file the daemon made for this client alone): the bytes never pass through this process. Many
- * requests to one segment can go as one record with one completion ({@link #submitBatch}). Submitting and polling allocate nothing. Control calls are
- * thread-safe; submitting and polling are meant for one thread at a time (use one client per thread, each
- * with its own segment, to submit from several).
+ * requests to one segment can go as one record with one completion ({@link #submitBatch}). Submitting and polling
+ * allocate nothing. Control calls are thread-safe; submitting and polling are meant for one thread at a time (use
+ * one client per thread, each with its own segment, to submit from several): the submit ring has exactly one
+ * producer, and two threads writing it at once would corrupt it, which the daemon answers by cutting the client
+ * off.
  */
 public final class XferClient implements AutoCloseable
 {

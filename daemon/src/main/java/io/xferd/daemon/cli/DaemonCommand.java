@@ -41,6 +41,7 @@ public final class DaemonCommand implements java.util.concurrent.Callable<Intege
             System.err.println("xferd: " + ex.getMessage());
             return 2;
         }
+        daemon.onFailure(stop::countDown);
         try
         {
             stop.await();
@@ -50,6 +51,11 @@ public final class DaemonCommand implements java.util.concurrent.Callable<Intege
             Thread.currentThread().interrupt();
         }
         daemon.close();
+        if (daemon.failure() != null)
+        {
+            System.err.println("xferd: a daemon thread died: " + daemon.failure());
+            return 70; // EX_SOFTWARE: the supervisor restarts the daemon
+        }
         return 0;
     }
 }

@@ -2,8 +2,6 @@ package io.xferd.daemon.ipc;
 
 import io.xferd.daemon.memory.RefCounted;
 import io.xferd.daemon.memory.RegionTable;
-import io.xferd.daemon.pipeline.BatchTracker;
-import io.xferd.daemon.pipeline.BatchTrackerPool;
 import io.xferd.nativebindings.libc.UnixSocket;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
@@ -29,8 +27,6 @@ public final class ClientSession extends RefCounted
     private final SubmitRing submitRing;
     private final ControlChannel channel;
     private volatile RegionTable regions = RegionTable.EMPTY;
-    private BatchTrackerPool batchTrackers;
-    private BatchTracker partialBatch;
     private volatile String protocolViolation;
     private int pendingControl;
 
@@ -124,32 +120,7 @@ public final class ClientSession extends RefCounted
         return submitRing;
     }
 
-    /**
-     * @return this client's batch trackers, null before its first batch; intake thread only.
-     */
-    public BatchTrackerPool batchTrackers()
-    {
-        return batchTrackers;
-    }
 
-    public void batchTrackers(final BatchTrackerPool pool)
-    {
-        this.batchTrackers = pool;
-    }
-
-    /**
-     * @return the batch whose entries intake is half-way through publishing (the pipeline filled up), or null;
-     * intake thread only.
-     */
-    public BatchTracker partialBatch()
-    {
-        return partialBatch;
-    }
-
-    public void partialBatch(final BatchTracker batch)
-    {
-        this.partialBatch = batch;
-    }
 
     public ManyToOneRingBuffer completionRing()
     {

@@ -69,7 +69,7 @@ public final class ControlConductor implements AutoCloseable
     private volatile boolean accepting = true;
     private ClientSession promoted;
     private long refusedConnections;
-    private ConductorListener operations = ConductorListener.NONE;
+    private volatile ConductorListener operations = ConductorListener.NONE;
     private SegmentPorts segmentPorts = SegmentPorts.NONE;
 
     private record PendingUnregister(ClientSession session, long correlationId, Region region)

@@ -51,7 +51,9 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     private final AtomicCounter malformed;
     private final AtomicCounter backpressure;
     private final TransferJournal journal;
+    private final ClientIntake[] clients;
     private ClientSession current;
+    private ClientIntake currentIntake;
     private int budget;
     private boolean pipelineFull;
     private int nextStart;
@@ -74,6 +76,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         this.maxBatchEntries = maxBatchEntries;
         this.batchTrackersPerClient = batchTrackersPerClient;
         this.heldEntries = new ManyToOneConcurrentArrayQueue<>(registry.capacity() * batchTrackersPerClient);
+        this.clients = new ClientIntake[registry.capacity()];
         this.submitted = counters.get(SystemCounter.REQUESTS_SUBMITTED);
         this.malformed = counters.get(SystemCounter.MALFORMED_RECORDS);
         this.backpressure = counters.get(SystemCounter.PIPELINE_BACKPRESSURE);
@@ -98,6 +101,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             try
             {
                 current = session;
+                currentIntake = intakeOf(slot, session);
                 budget = REQUESTS_PER_CLIENT;
                 work += session.submitRing().read(this, RECORDS_PER_CLIENT);
                 if (session.submitRing().isBroken())
@@ -108,10 +112,26 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             finally
             {
                 current = null;
+                currentIntake = null;
                 session.release();
             }
         }
         return work;
+    }
+
+    /**
+     * @return intake's state of the client in a slot, new when another client holds the slot than last time (once
+     * per connection).
+     */
+    private ClientIntake intakeOf(final int slot, final ClientSession session)
+    {
+        ClientIntake intake = clients[slot];
+        if (intake == null || intake.session != session)
+        {
+            intake = new ClientIntake(session);
+            clients[slot] = intake;
+        }
+        return intake;
     }
 
     private void cutOff(final ClientSession session)
@@ -198,7 +218,8 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     private SubmitRing.Action onBatch(final UnsafeBuffer buffer, final int offset, final int length)
     {
         final ClientSession session = current;
-        BatchTracker batch = session.partialBatch();
+        final ClientIntake intake = currentIntake;
+        BatchTracker batch = intake.partialBatch;
         if (batch == null)
         {
             if (length < SubmitBatchFlyweight.HEADER_LENGTH)
@@ -218,7 +239,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             {
                 return refuseBatch(session, TransferStatus.INVALID_NOTIFY);
             }
-            batch = takeTracker(session);
+            batch = takeTracker(intake);
             if (batch == null)
             {
                 return SubmitRing.Action.LEAVE; // every tracker of this client is out: its next batch waits
@@ -232,13 +253,13 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         {
             if (budget <= 0)
             {
-                session.partialBatch(batch);
+                intake.partialBatch = batch;
                 return SubmitRing.Action.LEAVE;
             }
             final long sequence = claim();
             if (sequence < 0)
             {
-                session.partialBatch(batch);
+                intake.partialBatch = batch;
                 return SubmitRing.Action.LEAVE;
             }
             final int entry = batch.nextEntry++;
@@ -259,7 +280,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
                 batch.releaseHeld(); // nothing to wait for
             }
         }
-        session.partialBatch(null);
+        intake.partialBatch = null;
         return SubmitRing.Action.TAKEN;
     }
 
@@ -286,14 +307,14 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         submitted.getAndAdd(entryCount); // counted per request, like SUBMITs, so submitted = completed + failed
     }
 
-    private BatchTracker takeTracker(final ClientSession session)
+    private BatchTracker takeTracker(final ClientIntake intake)
     {
-        if (session.batchTrackers() == null)
+        if (intake.batchTrackers == null)
         {
             // once per client, at its first batch
-            session.batchTrackers(new BatchTrackerPool(batchTrackersPerClient, heldEntries));
+            intake.batchTrackers = new BatchTrackerPool(batchTrackersPerClient, heldEntries);
         }
-        return session.batchTrackers().take();
+        return intake.batchTrackers.take();
     }
 
     /**

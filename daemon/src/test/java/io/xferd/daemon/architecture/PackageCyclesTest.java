@@ -56,8 +56,6 @@ class PackageCyclesTest
         "daemon.ipc -> daemon",
         "daemon.ipc -> daemon.metadata",
         "daemon.ipc -> daemon.peer",
-        // came with protocol v2 (branch ring: ClientSession holds BatchTrackers), written before this test existed
-        "daemon.ipc -> daemon.pipeline",
         "daemon.journal -> daemon",
         "daemon.metadata -> daemon",
         "daemon.metadata -> daemon.config",

@@ -44,7 +44,9 @@ class RdmaOverRpcPortTest
         final ClientRegistry registry = new ClientRegistry(4);
         registry.add(b.session);
         SessionRegions.set(b.session, RegionTable.EMPTY.with(target));
-        b.context.rpcAddress("127.0.0.1:0").clusterToken(RdmaSide.TOKEN);
+        // the server's handshake deadline runs on the real clock (b's agents already took their 200 ms timeout on
+        // the tests' clocks): 200 ms of wall time is not enough for a handshake on a loaded 2-core host
+        b.context.rpcAddress("127.0.0.1:0").clusterToken(RdmaSide.TOKEN).transferTimeoutMs(10_000);
         // the RPC session's time limit (the agents' timeouts run on the tests' own clocks)
         a.context.clusterToken(RdmaSide.TOKEN).transferTimeoutMs(10_000);
         server = new PeerServer(b.context, registry, b.counters, new ManyToOneConcurrentArrayQueue<>(4), 77,
