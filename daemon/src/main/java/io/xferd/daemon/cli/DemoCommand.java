@@ -3,6 +3,7 @@ package io.xferd.daemon.cli;
 import io.xferd.daemon.DaemonContext;
 import io.xferd.daemon.XferDaemon;
 import io.xferd.daemon.demo.DecodeConsumer;
+import io.xferd.daemon.demo.DisaggregatedDemo;
 import io.xferd.daemon.demo.KvCacheLayout;
 import io.xferd.daemon.demo.PrefillProducer;
 import io.xferd.ipc.CncFileDescriptor;
@@ -14,6 +15,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -22,7 +24,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * {@code xferd demo}: the first run. Uses the daemon serving {@code --dir} or starts one, then runs a prefill
  * producer and a decode consumer as two processes that move a KV cache between them through the daemon; the
- * consumer verifies every byte. Exit 0 only when every byte arrived intact.
+ * consumer verifies every byte. Exit 0 only when every byte arrived intact. With {@code --disagg}: a whole
+ * disaggregated deployment (daemon, proxy, stand-in prefill and decode servers), see {@link DisaggregatedDemo}.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
     description = "Move a KV cache between a prefill and a decode process through the daemon, verify every byte, " +
@@ -44,9 +47,44 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
     @Option(names = "--timeout-s", description = "Give up after (default: ${DEFAULT-VALUE}).")
     long timeoutSeconds = 120;
 
+    @Option(names = "--disagg", description = "Run a disaggregated deployment instead: a daemon in its own " +
+        "directory, the proxy (V1), stand-in vLLM prefill and decode servers (Python, OpenAI API) moving a KV " +
+        "cache of Qwen2.5-7B shape through mooncake.engine; prompts go through the proxy. Ignores --dir.")
+    boolean disagg;
+
+    @Option(names = "--prompts", description = "--disagg: prompts to send (default: ${DEFAULT-VALUE}).")
+    int prompts = 3;
+
+    @Option(names = "--prompt-tokens", description = "--disagg: tokens per prompt, 16 per KV block; a block is " +
+        "896 KiB over 28 layers (default: ${DEFAULT-VALUE}).")
+    int promptTokens = 1024;
+
+    @Option(names = "--max-tokens", description = "--disagg: tokens generated per prompt (default: ${DEFAULT-VALUE}).")
+    int maxTokens = 16;
+
+    @Option(names = "--kv-blocks", description = "--disagg: KV blocks per instance; 0: what one prompt needs " +
+        "(default: ${DEFAULT-VALUE}).")
+    int kvBlocks = 0;
+
+    @Option(names = "--python",
+        description = "--disagg: Python interpreter, 3.10 or later (default: ${DEFAULT-VALUE}).")
+    String python = "python3";
+
+    @Option(names = "--python-path", description = "--disagg: the repository's python folder (default: found " +
+        "beside the daemon's jar).")
+    Path pythonPath;
+
+    @Option(names = "--corrupt-first", description = "--disagg: fault injection: prefill flips one KV byte of the " +
+        "first prompt; decode must refuse it and the demo fails.")
+    boolean corruptFirst;
+
     @Override
     public Integer call() throws Exception
     {
+        if (disagg)
+        {
+            return runDisaggregated();
+        }
         XferDaemon embedded = null;
         if (!Files.exists(directory.resolve(CncFileDescriptor.SOCKET_FILE)))
         {
@@ -68,6 +106,32 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
             {
                 embedded.close();
             }
+        }
+    }
+
+    private int runDisaggregated() throws Exception
+    {
+        final Path packages = pythonPath != null ? pythonPath : DisaggregatedDemo.findPythonPath();
+        if (packages == null || !Files.isDirectory(packages.resolve("xferd_demo")))
+        {
+            System.out.println("demo: cannot find the python folder with xferd_demo (give --python-path)");
+            return 2;
+        }
+        if (prompts < 1 || promptTokens < 16 || maxTokens < 1 || kvBlocks < 0)
+        {
+            System.out.println("demo: --prompts and --max-tokens must be at least 1, --prompt-tokens at least 16");
+            return 2;
+        }
+        try
+        {
+            return new DisaggregatedDemo(new DisaggregatedDemo.Settings(python, packages, prompts, promptTokens,
+                maxTokens, kvBlocks, corruptFirst, Duration.ofSeconds(timeoutSeconds)), System.out).run();
+        }
+        catch (final IllegalStateException | java.io.IOException ex)
+        {
+            // a stand-in or the proxy did not start: everything started is stopped by then
+            System.out.println("demo: FAILED: " + ex.getMessage());
+            return 1;
         }
     }
 
