@@ -160,18 +160,25 @@ wait_clients() { # seconds
   done
 }
 
-# peer connections (one fd and one xferd-peer-in-/-out- thread each) are pooled: a path first used during the chaos
-# (the second NIC, after the first went down) keeps its connections, up to the pool's size; they are counted apart
-# and checked against that bound, the rest must come back to the baseline exactly
+# peer connections are pooled: a path first used during the chaos (the second NIC, after the first went down) keeps
+# its connections (a socket, and xferd-peer-in-/-out-/-ack- threads) up to the pool's size. Sockets and those threads
+# are checked against that bound; every other fd, the /dev/shm mappings, the other xferd threads and the files of
+# the runtime directory must come back to the baseline exactly.
 peer_bound=$(( 2 * 2 * 2 )) # connections per peer (default 2) x paths x directions
-measure() { # pid dir -> "fds maps threads files peer-connections"
-  local fds maps threads files peers
+measure() { # pid dir [snapshot] -> "other-fds maps other-threads files sockets peer-threads"
+  local fds sockets maps threads files peers
   fds=$(ls "/proc/$1/fd" 2>/dev/null | wc -l)
+  sockets=$(for fd in /proc/$1/fd/*; do readlink "$fd"; done 2>/dev/null | grep -c '^socket:')
   maps=$(grep -c '/dev/shm/' "/proc/$1/maps" 2>/dev/null)
-  peers=$(cat /proc/$1/task/*/comm 2>/dev/null | grep -c '^xferd-peer-\(in\|out\)-')
-  threads=$(cat /proc/$1/task/*/comm 2>/dev/null | grep '^xferd' | grep -vc '^xferd-peer-\(in\|out\)-')
+  peers=$(cat /proc/$1/task/*/comm 2>/dev/null | grep -c '^xferd-peer-\(in\|out\|ack\)-')
+  threads=$(cat /proc/$1/task/*/comm 2>/dev/null | grep '^xferd' | grep -vc '^xferd-peer-\(in\|out\|ack\)-')
   files=$(find "$2" -type f 2>/dev/null | wc -l)
-  echo "$(( fds - peers )) ${maps:-0} $threads $files $peers"
+  if [[ -n "${3:-}" ]]; then # a snapshot to compare when something did not come back
+    { echo "== threads"; cat /proc/$1/task/*/comm 2>/dev/null | sort | uniq -c
+      echo "== fds"; for fd in /proc/$1/fd/*; do readlink "$fd"; done 2>/dev/null | sed 's/[0-9]\+/N/g' | sort | uniq -c
+      echo "== files"; find "$2" -type f 2>/dev/null | sort; } > "$3"
+  fi
+  echo "$(( fds - sockets )) ${maps:-0} $threads $files $sockets $peers"
 }
 
 start_daemon a
@@ -185,8 +192,8 @@ sleep 3; touch "$work/stop"
 wait_clients 60
 rm -f "$work/stop"
 sleep 2
-baseline_a=$(measure "$pid_a" "$dir_a"); baseline_b=$(measure "$pid_b" "$dir_b")
-say "baseline (fds-without-peers shm-maps xferd-threads-without-peers dir-files peer-connections): A $baseline_a, B $baseline_b"
+baseline_a=$(measure "$pid_a" "$dir_a" "$work/baseline-a.txt"); baseline_b=$(measure "$pid_b" "$dir_b" "$work/baseline-b.txt")
+say "baseline (other-fds shm-maps other-xferd-threads dir-files sockets peer-threads): A $baseline_a, B $baseline_b"
 
 # chaos: clients run until the chaos ends plus a calm tail; a killed one is restarted
 calm_tail=5
@@ -270,13 +277,15 @@ wait_clients $(( await_ms / 1000 + 30 ))
 # leaks: back to the baseline once calm (closed connections and unmapped buffers may take a moment)
 final_a=""; final_b=""
 for _ in $(seq 1 30); do
-  final_a=$(measure "$pid_a" "$dir_a"); final_b=$(measure "$pid_b" "$dir_b")
+  final_a=$(measure "$pid_a" "$dir_a" "$work/after-a.txt"); final_b=$(measure "$pid_b" "$dir_b" "$work/after-b.txt")
   python3 - "$baseline_a" "$final_a" "$baseline_b" "$final_b" "$peer_bound" <<'PY' && break
 import sys
 pairs = [(sys.argv[1], sys.argv[2]), (sys.argv[3], sys.argv[4])]
 bound = int(sys.argv[5])
-sys.exit(0 if all([int(f) for f in final.split()][:4] <= [int(b) for b in base.split()][:4] and
-                   int(final.split()[4]) <= bound for base, final in pairs) else 1)
+def fine(base, final):
+    b, f = [int(v) for v in base.split()], [int(v) for v in final.split()]
+    return all(f[i] <= b[i] for i in range(4)) and f[4] <= b[4] + bound and f[5] <= b[5] + 2 * bound
+sys.exit(0 if all(fine(base, final) for base, final in pairs) else 1)
 PY
   sleep 1
 done
@@ -311,20 +320,27 @@ for key in sorted(k for k in totals if k.startswith("error:")):
     print(f"| client reconnects after {key[6:]} | {totals[key]} |")
 print(f"| hung past the await timeout (must be 0) | {totals.get('hung', 0) + stuck} |")
 print(f"| wrong bytes reported OK (must be 0) | {totals.get('wrong', 0)} |")
-labels = ["fds (without peer connections)", "/dev/shm mappings", "xferd threads (without peer connections)",
+labels = ["fds other than sockets", "/dev/shm mappings", "xferd threads other than peer connections",
           "runtime-dir files"]
+bound = int(peer_bound)
 leaks = 0
 for name, base, final in (("A", base_a, final_a), ("B", base_b, final_b)):
-    for label, b, f in zip(labels, base.split(), final.split()):
-        leaked = int(f) > int(b)
+    b, f = base.split(), final.split()
+    for label, bv, fv in zip(labels, b, f):
+        leaked = int(fv) > int(bv)
         leaks += leaked
-        print(f"| daemon {name} {label}: baseline {b}, after {f} | {'LEAK' if leaked else 'ok'} |")
-    b, f = base.split()[4], final.split()[4]
-    leaked = int(f) > int(peer_bound)
+        print(f"| daemon {name} {label}: baseline {bv}, after {fv} | {'LEAK' if leaked else 'ok'} |")
+    leaked = int(f[4]) > int(b[4]) + bound
     leaks += leaked
-    print(f"| daemon {name} peer connections: baseline {b}, after {f}, pool bound {peer_bound} | "
+    print(f"| daemon {name} sockets: baseline {b[4]}, after {f[4]} (pooled peer connections: at most +{bound}) | "
+          f"{'LEAK' if leaked else 'ok'} |")
+    leaked = int(f[5]) > int(b[5]) + 2 * bound
+    leaks += leaked
+    print(f"| daemon {name} peer-connection threads: baseline {b[5]}, after {f[5]} (at most +{2 * bound}) | "
           f"{'LEAK' if leaked else 'ok'} |")
 ok = totals.get("hung", 0) + stuck == 0 and totals.get("wrong", 0) == 0 and leaks == 0 and totals.get("verified", 0) > 0
+if leaks:
+    print(f"(what differs: diff {work}/baseline-a.txt {work}/after-a.txt, and -b)")
 print("\nchaos: " + ("PASS" if ok else "FAIL"))
 sys.exit(0 if ok else 1)
 PY
