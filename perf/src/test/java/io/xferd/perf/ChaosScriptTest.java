@@ -20,7 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * fails.
  */
 @Tag("integration")
-@Timeout(value = 150, unit = TimeUnit.SECONDS)
+@Timeout(value = 260, unit = TimeUnit.SECONDS)
 class ChaosScriptTest
 {
     @Test
@@ -44,14 +44,14 @@ class ChaosScriptTest
         {
             final Process process = new ProcessBuilder("bash", script.toString(), "--duration", "20")
                 .directory(repository.toFile()).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-            final boolean ended = process.waitFor(140, TimeUnit.SECONDS);
+            final boolean ended = process.waitFor(220, TimeUnit.SECONDS);
             if (!ended)
             {
                 process.destroy(); // TERM: the script's trap removes its namespaces and processes
                 process.waitFor(15, TimeUnit.SECONDS);
             }
             final String output = Files.readString(log);
-            assertThat(ended).as("chaos.sh ended within 140 s:\n%s", output).isTrue();
+            assertThat(ended).as("chaos.sh ended within 220 s (about 90 s on a loaded 2-core host):\n%s", output).isTrue();
             assertThat(process.exitValue()).as("chaos.sh exit status:\n%s", output).isZero();
             assertThat(output).contains("chaos: PASS").contains("| wrong bytes reported OK (must be 0) | 0 |");
         }
