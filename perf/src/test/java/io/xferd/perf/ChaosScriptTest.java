@@ -51,7 +51,8 @@ class ChaosScriptTest
                 process.waitFor(15, TimeUnit.SECONDS);
             }
             final String output = Files.readString(log);
-            assertThat(ended).as("chaos.sh ended within 220 s (about 90 s on a loaded 2-core host):\n%s", output).isTrue();
+            assertThat(ended).as("chaos.sh ended within 220 s (about 90 s on a loaded 2-core host):\n%s", output)
+                .isTrue();
             assertThat(process.exitValue()).as("chaos.sh exit status:\n%s", output).isZero();
             assertThat(output).contains("chaos: PASS").contains("| wrong bytes reported OK (must be 0) | 0 |");
         }
