@@ -51,6 +51,7 @@ public final class DaemonContext
     private String clusterTokenSource;
     private boolean peerAuthentication = true;
     private Path metadataTokenFile;
+    private io.xferd.daemon.config.MetadataAccess metadataAccess = io.xferd.daemon.config.MetadataAccess.NONE;
     private int connectionsPerPeer = 2;
     private int maxPeerConnections = 256;
     private int sliceSize = 512 * 1024;
@@ -183,6 +184,7 @@ public final class DaemonContext
         {
             map.put("metadata_token_file", metadataTokenFile.toString());
         }
+        map.putAll(metadataAccess.describe());
         map.put("peer_auth", peerAuthentication ? "token" : "none (INSECURE: any peer that reaches the RPC port " +
             "can read and write every client's memory)");
         map.put("cluster_token", clusterTokenSource != null ? clusterTokenSource :
@@ -590,6 +592,20 @@ public final class DaemonContext
     public DaemonContext metadataTokenFile(final Path value)
     {
         this.metadataTokenFile = value;
+        return this;
+    }
+
+    public io.xferd.daemon.config.MetadataAccess metadataAccess()
+    {
+        return metadataAccess;
+    }
+
+    /**
+     * Credentials and TLS for an etcd or redis metadata store ({@code metadata_username} ...).
+     */
+    public DaemonContext metadataAccess(final io.xferd.daemon.config.MetadataAccess value)
+    {
+        this.metadataAccess = java.util.Objects.requireNonNull(value);
         return this;
     }
 

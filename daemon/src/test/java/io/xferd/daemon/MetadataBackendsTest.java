@@ -213,10 +213,11 @@ class MetadataBackendsTest
         }
     }
 
-    @Test
-    void shouldLeaveANameWithTheDaemonThatPublishedItUntilItsKeyIsGone() throws Exception
+    @ParameterizedTest
+    @ValueSource(strings = {"http", "redis", "etcd"})
+    void shouldLeaveANameWithTheDaemonThatPublishedItUntilItsKeyIsGone(final String backend) throws Exception
     {
-        final String url = startServer("http");
+        final String url = startServer(backend);
         final String cluster = "owned" + System.nanoTime();
         final String key = "xferd/" + cluster + "/segments/decode";
         daemonA = launch(dirA, url, cluster);

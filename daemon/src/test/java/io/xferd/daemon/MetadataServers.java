@@ -106,6 +106,17 @@ final class MetadataServers implements AutoCloseable
     }
 
     /**
+     * redis on 127.0.0.1 that refuses every command until {@code AUTH password} (not started: {@link #start()}).
+     */
+    static MetadataServers redisWithPassword(final int port, final String password)
+    {
+        assumeInstalled("redis-server");
+        return new MetadataServers("redis", List.of("redis-server", "--port", Integer.toString(port),
+            "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--requirepass", password),
+            "127.0.0.1", port);
+    }
+
+    /**
      * Start the server and wait until its port accepts connections.
      */
     MetadataServers start()

@@ -57,6 +57,43 @@ public final class ConfigFile
             final Path path = value.path();
             return context -> context.metadataTokenFile(path);
         });
+        field("metadata_username", (value, all) ->
+        {
+            final String username = value.nonEmptyText();
+            return context -> context.metadataAccess(context.metadataAccess().username(username));
+        });
+        field("metadata_password_file", (value, all) ->
+        {
+            final Path path = value.path();
+            return context -> context.metadataAccess(context.metadataAccess().passwordFile(path));
+        });
+        field("metadata_tls_ca_file", (value, all) ->
+        {
+            final Path path = value.path();
+            return context -> context.metadataAccess(context.metadataAccess().tlsCaFile(path));
+        });
+        field("metadata_tls_cert_file", (value, all) ->
+        {
+            final Path path = value.path();
+            if (all.get("metadata_tls_key_file") == null)
+            {
+                throw value.error("needs metadata_tls_key_file (mutual TLS: the certificate and its key)");
+            }
+            if (all.get("metadata_tls_ca_file") == null)
+            {
+                throw value.error("needs metadata_tls_ca_file (the CA to trust)");
+            }
+            return context -> context.metadataAccess(context.metadataAccess().tlsCertFile(path));
+        });
+        field("metadata_tls_key_file", (value, all) ->
+        {
+            final Path path = value.path();
+            if (all.get("metadata_tls_cert_file") == null)
+            {
+                throw value.error("needs metadata_tls_cert_file (mutual TLS: the certificate and its key)");
+            }
+            return context -> context.metadataAccess(context.metadataAccess().tlsKeyFile(path));
+        });
         field("connections_per_peer", (value, all) -> intSetting(value, DaemonContext::connectionsPerPeer));
         field("max_peer_connections", (value, all) -> intSetting(value, DaemonContext::maxPeerConnections));
         field("slice_size", (value, all) -> sliceSize(value));

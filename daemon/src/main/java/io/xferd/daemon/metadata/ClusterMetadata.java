@@ -66,7 +66,7 @@ public final class ClusterMetadata implements AutoCloseable
         // one operation may take up to half the TTL (at least 2 s: a cold JVM's first request is slow)
         final long timeoutMs = Math.max(2000, Math.min(5000, context.metadataTtlMs() / 2));
         return new ClusterMetadata(MetadataStores.open(server, context.metadataTtlMs(), timeoutMs,
-            metadataToken(context)), context, describer, transport);
+            metadataToken(context), context.metadataAccess()), context, describer, transport);
     }
 
     private static String metadataToken(final DaemonContext context)

@@ -2,12 +2,20 @@ package io.xferd.daemon.metadata;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.ClientBuilder;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 
+import io.xferd.daemon.config.ConfigException;
+import io.xferd.daemon.config.MetadataAccess;
+
+import javax.net.ssl.SSLException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -40,19 +48,62 @@ public final class EtcdMetadataStore implements MetadataStore
      */
     public EtcdMetadataStore(final String url, final List<String> endpoints, final long ttlMs, final long timeoutMs)
     {
+        this(url, endpoints, ttlMs, timeoutMs, MetadataAccess.NONE);
+    }
+
+    /**
+     * @param access etcd's user and password (both or neither), and TLS: the CA to trust, and a client certificate
+     *               with its key for mutual TLS.
+     */
+    public EtcdMetadataStore(
+        final String url,
+        final List<String> endpoints,
+        final long ttlMs,
+        final long timeoutMs,
+        final MetadataAccess access)
+    {
         quietVertx();
         this.url = url;
         this.ttlSeconds = Math.max(1, (ttlMs + 999) / 1000);
         this.timeoutMs = timeoutMs;
-        this.client = Client.builder()
-            .endpoints(endpoints.stream().map(endpoint -> "http://" + endpoint).toArray(String[]::new))
+        final String scheme = access.tls() ? "https://" : "http://";
+        final ClientBuilder builder = Client.builder()
+            .endpoints(endpoints.stream().map(endpoint -> scheme + endpoint).toArray(String[]::new))
             .connectTimeout(Duration.ofMillis(timeoutMs))
             .waitForReady(false)
             .retryMaxAttempts(2)
             .retryDelay(100)
             .retryMaxDelay(500)
-            .retryMaxDuration(Duration.ofMillis(timeoutMs))
-            .build();
+            .retryMaxDuration(Duration.ofMillis(timeoutMs));
+        final String password = access.password();
+        if ((access.username() == null) != (password == null))
+        {
+            throw new ConfigException("etcd " + url + ": metadata_username and metadata_password_file go together");
+        }
+        if (password != null)
+        {
+            builder.user(bytes(access.username())).password(bytes(password));
+        }
+        if (access.tls())
+        {
+            try
+            {
+                builder.sslContext(ssl ->
+                {
+                    ssl.trustManager(access.tlsCaFile().toFile());
+                    if (access.tlsCertFile() != null)
+                    {
+                        ssl.keyManager(access.tlsCertFile().toFile(), access.tlsKeyFile().toFile());
+                    }
+                });
+            }
+            catch (final SSLException | IllegalArgumentException ex)
+            {
+                throw new ConfigException("etcd " + url + ": cannot use the TLS files " + access.describe() + ": " +
+                    ex.getMessage(), ex);
+            }
+        }
+        this.client = builder.build();
     }
 
     /**
@@ -114,6 +165,50 @@ public final class EtcdMetadataStore implements MetadataStore
             leaseId = await(client.getLeaseClient().grant(ttlSeconds), "grant a lease").getID();
         }
         return leaseId;
+    }
+
+    /**
+     * One transaction: put under this daemon's lease if the key's create revision is 0 (no such key).
+     */
+    @Override
+    public synchronized boolean putIfAbsent(final String key, final String value)
+    {
+        return putIf(key, value, new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.createRevision(0)));
+    }
+
+    /**
+     * One transaction: put under this daemon's lease if the key's value is still {@code expected}.
+     */
+    @Override
+    public synchronized boolean replace(final String key, final String expected, final String value)
+    {
+        return putIf(key, value, new Cmp(bytes(key), Cmp.Op.EQUAL, CmpTarget.value(bytes(expected))));
+    }
+
+    private boolean putIf(final String key, final String value, final Cmp condition)
+    {
+        try
+        {
+            return transact(key, value, condition);
+        }
+        catch (final MetadataException ex)
+        {
+            if (!isLeaseLost(ex))
+            {
+                throw ex;
+            }
+            leaseId = 0;
+            return transact(key, value, condition);
+        }
+    }
+
+    private boolean transact(final String key, final String value, final Cmp condition)
+    {
+        final long lease = lease();
+        return await(client.getKVClient().txn()
+            .If(condition)
+            .Then(Op.put(bytes(key), bytes(value), PutOption.builder().withLeaseId(lease).build()))
+            .commit(), "claim " + key).isSucceeded();
     }
 
     @Override

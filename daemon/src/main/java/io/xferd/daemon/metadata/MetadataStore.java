@@ -32,6 +32,40 @@ public interface MetadataStore extends AutoCloseable
     void delete(String key);
 
     /**
+     * Create {@code key} with {@code value} under this store's lease/TTL only when no key of that name exists:
+     * the claim of a segment name. Atomic where the store has a compare (etcd transaction, redis {@code SET NX});
+     * the default reads, then puts (the http store: two claimants at the same moment are not told apart).
+     *
+     * @return true when this call created the key.
+     */
+    default boolean putIfAbsent(final String key, final String value)
+    {
+        if (get(key) != null)
+        {
+            return false;
+        }
+        put(key, value);
+        return true;
+    }
+
+    /**
+     * Put {@code value} under {@code key} only while the key still holds {@code expected}: taking over a key whose
+     * value was judged no claim (an unsigned descriptor, this daemon's own from before a restart) without
+     * overwriting a claim made in between. Atomic where the store has a compare; the default reads, then puts.
+     *
+     * @return true when the key held {@code expected} and now holds {@code value}.
+     */
+    default boolean replace(final String key, final String expected, final String value)
+    {
+        if (!expected.equals(get(key)))
+        {
+            return false;
+        }
+        put(key, value);
+        return true;
+    }
+
+    /**
      * Keep every key this store put alive for another TTL. {@code owned} are those keys with their values: a
      * store whose lease was lost (expired while the server was away, or a server that restarted empty) puts them
      * again.

@@ -1,5 +1,6 @@
 package io.xferd.daemon.metadata;
 
+import io.xferd.daemon.config.MetadataAccess;
 import io.xferd.daemon.config.MetadataServer;
 
 /**
@@ -28,10 +29,32 @@ public final class MetadataStores
     public static MetadataStore open(
         final MetadataServer server, final long ttlMs, final long timeoutMs, final String bearerToken)
     {
+        return open(server, ttlMs, timeoutMs, bearerToken, MetadataAccess.NONE);
+    }
+
+    /**
+     * @param access credentials and TLS of an etcd or redis store ({@code metadata_username} ...).
+     * @throws IllegalArgumentException for credentials or TLS settings given to an http store, which takes a bearer
+     *                                  token instead.
+     */
+    public static MetadataStore open(
+        final MetadataServer server,
+        final long ttlMs,
+        final long timeoutMs,
+        final String bearerToken,
+        final MetadataAccess access)
+    {
+        if (server.kind() == MetadataServer.Kind.HTTP && !access.isNone())
+        {
+            throw new IllegalArgumentException("metadata_username, metadata_password_file and metadata_tls_* are " +
+                "for etcd and redis; an http metadata store takes metadata_token_file");
+        }
+        access.validate();
         return switch (server.kind())
         {
-            case ETCD -> new EtcdMetadataStore(server.url(), server.endpoints(), ttlMs, timeoutMs);
-            case REDIS -> new RedisMetadataStore(server.url(), server.endpoints().getFirst(), ttlMs, timeoutMs);
+            case ETCD -> new EtcdMetadataStore(server.url(), server.endpoints(), ttlMs, timeoutMs, access);
+            case REDIS -> new RedisMetadataStore(server.url(), server.endpoints().getFirst(), ttlMs, timeoutMs,
+                access);
             case HTTP -> new HttpMetadataStore(server.url(), ttlMs, timeoutMs, bearerToken);
             case P2PHANDSHAKE -> throw new IllegalArgumentException("P2PHANDSHAKE has no metadata store");
         };

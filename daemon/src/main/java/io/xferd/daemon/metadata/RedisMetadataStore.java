@@ -1,5 +1,10 @@
 package io.xferd.daemon.metadata;
 
+import io.netty.handler.ssl.JdkSslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslProvider;
+import io.xferd.daemon.config.ConfigException;
+import io.xferd.daemon.config.MetadataAccess;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.DefaultJedisClientConfig;
@@ -11,6 +16,8 @@ import redis.clients.jedis.RedisProtocol;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.params.SetParams;
 
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLSocketFactory;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -26,9 +33,14 @@ public final class RedisMetadataStore implements MetadataStore
 {
     private static final Logger LOG = LoggerFactory.getLogger(RedisMetadataStore.class);
 
+    private static final String COMPARE_AND_SET =
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then " +
+        "return redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) else return false end";
+
     private final String url;
     private final HostAndPort endpoint;
     private final JedisClientConfig config;
+    private final JedisClientConfig subscriberConfig;
     private final long ttlMs;
     private Jedis connection;
     private volatile Thread subscriber;
@@ -37,15 +49,68 @@ public final class RedisMetadataStore implements MetadataStore
 
     public RedisMetadataStore(final String url, final String endpoint, final long ttlMs, final long timeoutMs)
     {
+        this(url, endpoint, ttlMs, timeoutMs, MetadataAccess.NONE);
+    }
+
+    /**
+     * @param access the redis user (ACL; without one a password authenticates the default user) and password,
+     *               and TLS: the CA to trust, and a client certificate with its key for mutual TLS.
+     */
+    public RedisMetadataStore(
+        final String url, final String endpoint, final long ttlMs, final long timeoutMs, final MetadataAccess access)
+    {
         this.url = url;
         this.endpoint = HostAndPort.from(endpoint);
         this.ttlMs = ttlMs;
-        this.config = DefaultJedisClientConfig.builder()
+        this.config = withAccess(url, access, DefaultJedisClientConfig.builder())
             .connectionTimeoutMillis((int)timeoutMs)
             .socketTimeoutMillis((int)timeoutMs)
             .clientName("xferd")
             .protocol(RedisProtocol.RESP2)
             .build();
+        this.subscriberConfig = withAccess(url, access, DefaultJedisClientConfig.builder())
+            .connectionTimeoutMillis((int)timeoutMs)
+            .socketTimeoutMillis(0)
+            .protocol(RedisProtocol.RESP2)
+            .build();
+    }
+
+    private static DefaultJedisClientConfig.Builder withAccess(
+        final String url, final MetadataAccess access, final DefaultJedisClientConfig.Builder builder)
+    {
+        final String password = access.password();
+        if (access.username() != null && password == null)
+        {
+            throw new ConfigException("redis " + url + ": metadata_username needs metadata_password_file");
+        }
+        builder.user(access.username()).password(password);
+        if (access.tls())
+        {
+            builder.ssl(true).sslSocketFactory(sslSocketFactory(url, access));
+        }
+        return builder;
+    }
+
+    /**
+     * Netty's PEM reading (already on the class path under jetcd and Vert.x), giving a JDK context for Jedis.
+     */
+    private static SSLSocketFactory sslSocketFactory(final String url, final MetadataAccess access)
+    {
+        try
+        {
+            final SslContextBuilder ssl = SslContextBuilder.forClient().sslProvider(SslProvider.JDK)
+                .trustManager(access.tlsCaFile().toFile());
+            if (access.tlsCertFile() != null)
+            {
+                ssl.keyManager(access.tlsCertFile().toFile(), access.tlsKeyFile().toFile());
+            }
+            return ((JdkSslContext)ssl.build()).context().getSocketFactory();
+        }
+        catch (final SSLException | IllegalArgumentException ex)
+        {
+            throw new ConfigException("redis " + url + ": cannot use the TLS files " + access.describe() + ": " +
+                ex.getMessage(), ex);
+        }
     }
 
     @Override
@@ -58,6 +123,26 @@ public final class RedisMetadataStore implements MetadataStore
     public void put(final String key, final String value)
     {
         call("set " + key, jedis -> jedis.set(key, value, SetParams.setParams().px(ttlMs)));
+    }
+
+    /**
+     * {@code SET key value NX PX ttl}: one command, atomic on the server.
+     */
+    @Override
+    public boolean putIfAbsent(final String key, final String value)
+    {
+        return "OK".equals(call("set nx " + key, jedis -> jedis.set(key, value, SetParams.setParams().nx().px(ttlMs))));
+    }
+
+    /**
+     * A Lua compare-and-set, atomic on the server.
+     */
+    @Override
+    public boolean replace(final String key, final String expected, final String value)
+    {
+        final Object answer = call("compare-and-set " + key, jedis -> jedis.eval(COMPARE_AND_SET,
+            java.util.List.of(key), java.util.List.of(expected, value, Long.toString(ttlMs))));
+        return "OK".equals(answer);
     }
 
     @Override
@@ -102,9 +187,7 @@ public final class RedisMetadataStore implements MetadataStore
         {
             while (!closed)
             {
-                try (Jedis jedis = new Jedis(endpoint, DefaultJedisClientConfig.builder()
-                    .connectionTimeoutMillis(config.getConnectionTimeoutMillis()).socketTimeoutMillis(0)
-                    .protocol(RedisProtocol.RESP2).build()))
+                try (Jedis jedis = new Jedis(endpoint, subscriberConfig))
                 {
                     subscription = new JedisPubSub()
                     {

@@ -28,6 +28,8 @@ public final class SegmentPublisher implements AutoCloseable
     private static final Logger LOG = LoggerFactory.getLogger(SegmentPublisher.class);
     private static final long FIRST_BACKOFF_MS = 200;
     private static final long MAX_BACKOFF_MS = 5000;
+    /** Rounds of create-or-compare-and-replace before a key that keeps changing is left for the next renewal. */
+    private static final int CLAIM_ATTEMPTS = 3;
 
     private record Change(ClientSession session, boolean removed)
     {
@@ -245,21 +247,27 @@ public final class SegmentPublisher implements AutoCloseable
             if (session != null && !session.isClosed())
             {
                 final SegmentDescriptor descriptor = describer.apply(session);
-                final String holder = published.containsKey(key) ? null : otherHolder(key, descriptor.rpcAddress());
-                if (holder != null)
-                {
-                    contested.add(key);
-                    if (contestedLogged.add(key))
-                    {
-                        LOG.warn("segment name {} is held by the daemon at {} until its key in {} expires: this " +
-                            "daemon's client of that name is not published (tried again every {} ms)",
-                            keys.segmentName(key), holder, store.url(), renewIntervalMs);
-                    }
-                    iterator.remove();
-                    continue;
-                }
                 final String json = descriptor.toJson();
-                store.put(key, json);
+                if (published.containsKey(key))
+                {
+                    store.put(key, json);
+                }
+                else
+                {
+                    final String holder = claim(key, json, descriptor.rpcAddress());
+                    if (holder != null)
+                    {
+                        contested.add(key);
+                        if (contestedLogged.add(key))
+                        {
+                            LOG.warn("segment name {} is held by the daemon at {} until its key in {} expires: " +
+                                "this daemon's client of that name is not published (tried again every {} ms)",
+                                keys.segmentName(key), holder, store.url(), renewIntervalMs);
+                        }
+                        iterator.remove();
+                        continue;
+                    }
+                }
                 published.put(key, json);
                 if (contestedLogged.remove(key))
                 {
@@ -271,18 +279,46 @@ public final class SegmentPublisher implements AutoCloseable
     }
 
     /**
-     * @return the rpc address of another daemon whose valid (signed) descriptor holds {@code key}, or null when the
-     * key is free or held by this daemon ({@code ownAddress}: a restart of the same daemon takes its names back).
-     * Read, then put: two daemons claiming one name at the same moment are not told apart (the store has no
-     * compare-and-set here), the later one's put wins.
+     * Claim {@code key} for {@code json}: create it if absent; else, when what it holds is no claim of another
+     * daemon (not a valid signed descriptor, or this daemon's own address: a restart of the same daemon takes its
+     * names back), replace exactly that value. Both steps are compare-and-set where the store has one (etcd,
+     * redis), so of two claimants at the same moment one wins and the other is told who holds the name; the http
+     * store reads, then puts.
+     *
+     * @return null when this daemon now holds the key, else the rpc address of the daemon that does.
      */
-    private String otherHolder(final String key, final String ownAddress)
+    private String claim(final String key, final String json, final String ownAddress)
     {
-        final String existing = store.get(key);
-        if (existing == null)
+        for (int attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++)
         {
-            return null;
+            if (store.putIfAbsent(key, json))
+            {
+                return null;
+            }
+            final String existing = store.get(key);
+            if (existing == null)
+            {
+                continue; // expired in between: create it
+            }
+            final String holder = holderOf(existing, ownAddress);
+            if (holder != null)
+            {
+                return holder;
+            }
+            if (store.replace(key, existing, json))
+            {
+                return null;
+            }
         }
+        return "(changing while claimed)";
+    }
+
+    /**
+     * @return the rpc address of another daemon whose valid (signed) descriptor {@code existing} is, or null when
+     * it is no claim against {@code ownAddress}.
+     */
+    private String holderOf(final String existing, final String ownAddress)
+    {
         try
         {
             final SegmentDescriptor descriptor = SegmentDescriptor.fromJson(existing);
