@@ -125,7 +125,8 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
         try
         {
             return new DisaggregatedDemo(new DisaggregatedDemo.Settings(python, packages, prompts, promptTokens,
-                maxTokens, kvBlocks, corruptFirst, Duration.ofSeconds(timeoutSeconds)), System.out).run();
+                maxTokens, kvBlocks, corruptFirst, Duration.ofSeconds(timeoutSeconds)), System.out,
+                args -> JavaProcesses.builder(XferdMain.class, args)).run();
         }
         catch (final IllegalStateException | java.io.IOException ex)
         {

@@ -4,8 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.xferd.daemon.DaemonContext;
 import io.xferd.daemon.XferDaemon;
-import io.xferd.daemon.cli.JavaProcesses;
-import io.xferd.daemon.cli.XferdMain;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -26,6 +24,7 @@ import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.stream.Stream;
 
 /**
@@ -44,6 +43,7 @@ public final class DisaggregatedDemo
         "decode instance through the xferd daemon and every byte is checked before the first token").split(" ");
 
     private final Settings settings;
+    private final Function<List<String>, ProcessBuilder> xferdProcess;
     private final PrintStream out;
     private final List<Process> processes = new ArrayList<>();
 
@@ -68,10 +68,18 @@ public final class DisaggregatedDemo
         }
     }
 
-    public DisaggregatedDemo(final Settings settings, final PrintStream out)
+    /**
+     * @param settings     what to run
+     * @param out          where the figures go
+     * @param xferdProcess makes the command line of another {@code xferd} JVM from its arguments (the CLI knows
+     *                     how: the demo does not depend on it)
+     */
+    public DisaggregatedDemo(
+        final Settings settings, final PrintStream out, final Function<List<String>, ProcessBuilder> xferdProcess)
     {
         this.settings = settings;
         this.out = out;
+        this.xferdProcess = xferdProcess;
     }
 
     /**
@@ -117,7 +125,7 @@ public final class DisaggregatedDemo
                 2 * 16 * 4 * 128 * 2 / 1024, blocks);
             final String prefill = startStandIn("prefill", directory, blocks);
             final String decode = startStandIn("decode", directory, blocks);
-            final String banner = awaitReady("proxy", JavaProcesses.builder(XferdMain.class, List.of("proxy",
+            final String banner = awaitReady("proxy", xferdProcess.apply(List.of("proxy",
                 "--listen", "127.0.0.1:0", "--prefill", prefill, "--decode", decode, "--mode", "v1",
                 "--event-loops", "1")).redirectErrorStream(true), "xferd proxy on ");
             final String proxyUrl = banner.split(" ")[3];
