@@ -18,7 +18,8 @@ import enum
 
 class TransferStatus(enum.IntEnum):
     """Status of a completion record (stable protocol values; 11 is raised by client libraries only; 13: process
-    memory registered by address could not be read or written, e.g. its owner unmapped it)."""
+    memory registered by address could not be read or written, e.g. its owner unmapped it; 14: the access policy
+    refuses the submitter the target segment)."""
 
     OK = 0
     UNKNOWN_SEGMENT = 1
@@ -34,6 +35,7 @@ class TransferStatus(enum.IntEnum):
     DAEMON_GONE = 11
     UNSUPPORTED_MEMORY = 12
     MEMORY_FAULT = 13
+    ACCESS_DENIED = 14
 
     @classmethod
     def describe(cls, value: int) -> str:
@@ -60,6 +62,7 @@ class ControlErrorCode(enum.IntEnum):
     NOT_CONNECTED = 11
     CUDA_UNAVAILABLE = 12
     LIMIT_REACHED = 13
+    ACCESS_DENIED = 14
 
     @classmethod
     def describe(cls, value: int) -> str:
@@ -147,6 +150,7 @@ TransferDaemonGoneError = type("TransferDaemonGoneError", (TransferFailedError, 
                                {"__doc__": "A transfer failed because the daemon went away (DAEMON_GONE)."})
 UnsupportedMemoryError = _subclass(TransferFailedError, "UnsupportedMemoryError")
 MemoryFaultError = _subclass(TransferFailedError, "MemoryFaultError")
+AccessDeniedError = _subclass(TransferFailedError, "AccessDeniedError")
 
 _TRANSFER_ERRORS: dict[int, type] = {
     TransferStatus.UNKNOWN_SEGMENT: UnknownSegmentError,
@@ -162,6 +166,7 @@ _TRANSFER_ERRORS: dict[int, type] = {
     TransferStatus.DAEMON_GONE: TransferDaemonGoneError,
     TransferStatus.UNSUPPORTED_MEMORY: UnsupportedMemoryError,
     TransferStatus.MEMORY_FAULT: MemoryFaultError,
+    TransferStatus.ACCESS_DENIED: AccessDeniedError,
 }
 
 ProtocolVersionMismatchError = _subclass(ControlError, "ProtocolVersionMismatchError")
@@ -177,6 +182,7 @@ InvalidArgumentError = _subclass(ControlError, "InvalidArgumentError")
 NotConnectedError = _subclass(ControlError, "NotConnectedError")
 DaemonCudaUnavailableError = _subclass(ControlError, "DaemonCudaUnavailableError")
 LimitReachedError = _subclass(ControlError, "LimitReachedError")
+AccessDeniedControlError = _subclass(ControlError, "AccessDeniedControlError")
 
 _CONTROL_ERRORS: dict[int, type] = {
     ControlErrorCode.PROTOCOL_VERSION_MISMATCH: ProtocolVersionMismatchError,
@@ -192,4 +198,5 @@ _CONTROL_ERRORS: dict[int, type] = {
     ControlErrorCode.NOT_CONNECTED: NotConnectedError,
     ControlErrorCode.CUDA_UNAVAILABLE: DaemonCudaUnavailableError,
     ControlErrorCode.LIMIT_REACHED: LimitReachedError,
+    ControlErrorCode.ACCESS_DENIED: AccessDeniedControlError,
 }

@@ -46,6 +46,8 @@ public final class DaemonContext
     private int gidIndex = GID_INDEX_AUTO;
     private String transportInUse;
     private java.util.List<String> deviceNames = java.util.List.of();
+    private int[] allowedUids = new int[0];
+    private int[] allowedGids = new int[0];
     private String clusterToken;
     private Path clusterTokenFile;
     private String clusterTokenSource;
@@ -164,6 +166,8 @@ public final class DaemonContext
         map.put("completion_ring_capacity", completionRingCapacity);
         map.put("max_in_flight_per_client", maxInFlightPerClient());
         map.put("max_clients", maxClients);
+        map.put("allowed_uids", java.util.Arrays.toString(allowedUids));
+        map.put("allowed_gids", java.util.Arrays.toString(allowedGids));
         map.put("max_request_length", maxRequestLength);
         map.put("pipeline_size", pipelineSize);
         map.put("liveness_timeout_ms", livenessTimeoutMs);
@@ -529,6 +533,39 @@ public final class DaemonContext
     public String transportInUse()
     {
         return transportInUse;
+    }
+
+    /**
+     * @return uids that may open every local segment, besides each segment's owner and root.
+     */
+    public int[] allowedUids()
+    {
+        return allowedUids.clone();
+    }
+
+    public DaemonContext allowedUids(final int... value)
+    {
+        this.allowedUids = value.clone();
+        return this;
+    }
+
+    /**
+     * @return primary gids whose clients may open every local segment.
+     */
+    public int[] allowedGids()
+    {
+        return allowedGids.clone();
+    }
+
+    public DaemonContext allowedGids(final int... value)
+    {
+        this.allowedGids = value.clone();
+        return this;
+    }
+
+    public io.xferd.daemon.ipc.AccessPolicy accessPolicy()
+    {
+        return new io.xferd.daemon.ipc.AccessPolicy(allowedUids, allowedGids);
     }
 
     public java.util.List<String> deviceNames()

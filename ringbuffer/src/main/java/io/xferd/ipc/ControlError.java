@@ -20,6 +20,8 @@ public final class ControlError
     public static final int CUDA_UNAVAILABLE = 12;
     /** A per-client limit is reached (registered regions, control requests waiting for an answer). */
     public static final int LIMIT_REACHED = 13;
+    /** The access policy refuses this client the segment: another uid's, and not granted to its uid or gid. */
+    public static final int ACCESS_DENIED = 14;
 
     private ControlError()
     {
@@ -42,6 +44,7 @@ public final class ControlError
             case NOT_CONNECTED -> "NOT_CONNECTED";
             case CUDA_UNAVAILABLE -> "CUDA_UNAVAILABLE";
             case LIMIT_REACHED -> "LIMIT_REACHED";
+            case ACCESS_DENIED -> "ACCESS_DENIED";
             default -> "ERROR(" + code + ")";
         };
     }

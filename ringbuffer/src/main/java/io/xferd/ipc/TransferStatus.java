@@ -42,6 +42,11 @@ public final class TransferStatus
      * written: the client unmapped it, or its process is gone.
      */
     public static final int MEMORY_FAULT = 13;
+    /**
+     * The access policy refuses the submitter the target segment (another uid's, not granted). Checked on every
+     * request, so a handle learnt any other way than OPEN_SEGMENT reaches nothing.
+     */
+    public static final int ACCESS_DENIED = 14;
 
     private TransferStatus()
     {
@@ -65,6 +70,7 @@ public final class TransferStatus
             case DAEMON_GONE -> "DAEMON_GONE";
             case UNSUPPORTED_MEMORY -> "UNSUPPORTED_MEMORY";
             case MEMORY_FAULT -> "MEMORY_FAULT";
+            case ACCESS_DENIED -> "ACCESS_DENIED";
             default -> "UNKNOWN_STATUS(" + status + ")";
         };
     }

@@ -101,6 +101,16 @@ public final class ConfigFile
         field("transfer_timeout_ms", (value, all) -> longSetting(value, DaemonContext::transferTimeoutMs));
         field("liveness_timeout_ms", (value, all) -> longSetting(value, DaemonContext::livenessTimeoutMs));
         field("max_clients", (value, all) -> intSetting(value, DaemonContext::maxClients));
+        field("allowed_uids", (value, all) ->
+        {
+            final int[] ids = value.ids();
+            return context -> context.allowedUids(ids);
+        });
+        field("allowed_gids", (value, all) ->
+        {
+            final int[] ids = value.ids();
+            return context -> context.allowedGids(ids);
+        });
         field("cluster_id", (value, all) -> text(value.nonEmptyText(), DaemonContext::clusterId));
         field("metadata_ttl_ms", (value, all) -> longSetting(value, DaemonContext::metadataTtlMs));
         // Mooncake's mooncake.json (Transfer Engine and vLLM connector)

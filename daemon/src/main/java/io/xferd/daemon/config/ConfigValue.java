@@ -161,6 +161,28 @@ final class ConfigValue
     }
 
     /**
+     * @return an array of uids or gids: integers 0..2^31-1.
+     */
+    int[] ids()
+    {
+        if (!node.isArray())
+        {
+            throw wrongType("an array of numeric ids");
+        }
+        final int[] ids = new int[node.size()];
+        int i = 0;
+        for (final JsonNode element : node)
+        {
+            if (!element.isIntegralNumber() || !element.canConvertToInt() || element.intValue() < 0)
+            {
+                throw wrongType("an array of numeric ids");
+            }
+            ids[i++] = element.intValue();
+        }
+        return ids;
+    }
+
+    /**
      * For fields that are accepted and not used: any string or number.
      */
     void requireScalar()

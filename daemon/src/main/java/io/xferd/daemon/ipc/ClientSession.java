@@ -21,6 +21,7 @@ public final class ClientSession extends RefCounted
     private final byte[] segmentNameUtf8;
     private final int pid;
     private final int uid;
+    private final int gid;
     private final UnixSocket socket;
     private final MemorySegment ringsMapping;
     private final ManyToOneRingBuffer completionRing;
@@ -37,6 +38,7 @@ public final class ClientSession extends RefCounted
         final String fullSegmentName,
         final int pid,
         final int uid,
+        final int gid,
         final UnixSocket socket,
         final ControlChannel channel,
         final MemorySegment ringsMapping,
@@ -49,6 +51,7 @@ public final class ClientSession extends RefCounted
         this.segmentNameUtf8 = fullSegmentName.getBytes(StandardCharsets.UTF_8);
         this.pid = pid;
         this.uid = uid;
+        this.gid = gid;
         this.socket = socket;
         this.channel = channel;
         this.ringsMapping = ringsMapping;
@@ -92,6 +95,14 @@ public final class ClientSession extends RefCounted
     public int uid()
     {
         return uid;
+    }
+
+    /**
+     * @return the client's primary gid (SO_PEERCRED), as the {@link AccessPolicy} sees it.
+     */
+    public int gid()
+    {
+        return gid;
     }
 
     public UnixSocket socket()

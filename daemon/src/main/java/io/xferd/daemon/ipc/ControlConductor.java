@@ -48,6 +48,7 @@ public final class ControlConductor implements AutoCloseable
     private static final int MAX_ERROR_MESSAGE_LENGTH = 512;
 
     private final DaemonContext context;
+    private final AccessPolicy access;
     private final ClientRegistry registry;
     private final UnsafeBuffer cnc;
     private final ManyToOneConcurrentArrayQueue<ClientSession> disconnects;
@@ -92,6 +93,7 @@ public final class ControlConductor implements AutoCloseable
         this.gpuRegions = new GpuRegionMapper(context.deviceMemory());
         this.processWatch = new ProcessWatch(context.maxClients());
         this.context = context;
+        this.access = context.accessPolicy();
         this.registry = registry;
         this.cnc = cnc;
         // room for every answer that may be pending at once: each client's are capped
@@ -316,7 +318,7 @@ public final class ControlConductor implements AutoCloseable
         final UnsafeBuffer rings = new UnsafeBuffer(ringsMapping.address(), ringsLength);
         final String fullName = context.rpcAddress() + "/" + name;
         final ClientSession session = new ClientSession(slot, registry.nextGeneration(slot), name, fullName,
-            peer.pid(), peer.uid(), channel.socket(), channel, ringsMapping,
+            peer.pid(), peer.uid(), peer.gid(), channel.socket(), channel, ringsMapping,
             new ManyToOneRingBuffer(RingsFileDescriptor.completionRing(rings, completionLength)),
             new SubmitRing(RingsFileDescriptor.submitRing(rings, completionLength, submitLength)));
         int segmentPort = 0;
@@ -667,6 +669,20 @@ public final class ControlConductor implements AutoCloseable
             answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT, "no segment named " + name);
             return;
         }
+        answerLocalSegment(session, correlationId, target);
+    }
+
+    private void answerLocalSegment(final ClientSession session, final long correlationId, final ClientSession target)
+    {
+        if (!access.permits(session, target))
+        {
+            LOG.warn("access denied: pid {} uid {} gid {} (segment {}) to segment {} of uid {}", session.pid(),
+                session.uid(), session.gid(), session.segmentName(), target.segmentName(), target.uid());
+            answerError(session, correlationId, ControlError.ACCESS_DENIED,
+                "segment " + target.segmentName() + " belongs to another uid and is not granted to uid " +
+                session.uid() + " or gid " + session.gid());
+            return;
+        }
         answerOk(session, correlationId, target.segmentHandle());
     }
 
@@ -687,7 +703,7 @@ public final class ControlConductor implements AutoCloseable
                     "the segment of " + address + " is gone");
                 return;
             }
-            answerOk(session, correlationId, local.segmentHandle());
+            answerLocalSegment(session, correlationId, local);
             return;
         }
         if (transport == null)

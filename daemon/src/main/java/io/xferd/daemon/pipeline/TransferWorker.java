@@ -2,6 +2,7 @@ package io.xferd.daemon.pipeline;
 
 import com.lmax.disruptor.EventPoller;
 import io.xferd.daemon.SystemCounters;
+import io.xferd.daemon.ipc.AccessPolicy;
 import io.xferd.daemon.ipc.ClientRegistry;
 import io.xferd.daemon.ipc.ClientSession;
 import io.xferd.daemon.journal.TransferJournal;
@@ -34,6 +35,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     private static final int HANDED_OFF = -1;
 
     private final int index;
+    private final AccessPolicy access;
     private final int workers;
     private final EventPoller<TransferCommand> poller;
     private final ClientRegistry registry;
@@ -61,9 +63,11 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         final long maxRequestLength,
         final long byteBudget,
         final TransferJournal journal,
-        final DeviceMemory deviceMemory)
+        final DeviceMemory deviceMemory,
+        final AccessPolicy access)
     {
         this.index = index;
+        this.access = access;
         this.workers = pipeline.workers();
         this.poller = pipeline.workerPoller(index);
         this.registry = registry;
@@ -184,6 +188,11 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         if (target == null || target.isClosed())
         {
             return TransferStatus.UNKNOWN_SEGMENT;
+        }
+        if (!access.permits(command.submitter, target))
+        {
+            // handles are guessable (slot, generation): the policy holds on every request, not only at OPEN_SEGMENT
+            return TransferStatus.ACCESS_DENIED;
         }
         final Region local = command.submitter.regions().find(command.localAddress, length);
         if (local == null)

@@ -62,6 +62,21 @@ class ConfigFileTest
     }
 
     @Test
+    void shouldGrantAccessToAllowedUidsAndGids() throws IOException
+    {
+        final DaemonContext context = apply("{\"allowed_uids\": [1001, 1002], \"allowed_gids\": [2000]}");
+
+        assertThat(context.allowedUids()).containsExactly(1001, 1002);
+        assertThat(context.allowedGids()).containsExactly(2000);
+        assertThat(context.accessPolicy().permits(1002, 9, 1000)).isTrue();
+        assertThat(context.accessPolicy().permits(1003, 9, 1000)).isFalse();
+        assertThatThrownBy(() -> apply("{\"allowed_uids\": [-1]}"))
+            .isInstanceOf(ConfigException.class).hasMessageContaining("allowed_uids");
+        assertThatThrownBy(() -> apply("{\"allowed_gids\": \"2000\"}"))
+            .isInstanceOf(ConfigException.class).hasMessageContaining("allowed_gids");
+    }
+
+    @Test
     void shouldAcceptTheP2pHandshakeMooncakeJson() throws IOException
     {
         final DaemonContext context = apply("""

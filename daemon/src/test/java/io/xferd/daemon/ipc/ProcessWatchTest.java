@@ -70,6 +70,6 @@ class ProcessWatchTest
     {
         final ManyToOneRingBuffer ring = new ManyToOneRingBuffer(new UnsafeBuffer(
             ByteBuffer.allocateDirect(4096 + RingBufferDescriptor.TRAILER_LENGTH)));
-        return new ClientSession(slot, 1, "s" + slot, "x/s" + slot, (int)pid, 0, null, null, null, ring, null);
+        return new ClientSession(slot, 1, "s" + slot, "x/s" + slot, (int)pid, 0, 0, null, null, null, ring, null);
     }
 }

@@ -38,7 +38,7 @@ public final class TestClient
         final UnsafeBuffer submitRing = new UnsafeBuffer(
             ByteBuffer.allocateDirect(RingsFileDescriptor.ringLength(submitCapacity)));
         submitter = new OneToOneRingBuffer(submitRing);
-        session = new ClientSession(slot, 1, name, "127.0.0.1:1/" + name, 1000 + slot, 4242, null, null, null,
+        session = new ClientSession(slot, 1, name, "127.0.0.1:1/" + name, 1000 + slot, 4242, 4242, null, null, null,
             completions, new SubmitRing(submitRing));
     }
 

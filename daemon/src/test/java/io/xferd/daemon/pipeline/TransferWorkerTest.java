@@ -56,7 +56,8 @@ class TransferWorkerTest
     private final ThrowingTransport transport = new ThrowingTransport();
     private final TransferWorker worker = new TransferWorker(0, pipeline, registry,
         new CompletionSender(disconnects, counters), transport, counters, clock, 1 << 20, Long.MAX_VALUE,
-        TransferJournal.DISABLED, new RegionCopierTest.RecordingDeviceMemory());
+        TransferJournal.DISABLED, new RegionCopierTest.RecordingDeviceMemory(),
+        io.xferd.daemon.ipc.AccessPolicy.OWNER_ONLY);
 
     @AfterEach
     void close()

@@ -76,7 +76,7 @@ final class RdmaSide implements AutoCloseable
             location -> preferred, clock);
         final ManyToOneRingBuffer ring = new ManyToOneRingBuffer(new UnsafeBuffer(
             ByteBuffer.allocateDirect(64 * 1024 + RingBufferDescriptor.TRAILER_LENGTH)));
-        this.session = new ClientSession(1, 1, "seg", address + "/seg", 1, 1, null, null, null, ring, null);
+        this.session = new ClientSession(1, 1, "seg", address + "/seg", 1, 1, 1, null, null, null, ring, null);
     }
 
     /**
