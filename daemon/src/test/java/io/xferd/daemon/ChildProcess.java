@@ -69,6 +69,30 @@ final class ChildProcess implements AutoCloseable
     }
 
     /**
+     * Start {@code mainClass} in a child JVM whose umask is {@code umask} (octal text, e.g. "000").
+     */
+    static ChildProcess startWithUmask(
+        final String name, final String umask, final Class<?> mainClass, final String... args)
+    {
+        final List<String> watched = new ArrayList<>();
+        watched.add(Integer.toString(WATCHDOG_SECONDS));
+        watched.add(mainClass.getName());
+        watched.addAll(List.of(args));
+        try
+        {
+            final ProcessBuilder builder = JavaProcesses.builder(WatchedMain.class, watched).redirectErrorStream(true);
+            final List<String> command = new ArrayList<>(List.of("sh", "-c", "umask " + umask + "; exec \"$@\"", "sh"));
+            command.addAll(builder.command());
+            builder.command(command);
+            return new ChildProcess(name, builder.start());
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    /**
      * Start {@code mainClass} in a child JVM inside a network namespace (another "host").
      */
     static ChildProcess startIn(

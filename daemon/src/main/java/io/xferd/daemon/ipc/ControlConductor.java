@@ -103,6 +103,8 @@ public final class ControlConductor implements AutoCloseable
         this.counters = counters;
         this.clock = clock;
         this.listener = UnixSocket.listen(directory.socketPath(), 128);
+        // the directory (0750) already keeps others out while the socket has the umask's mode
+        FileModes.set(directory.socketPath(), FileModes.SOCKET);
         this.listener.configureBlocking(false);
         // every fd it can ever watch: the listener, the connections yet to say HELLO (capped), the clients
         this.poller = new Poller(1 + context.maxPendingConnections() + context.maxClients() + 8);

@@ -48,8 +48,10 @@ public final class RuntimeDirectory implements AutoCloseable
         try
         {
             Files.createDirectories(directory);
+            FileModes.restrictDirectory(directory);
             final FileChannel channel = FileChannel.open(directory.resolve(CncFileDescriptor.LOCK_FILE),
                 StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileModes.set(directory.resolve(CncFileDescriptor.LOCK_FILE), FileModes.GROUP_READABLE);
             FileLock lock;
             try
             {
@@ -104,6 +106,7 @@ public final class RuntimeDirectory implements AutoCloseable
         final Path cncFile = directory.resolve(CncFileDescriptor.CNC_FILE);
         final long length = CncFileDescriptor.fileLength(countersValuesLength);
         cncMapping = IoUtil.mapNewFile(cncFile.toFile(), length, true);
+        FileModes.set(cncFile, FileModes.GROUP_READABLE);
         cnc = new UnsafeBuffer(cncMapping);
         CncFileDescriptor.writeHeader(cnc, countersValuesLength, pid, System.currentTimeMillis(), livenessTimeoutMs);
         return cnc;

@@ -46,6 +46,8 @@ public final class Journal implements AutoCloseable
         try
         {
             Files.createDirectories(context.journalDirectory());
+            // Chronicle Queue creates its files with the umask's mode: the directory keeps others out of them
+            io.xferd.daemon.ipc.FileModes.restrictDirectory(context.journalDirectory());
         }
         catch (final IOException ex)
         {

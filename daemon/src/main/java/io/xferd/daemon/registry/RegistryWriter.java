@@ -55,6 +55,7 @@ public final class RegistryWriter implements ConductorListener, AutoCloseable
         }
         final RegistryWriter writer =
             new RegistryWriter(file, RegistryFile.open(file, Math.max(1024, context.maxClients() * 64L)));
+        io.xferd.daemon.ipc.FileModes.set(file, io.xferd.daemon.ipc.FileModes.GROUP_READABLE);
         final Map<String, Object> daemon = new LinkedHashMap<>();
         daemon.put("pid", pid);
         daemon.put("started_at", Instant.now().toString());
