@@ -10,6 +10,7 @@ import errno
 import os
 import select
 import socket
+import struct
 
 from . import protocol as p
 from .errors import DaemonGoneError, XferError
@@ -27,6 +28,11 @@ class ControlChannel:
             self._sock.close()
             raise DaemonGoneError(f"no xferd daemon listening on {path}: {ex.strerror}") from ex
         except OSError:
+            self._sock.close()
+            raise
+        try:
+            _verify_daemon_identity(path, self._peer_credentials()[1])
+        except BaseException:
             self._sock.close()
             raise
         self.path = path
@@ -79,9 +85,13 @@ class ControlChannel:
 
     def peer_pid(self) -> int:
         """The daemon's pid as the kernel says (SO_PEERCRED), not as any file claims."""
-        import struct
+        return self._peer_credentials()[0]
+
+    def _peer_credentials(self) -> tuple[int, int, int]:
+        """(pid, uid, gid) of the listening process, from the kernel (SO_PEERCRED)."""
         raw = self._sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        return struct.unpack("3i", raw)[0]
+        pid, uid, gid = struct.unpack("3i", raw)
+        return pid, uid, gid
 
     def peer_closed(self) -> bool:
         """True when the daemon closed the connection (end of file), without consuming any byte."""
@@ -109,3 +119,17 @@ class ControlChannel:
     def _close_all(fds: list[int]) -> None:
         for fd in fds:
             os.close(fd)
+
+
+def _verify_daemon_identity(path: str, listener_uid: int) -> None:
+    """Refuse a listener that is not the daemon before sending anything: its uid (SO_PEERCRED) must own the
+    daemon directory, or be root. A group member who replaced ``xferd.sock`` with its own listener is caught here.
+
+    :raises XferError: naming both uids.
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    owner_uid = os.stat(directory).st_uid
+    if listener_uid not in (owner_uid, 0):
+        raise XferError(f"refusing {path}: the process listening on it runs as uid {listener_uid} but {directory} "
+                        f"belongs to uid {owner_uid}; someone other than the daemon may have replaced the socket "
+                        f"(nothing was sent)")

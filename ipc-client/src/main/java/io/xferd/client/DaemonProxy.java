@@ -47,6 +47,15 @@ final class DaemonProxy implements AutoCloseable
         try
         {
             final UnixSocket socket = UnixSocket.connect(socketPath);
+            try
+            {
+                DaemonIdentity.verify(socketPath, socket.peerCredentials().uid());
+            }
+            catch (final RuntimeException ex)
+            {
+                socket.close();
+                throw ex;
+            }
             socket.configureBlocking(false);
             return new DaemonProxy(socket, timeoutMs);
         }
