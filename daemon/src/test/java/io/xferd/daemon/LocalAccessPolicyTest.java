@@ -153,15 +153,23 @@ class LocalAccessPolicyTest
 
     private String runIntruder(final XferClient victim, final SharedBuffer target) throws Exception
     {
-        final Process process = new ProcessBuilder("runuser", "-u", user, "--", "python3",
+        final Process process = new ProcessBuilder(asUser(user, "python3",
             pythonDir.resolve("intruder.py").toString(), directory.toString(), "victim",
-            Long.toString(victim.ownSegment()), Long.toString(target.address()))
+            Long.toString(victim.ownSegment()), Long.toString(target.address())))
             .redirectErrorStream(true)
             .directory(pythonDir.toFile())
             .start();
-        process.getOutputStream().close();
-        final byte[] out = process.getInputStream().readAllBytes();
-        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        final byte[] out;
+        try
+        {
+            process.getOutputStream().close();
+            out = process.getInputStream().readAllBytes();
+            assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        }
+        finally
+        {
+            process.destroyForcibly();
+        }
         final String output = new String(out, StandardCharsets.UTF_8);
         assertThat(process.exitValue()).as(output).isZero();
         return output;
@@ -171,6 +179,18 @@ class LocalAccessPolicyTest
     {
         resources.add(resource);
         return resource;
+    }
+
+    /**
+     * setpriv and env exec the command (runuser would fork it), with a plain environment,, so destroying the Process ends the user's process.
+     */
+    private static List<String> asUser(final String user, final String... command)
+    {
+        final List<String> line = new java.util.ArrayList<>(
+            List.of("setpriv", "--reuid=" + user, "--regid=" + user, "--init-groups", "--",
+                "env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin"));
+        line.addAll(List.of(command));
+        return line;
     }
 
     private static String run(final List<String> command) throws IOException, InterruptedException

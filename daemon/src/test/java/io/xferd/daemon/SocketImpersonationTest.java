@@ -102,8 +102,8 @@ class SocketImpersonationTest
     @Test
     void shouldRefuseAListenerOfAnotherUidAndSendItNothing() throws Exception
     {
-        listener = new ProcessBuilder("runuser", "-u", user, "--", "python3",
-            scratch.resolve("listener.py").toString(), directory.resolve("xferd.sock").toString())
+        listener = new ProcessBuilder(asUser(user, "python3",
+            scratch.resolve("listener.py").toString(), directory.resolve("xferd.sock").toString()))
             .redirectErrorStream(true).start();
         final BufferedReader out = new BufferedReader(
             new InputStreamReader(listener.getInputStream(), StandardCharsets.UTF_8));
@@ -124,6 +124,18 @@ class SocketImpersonationTest
         assertThat(pythonOutput).contains("REFUSED refusing", "belongs to uid 0", "nothing was sent");
 
         assertThat(out.readLine()).as("what the impostor received").isEqualTo("RECEIVED 0");
+    }
+
+    /**
+     * setpriv and env exec the command (runuser would fork it), with a plain environment,, so destroying the Process ends the user's process.
+     */
+    private static List<String> asUser(final String user, final String... command)
+    {
+        final List<String> line = new java.util.ArrayList<>(
+            List.of("setpriv", "--reuid=" + user, "--regid=" + user, "--init-groups", "--",
+                "env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin"));
+        line.addAll(List.of(command));
+        return line;
     }
 
     private static String run(final List<String> command) throws IOException, InterruptedException
