@@ -182,7 +182,8 @@ class LocalAccessPolicyTest
     }
 
     /**
-     * setpriv and env exec the command (runuser would fork it), with a plain environment,, so destroying the Process ends the user's process.
+     * setpriv and env exec the command (runuser would fork it), in a plain environment: destroying the Process
+     * ends the user's process.
      */
     private static List<String> asUser(final String user, final String... command)
     {

@@ -114,9 +114,10 @@ class SocketImpersonationTest
             .hasMessageContaining("runs as uid " + run(List.of("id", "-u", user)).trim())
             .hasMessageContaining("belongs to uid 0");
 
-        // the Python client's control channel (an impostor would fake cnc.dat too; the socket check is the one that counts)
+        // the Python client's control channel (an impostor would fake cnc.dat too; the socket check is what counts)
         final Process python = new ProcessBuilder("python3", "-c",
-            "import sys, xferd\nfrom xferd.control import ControlChannel\ntry:\n    ControlChannel(sys.argv[1], 5.0)\n" +
+            "import sys, xferd\nfrom xferd.control import ControlChannel\n" +
+            "try:\n    ControlChannel(sys.argv[1], 5.0)\n" +
             "except xferd.XferError as ex:\n    print('REFUSED', ex)\n", directory.resolve("xferd.sock").toString())
             .directory(scratch.toFile()).redirectErrorStream(true).start();
         final String pythonOutput = new String(python.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -127,7 +128,8 @@ class SocketImpersonationTest
     }
 
     /**
-     * setpriv and env exec the command (runuser would fork it), with a plain environment,, so destroying the Process ends the user's process.
+     * setpriv and env exec the command (runuser would fork it), in a plain environment: destroying the Process
+     * ends the user's process.
      */
     private static List<String> asUser(final String user, final String... command)
     {

@@ -320,7 +320,8 @@ class SegmentListenersTest
     {
         final ManyToOneRingBuffer ring = new ManyToOneRingBuffer(new UnsafeBuffer(
             ByteBuffer.allocateDirect(64 * 1024 + RingBufferDescriptor.TRAILER_LENGTH)));
-        return new ClientSession(slot, generation, name, "127.0.0.1:0/" + name, PID, 0, 0, null, null, null, ring, null);
+        return new ClientSession(
+            slot, generation, name, "127.0.0.1:0/" + name, PID, 0, 0, null, null, null, ring, null);
     }
 
     private static SystemCounters counters()
