@@ -33,12 +33,20 @@ public final class TestClient
 
     public TestClient(final int slot, final String name, final int submitCapacity)
     {
+        this(slot, name, submitCapacity, 4242);
+    }
+
+    /**
+     * A client whose process runs as {@code uid} (its primary gid the same number).
+     */
+    public TestClient(final int slot, final String name, final int submitCapacity, final int uid)
+    {
         completions = new ManyToOneRingBuffer(new UnsafeBuffer(
             ByteBuffer.allocateDirect(64 * 1024 + RingBufferDescriptor.TRAILER_LENGTH)));
         final UnsafeBuffer submitRing = new UnsafeBuffer(
             ByteBuffer.allocateDirect(RingsFileDescriptor.ringLength(submitCapacity)));
         submitter = new OneToOneRingBuffer(submitRing);
-        session = new ClientSession(slot, 1, name, "127.0.0.1:1/" + name, 1000 + slot, 4242, 4242, null, null, null,
+        session = new ClientSession(slot, 1, name, "127.0.0.1:1/" + name, 1000 + slot, uid, uid, null, null, null,
             completions, new SubmitRing(submitRing));
     }
 

@@ -115,6 +115,29 @@ class TransferWorkerTest
     }
 
     @Test
+    void shouldRefuseATargetOfAnotherUidOnEveryRequestAndMoveNothing()
+    {
+        final TestClient stranger = new TestClient(2, "stranger", 4096, 1001);
+        final Region local = region(LOCAL, 7);
+        final Region remote = region(TARGET, 3);
+        submitter.regions(local);
+        stranger.regions(remote);
+        registry.add(submitter.session);
+        registry.add(stranger.session);
+
+        publish(Opcode.WRITE, stranger.session.segmentHandle(), 21, LENGTH);
+        assertThat(worker.doWork()).isEqualTo(1);
+        publish(Opcode.READ, stranger.session.segmentHandle(), 22, LENGTH);
+        assertThat(worker.doWork()).isEqualTo(1);
+
+        assertThat(submitter.completions()).containsExactly(
+            new TestClient.Completion(21, TransferStatus.ACCESS_DENIED, 0),
+            new TestClient.Completion(22, TransferStatus.ACCESS_DENIED, 0));
+        assertThat(remote.mapping().get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0)).isEqualTo((byte)3);
+        assertThat(local.mapping().get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0)).isEqualTo((byte)7);
+    }
+
+    @Test
     void shouldCopyAWriteAndCompleteItWithEveryByte()
     {
         final Region local = region(LOCAL, 7);
