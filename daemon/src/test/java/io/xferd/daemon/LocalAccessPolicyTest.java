@@ -25,6 +25,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * The local access policy with a real second Unix user (made and removed here): a Python client running as that
  * user reaches the daemon (through the group an operator would give it) but cannot open a root client's segment,
  * nor write into it by its handle, unless the daemon's {@code allowed_uids} grants it; then its bytes arrive.
+ * Outside the daemon's group, the same user reaches neither the socket nor any file of the daemon.
  */
 @Tag("integration")
 @Timeout(180)
@@ -50,6 +51,21 @@ class LocalAccessPolicyTest
                 print("WRITTEN", flush=True)
             except AccessDeniedError as ex:
                 print("WRITE_DENIED", ex, flush=True)
+        """;
+
+    private static final String PROBE = """
+        import os, socket, sys
+        directory = sys.argv[1]
+        def probe(name, action):
+            try:
+                action(os.path.join(directory, name))
+                print(name, "ALLOWED", flush=True)
+            except PermissionError:
+                print(name, "DENIED", flush=True)
+        probe("xferd.sock", lambda path: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect(path))
+        probe("cnc.dat", lambda path: open(path, "rb").read(1))
+        probe("registry.dat", lambda path: open(path, "rb").read(1))
+        probe("journal", os.listdir)
         """;
 
     private final List<AutoCloseable> resources = new ArrayList<>();
@@ -102,7 +118,7 @@ class LocalAccessPolicyTest
     @Test
     void shouldRefuseAnotherUidTheSegmentAtOpenAndOnEveryRequest() throws Exception
     {
-        startDaemon(new int[0]);
+        startDaemon(new int[0], true);
         final XferClient victim = track(XferClient.connect(SystemTests.clientContext(directory, "victim")));
         final SharedBuffer secret = victim.allocateMemory(SIZE);
         secret.segment().fill((byte)0x11);
@@ -120,7 +136,7 @@ class LocalAccessPolicyTest
     @Test
     void shouldLetAGrantedUidOpenAndWrite() throws Exception
     {
-        startDaemon(new int[]{uid});
+        startDaemon(new int[]{uid}, true);
         final XferClient victim = track(XferClient.connect(SystemTests.clientContext(directory, "victim")));
         final SharedBuffer shared = victim.allocateMemory(SIZE);
         shared.segment().fill((byte)0x11);
@@ -135,27 +151,43 @@ class LocalAccessPolicyTest
         }
     }
 
-    private XferDaemon startDaemon(final int[] allowedUids) throws Exception
+    @Test
+    void shouldKeepAUserOutsideTheDaemonGroupAwayFromTheSocketAndEveryFile() throws Exception
+    {
+        startDaemon(new int[0], false);
+        Files.writeString(pythonDir.resolve("probe.py"), PROBE);
+
+        final String output = runAsUser("probe.py", directory.toString());
+
+        assertThat(output).contains("xferd.sock DENIED", "cnc.dat DENIED", "registry.dat DENIED", "journal DENIED")
+            .doesNotContain("ALLOWED");
+    }
+
+    private void startDaemon(final int[] allowedUids, final boolean userInDaemonGroup) throws Exception
     {
         directory = SystemTests.newDaemonDirectory();
-        final XferDaemon daemon = track(XferDaemon.launch(
-            SystemTests.daemonContext(directory).allowedUids(allowedUids)));
-        // what an operator does for a daemon group: the user reaches the socket and cnc.dat through its group
-        for (final String name : List.of(".", "xferd.sock", "cnc.dat"))
+        track(XferDaemon.launch(SystemTests.daemonContext(directory).allowedUids(allowedUids)));
+        if (userInDaemonGroup)
         {
-            run(List.of("chgrp", Integer.toString(gid), directory.resolve(name).toString()));
+            // what a daemon group gives: the group of the directory, socket and cnc.dat; the modes are the daemon's
+            for (final String name : List.of(".", "xferd.sock", "cnc.dat"))
+            {
+                run(List.of("chgrp", Integer.toString(gid), directory.resolve(name).toString()));
+            }
         }
-        run(List.of("chmod", "g+rx", directory.toString()));
-        run(List.of("chmod", "g+rw", directory.resolve("xferd.sock").toString(),
-            directory.resolve("cnc.dat").toString()));
-        return daemon;
     }
 
     private String runIntruder(final XferClient victim, final SharedBuffer target) throws Exception
     {
-        final Process process = new ProcessBuilder(asUser(user, "python3",
-            pythonDir.resolve("intruder.py").toString(), directory.toString(), "victim",
-            Long.toString(victim.ownSegment()), Long.toString(target.address())))
+        return runAsUser("intruder.py", directory.toString(), "victim", Long.toString(victim.ownSegment()),
+            Long.toString(target.address()));
+    }
+
+    private String runAsUser(final String script, final String... args) throws Exception
+    {
+        final List<String> command = new ArrayList<>(List.of("python3", pythonDir.resolve(script).toString()));
+        command.addAll(List.of(args));
+        final Process process = new ProcessBuilder(asUser(user, command.toArray(String[]::new)))
             .redirectErrorStream(true)
             .directory(pythonDir.toFile())
             .start();
