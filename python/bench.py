@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Python client figures next to the Java client's, in one run, against one daemon.
 
-    python3 python/bench.py [--dir D] [--duration 5] [--skip-java]
+    python3 python/bench.py [--dir D] [--duration 5] [--skip-java] [--netns [--skip-local]]
 
 Starts its own daemon (``--rpc-address 127.0.0.1:0``, a private directory under /dev/shm) unless ``--dir`` names
 a running one, then measures, each from Python and (``bin/xferd bench``) from Java, with the same parameters:
@@ -10,6 +10,12 @@ a running one, then measures, each from Python and (``bin/xferd bench``) from Ja
    same through ``mooncake.engine``'s ``batch_transfer_async_write`` (the sync call minus the wait);
 2. 64 B local round trips (batch 1, window 1): submit -> completion, p50/p90/p99;
 3. 1 MiB blocks in batches of 32, 4 batches in flight: GB/s.
+
+``--netns`` (root) adds two "hosts": network namespaces joined by a veth pair (``python/tests/support.py``'s, names
+``xfpy-<pid>-...``), a daemon in each with one cluster token made for the run, a Python process in B that registers
+the target buffer, then 1 MiB write batches (32 per batch, 4 in flight) from a Python process in A and from
+``bin/xferd bench`` in A into that buffer, and the ratio. Namespaces, processes, daemon directories and the token
+file are removed on exit, Ctrl-C and SIGTERM included. ``--skip-local`` runs only that.
 
 Figures depend on the machine and its load: quote them with the machine and the Java baseline of the same run.
 """
@@ -116,9 +122,10 @@ def round_trips(directory: str, seconds: float) -> None:
     target.close()
 
 
-def throughput(directory: str, seconds: float) -> None:
-    block, batch, window = MIB, 32, 4
-    source, target, local, remote, handle = pair(directory, block * batch * window)
+def write_batches(source: xferd.Client, handle: int, local: int, remote: int, seconds: float,
+                  batch: int = 32, window: int = 4, block: int = MIB) -> float:
+    """Write 1 MiB blocks from ``local`` to ``remote`` (each ``block * batch * window`` bytes) in batches of
+    ``batch``, ``window`` batches in flight, for ``seconds``; the GB/s of bytes reported complete."""
     offsets = [[w * batch * block + i * block for i in range(batch)] for w in range(window)]
     in_flight = []
     moved = 0
@@ -128,14 +135,20 @@ def throughput(directory: str, seconds: float) -> None:
     while time.perf_counter() < end:
         while len(in_flight) < window:
             o = offsets[w % window]
-            in_flight.append(source.submit(WRITE, handle, [local.address + x for x in o],
-                                           [remote.address + x for x in o], [block] * batch))
+            in_flight.append(source.submit(WRITE, handle, [local + x for x in o], [remote + x for x in o],
+                                           [block] * batch))
             w += 1
         moved += source.wait(in_flight.pop(0), 60)
     for transfer in in_flight:
         moved += source.wait(transfer, 60)
-    elapsed = time.perf_counter() - start
-    print(f"python: write {moved / elapsed / 1e9:.3f} GB/s (1 MiB blocks, batches of {batch}, {window} in flight)")
+    return moved / (time.perf_counter() - start) / 1e9
+
+
+def throughput(directory: str, seconds: float) -> None:
+    block, batch, window = MIB, 32, 4
+    source, target, local, remote, handle = pair(directory, block * batch * window)
+    gbs = write_batches(source, handle, local.address, remote.address, seconds, batch, window, block)
+    print(f"python: write {gbs:.3f} GB/s (1 MiB blocks, batches of {batch}, {window} in flight)")
     source.close()
     target.close()
 
@@ -156,9 +169,17 @@ def main() -> int:
     parser.add_argument("--dir", help="a running daemon's directory (default: start one)")
     parser.add_argument("--duration", type=float, default=5.0)
     parser.add_argument("--skip-java", action="store_true")
+    parser.add_argument("--netns", action="store_true",
+                        help="also measure 1 MiB write batches between two network namespaces (root)")
+    parser.add_argument("--skip-local", action="store_true", help="with --netns: only the namespace figures")
     parser.add_argument("--xferd", default=os.path.join(os.path.dirname(HERE), "bin", "xferd"),
                         help="the launcher whose `bench` is the Java baseline (default: this checkout's bin/xferd)")
     options = parser.parse_args()
+    if options.netns:
+        import bench_netns
+        bench_netns.install_signal_exit()
+    if options.skip_local:
+        return bench_netns.run(options.duration, options.xferd, options.skip_java) if options.netns else 0
     daemon = None
     directory = options.dir
     if directory is None:
@@ -176,8 +197,13 @@ def main() -> int:
     finally:
         if daemon is not None:
             daemon.stop()
+    if options.netns:
+        return bench_netns.run(options.duration, options.xferd, options.skip_java)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit("bench: interrupted (what it started is gone)")
