@@ -2,6 +2,7 @@ package io.xferd.daemon.ipc;
 
 import io.xferd.daemon.DaemonContext;
 import io.xferd.daemon.SystemCounters;
+import io.xferd.daemon.files.FileModes;
 import io.xferd.daemon.memory.Region;
 import io.xferd.ipc.ControlError;
 import io.xferd.ipc.ControlFrame;

@@ -1,5 +1,6 @@
 package io.xferd.daemon.ipc;
 
+import io.xferd.daemon.files.FileModes;
 import io.xferd.ipc.CncFileDescriptor;
 import org.agrona.IoUtil;
 import org.agrona.concurrent.UnsafeBuffer;

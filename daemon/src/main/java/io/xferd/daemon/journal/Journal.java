@@ -3,6 +3,7 @@ package io.xferd.daemon.journal;
 import io.xferd.daemon.DozingBackoffIdleStrategy;
 import io.xferd.daemon.OperationsContext;
 import io.xferd.daemon.SystemCounters;
+import io.xferd.daemon.files.FileModes;
 import io.xferd.ipc.SystemCounter;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
 import org.agrona.concurrent.AgentRunner;
@@ -47,7 +48,7 @@ public final class Journal implements AutoCloseable
         {
             Files.createDirectories(context.journalDirectory());
             // Chronicle Queue creates its files with the umask's mode: the directory keeps others out of them
-            io.xferd.daemon.ipc.FileModes.restrictDirectory(context.journalDirectory());
+            FileModes.restrictDirectory(context.journalDirectory());
         }
         catch (final IOException ex)
         {

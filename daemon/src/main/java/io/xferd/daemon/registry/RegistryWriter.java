@@ -1,6 +1,7 @@
 package io.xferd.daemon.registry;
 
 import io.xferd.daemon.DaemonContext;
+import io.xferd.daemon.files.FileModes;
 import io.xferd.daemon.ipc.ClientSession;
 import io.xferd.daemon.ipc.ConductorListener;
 import io.xferd.daemon.memory.Region;
@@ -55,7 +56,7 @@ public final class RegistryWriter implements ConductorListener, AutoCloseable
         }
         final RegistryWriter writer =
             new RegistryWriter(file, RegistryFile.open(file, Math.max(1024, context.maxClients() * 64L)));
-        io.xferd.daemon.ipc.FileModes.set(file, io.xferd.daemon.ipc.FileModes.GROUP_READABLE);
+        FileModes.set(file, FileModes.GROUP_READABLE);
         final Map<String, Object> daemon = new LinkedHashMap<>();
         daemon.put("pid", pid);
         daemon.put("started_at", Instant.now().toString());

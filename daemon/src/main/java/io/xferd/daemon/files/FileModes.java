@@ -1,4 +1,4 @@
-package io.xferd.daemon.ipc;
+package io.xferd.daemon.files;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
