@@ -521,51 +521,28 @@ public final class XferClient implements AutoCloseable
         final int task = batch.submitted;
         final long requestId = batch.requestId(task);
         final int recordLength = SubmitRequestFlyweight.recordLength(notifyLength);
-        final IdleStrategy idle = context.idleStrategy();
-        final long deadline = System.nanoTime() + context.controlTimeoutMs() * 1_000_000L;
-        idle.reset();
-        while (true)
+        final int index = claimRecord(RecordTypes.SUBMIT, recordLength, "a request");
+        final long now = startTask(batch, task);
+        final SubmitRequestFlyweight record = submitFlyweight.wrap(submitRing.buffer(), index)
+            .clearReserved()
+            .opcode(request.opcode())
+            .requestId(requestId)
+            .segmentHandle(request.segment())
+            .localAddress(request.localAddress())
+            .targetAddress(request.targetAddress())
+            .length(request.length())
+            .traceId(request.traceId())
+            .submitNanos(now);
+        if (notifyLength > 0)
         {
-            if (inFlight < maxInFlight)
-            {
-                final int index = submitRing.tryClaim(RecordTypes.SUBMIT, recordLength);
-                if (index > 0)
-                {
-                    final long now = System.nanoTime();
-                    batch.state[task] = TaskStatus.PENDING;
-                    batch.submitNanos[task] = now;
-                    batch.submitted++;
-                    batch.pending++;
-                    inFlight++;
-                    final SubmitRequestFlyweight record = submitFlyweight.wrap(submitRing.buffer(), index)
-                        .clearReserved()
-                        .opcode(request.opcode())
-                        .requestId(requestId)
-                        .segmentHandle(request.segment())
-                        .localAddress(request.localAddress())
-                        .targetAddress(request.targetAddress())
-                        .length(request.length())
-                        .traceId(request.traceId())
-                        .submitNanos(now);
-                    if (notifyLength > 0)
-                    {
-                        record.putNotify(notify, 0, notifyLength);
-                    }
-                    else
-                    {
-                        record.noNotify();
-                    }
-                    submitRing.commit(index);
-                    return task;
-                }
-            }
-            idle.idle(poll());
-            if (System.nanoTime() > deadline)
-            {
-                throw new XferException("could not submit within " + context.controlTimeoutMs() +
-                    " ms: submit ring full or " + inFlight + " requests in flight");
-            }
+            record.putNotify(notify, 0, notifyLength);
         }
+        else
+        {
+            record.noNotify();
+        }
+        submitRing.commit(index);
+        return task;
     }
 
     /**
@@ -596,6 +573,31 @@ public final class XferClient implements AutoCloseable
         final int task = batch.submitted;
         final long requestId = batch.requestId(task);
         final int bodyLength = SubmitBatchFlyweight.bodyLength(entries, notifyLength);
+        final int index = claimRecord(RecordTypes.SUBMIT_BATCH, bodyLength, "a batch");
+        final long now = startTask(batch, task);
+        if (notifyLength > 0)
+        {
+            notifyView.wrap(notify);
+        }
+        final SubmitBatchFlyweight record = batchFlyweight.wrap(submitRing.buffer(), index)
+            .header(requestId, transfers.opcode(), entries, transfers.segment(), transfers.traceId(), now,
+                notifyView, 0, notifyLength);
+        for (int i = 0; i < entries; i++)
+        {
+            record.entry(i, transfers.localAddress(i), transfers.targetAddress(i), transfers.length(i));
+        }
+        submitRing.commit(index);
+        return task;
+    }
+
+    /**
+     * Claim room for one record in this client's submit ring, polling completions while at the in-flight limit or
+     * while the ring is full, for at most the control timeout.
+     *
+     * @return the claimed record's index, to be committed once written.
+     */
+    private int claimRecord(final int type, final int length, final String what)
+    {
         final IdleStrategy idle = context.idleStrategy();
         final long deadline = System.nanoTime() + context.controlTimeoutMs() * 1_000_000L;
         idle.reset();
@@ -603,37 +605,35 @@ public final class XferClient implements AutoCloseable
         {
             if (inFlight < maxInFlight)
             {
-                final int index = submitRing.tryClaim(RecordTypes.SUBMIT_BATCH, bodyLength);
+                final int index = submitRing.tryClaim(type, length);
                 if (index > 0)
                 {
-                    final long now = System.nanoTime();
-                    batch.state[task] = TaskStatus.PENDING;
-                    batch.submitNanos[task] = now;
-                    batch.submitted++;
-                    batch.pending++;
-                    inFlight++;
-                    if (notifyLength > 0)
-                    {
-                        notifyView.wrap(notify);
-                    }
-                    final SubmitBatchFlyweight record = batchFlyweight.wrap(submitRing.buffer(), index)
-                        .header(requestId, transfers.opcode(), entries, transfers.segment(), transfers.traceId(), now,
-                            notifyView, 0, notifyLength);
-                    for (int i = 0; i < entries; i++)
-                    {
-                        record.entry(i, transfers.localAddress(i), transfers.targetAddress(i), transfers.length(i));
-                    }
-                    submitRing.commit(index);
-                    return task;
+                    return index;
                 }
             }
             idle.idle(poll());
             if (System.nanoTime() > deadline)
             {
-                throw new XferException("could not submit a batch within " + context.controlTimeoutMs() +
+                throw new XferException("could not submit " + what + " within " + context.controlTimeoutMs() +
                     " ms: submit ring full or " + inFlight + " requests in flight");
             }
         }
+    }
+
+    /**
+     * Account the batch's next task as in flight from now.
+     *
+     * @return its submit time.
+     */
+    private long startTask(final BatchTable.Batch batch, final int task)
+    {
+        final long now = System.nanoTime();
+        batch.state[task] = TaskStatus.PENDING;
+        batch.submitNanos[task] = now;
+        batch.submitted++;
+        batch.pending++;
+        inFlight++;
+        return now;
     }
 
     public void submitTransfer(final long batchId, final List<TransferRequest> requests)
