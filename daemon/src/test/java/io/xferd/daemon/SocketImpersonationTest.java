@@ -18,6 +18,8 @@ import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
+import static io.xferd.daemon.UnixUsers.asUser;
+import static io.xferd.daemon.UnixUsers.run;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -125,29 +127,5 @@ class SocketImpersonationTest
         assertThat(pythonOutput).contains("REFUSED refusing", "belongs to uid 0", "nothing was sent");
 
         assertThat(out.readLine()).as("what the impostor received").isEqualTo("RECEIVED 0");
-    }
-
-    /**
-     * setpriv and env exec the command (runuser would fork it), in a plain environment: destroying the Process
-     * ends the user's process.
-     */
-    private static List<String> asUser(final String user, final String... command)
-    {
-        final List<String> line = new java.util.ArrayList<>(
-            List.of("setpriv", "--reuid=" + user, "--regid=" + user, "--init-groups", "--",
-                "env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin"));
-        line.addAll(List.of(command));
-        return line;
-    }
-
-    private static String run(final List<String> command) throws IOException, InterruptedException
-    {
-        final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!process.waitFor(30, TimeUnit.SECONDS) || process.exitValue() != 0)
-        {
-            throw new IOException(command + " failed: " + output);
-        }
-        return output;
     }
 }
