@@ -243,13 +243,13 @@ class TransferEngine:
         return client
 
     def _segment(self, client: xferd.Client, session: str, call: str, fresh: bool = False) -> int | None:
+        if not fresh:
+            handle = self._segments.get(session)  # one dict lookup: atomic under the GIL, and only valid names enter
+            if handle is not None:
+                return handle
         if not _SESSION.match(session) or not 0 < int(session.rsplit(":", 1)[1]) < 65536:
             logger.error("xferd: %s: malformed session %r (expected \"host:port\")", call, session)
             return None
-        with self._lock:
-            handle = None if fresh else self._segments.get(session)
-        if handle is not None:
-            return handle
         try:
             handle = client.open_segment(session)
         except (XferError, OSError) as ex:
@@ -325,25 +325,55 @@ class TransferEngine:
             return -1
         return self._wait(call, transfer, session, self._deadline(total))
 
+    def _sync_one(self, call: str, target: Any, buffer: Any, peer: Any, length: Any, opcode: int,
+                  notify: TransferNotify | None = None) -> int:
+        """One range: the single-request path (scalars checked one by one, one SUBMIT record, no arrays)."""
+        if notify is not None:
+            return self._sync(call, target, [buffer], [peer], [length], opcode, notify)
+        session = target if type(target) is str else _text(target, "target_hostname")
+        local = _unsigned(buffer, "buffer")
+        remote = _unsigned(peer, "peer_buffer_address")
+        size = _unsigned(length, "length")
+        client = self._client
+        if client is None:
+            self._live_client(call)  # logs it
+            return -1
+        if size == 0:
+            logger.error("xferd: %s to %s: a length is 0 (INVALID_LENGTH)", call, session)
+            return -1
+        handle = self._segment(client, session, call)
+        if handle is None:
+            return -1
+        try:
+            transfer = client.submit(opcode, handle, (local,), (remote,), (size,))
+        except (XferError, ValueError, OverflowError) as ex:
+            logger.error("xferd: %s to %s failed to submit: %s", call, session, ex)
+            if isinstance(ex, DaemonGoneError):
+                self._forget(session, None)
+            return -1
+        return self._wait(call, transfer, session, self._deadline(size))
+
     # ---------------------------------------------------------------- synchronous transfers (GIL released while waiting)
 
     def transfer_sync_write(self, target_hostname: str, buffer: int, peer_buffer_address: int, length: int,
                             transport_hint: str = "") -> int:
         """Write ``length`` bytes at local ``buffer`` to ``peer_buffer_address`` of the engine ``target_hostname``."""
-        return self._sync("transfer_sync_write", target_hostname, [buffer], [peer_buffer_address], [length],
-                          TransferOpcode.Write)
+        return self._sync_one("transfer_sync_write", target_hostname, buffer, peer_buffer_address, length,
+                              TransferOpcode.Write)
 
     def transfer_sync_read(self, target_hostname: str, buffer: int, peer_buffer_address: int, length: int,
                            transport_hint: str = "") -> int:
         """Read ``length`` bytes at ``peer_buffer_address`` of ``target_hostname`` into local ``buffer``."""
-        return self._sync("transfer_sync_read", target_hostname, [buffer], [peer_buffer_address], [length],
-                          TransferOpcode.Read)
+        return self._sync_one("transfer_sync_read", target_hostname, buffer, peer_buffer_address, length,
+                              TransferOpcode.Read)
 
     def transfer_sync(self, target_hostname: str, buffer: int, peer_buffer_address: int, length: int,
                       opcode: TransferOpcode, notify: TransferNotify | None = None, transport_hint: str = "") -> int:
         """One range in direction ``opcode``; a WRITE may carry a :class:`TransferNotify`."""
-        return self._sync("transfer_sync", target_hostname, [buffer], [peer_buffer_address], [length],
-                          _opcode(opcode), notify)
+        if notify is not None and not isinstance(notify, TransferNotify):
+            raise TypeError(f"notify: expected TransferNotify or None, got {type(notify).__name__}")
+        return self._sync_one("transfer_sync", target_hostname, buffer, peer_buffer_address, length,
+                              _opcode(opcode), notify)
 
     def batch_transfer_sync_write(self, target_hostname: str, buffers: Sequence[int],
                                   peer_buffer_addresses: Sequence[int], lengths: Sequence[int],

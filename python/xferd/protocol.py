@@ -256,6 +256,17 @@ def decode_completion(buffer, offset: int, length: int) -> Completion:
     return Completion(request_id, status, transferred, intake, complete)
 
 
+_COMPLETION_HEAD = struct.Struct("<qiiq")
+
+
+def unpack_completion(buffer, offset: int, length: int) -> tuple[int, int, int]:
+    """``(request id, status, bytes transferred)`` of a COMPLETION body: the waiting path's decoder (no object)."""
+    if length < COMPLETION_LENGTH:
+        raise MalformedFrame(f"COMPLETION of {length} bytes, needs {COMPLETION_LENGTH}")
+    request_id, status, _reserved, transferred = _COMPLETION_HEAD.unpack_from(buffer, offset)
+    return request_id, status, transferred
+
+
 def encode_completion(request_id: int, status: int, transferred: int, intake: int = 0, complete: int = 0) -> bytes:
     """A COMPLETION body (for tests that play the daemon)."""
     return _COMPLETION.pack(request_id, status, 0, transferred, intake, complete)

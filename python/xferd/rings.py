@@ -169,7 +169,8 @@ class SubmitRingWriter:
         length = i32[at]
         if length >= 0:
             raise RuntimeError(f"record at {body_index - RECORD_HEADER_LENGTH} was not claimed (length {length})")
-        _fence()
+        if not _TSO:
+            _fence()
         i32[at] = -length
 
 
