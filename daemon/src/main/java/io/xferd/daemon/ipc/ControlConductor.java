@@ -419,6 +419,7 @@ public final class ControlConductor implements AutoCloseable
             case ControlMessages.OPEN_SEGMENT -> onOpenSegment(session, frame, correlationId);
             case ControlMessages.REGISTER_GPU_MEMORY -> onRegisterGpu(session, frame, correlationId);
             case ControlMessages.REGISTER_PROCESS_MEMORY -> onRegisterProcess(session, frame, correlationId);
+            case ControlMessages.FIRST_BUFFER -> onFirstBuffer(session, frame, correlationId);
             default -> throw new MalformedFrameException("unknown control message type " + frame.type());
         }
     }
@@ -673,6 +674,44 @@ public final class ControlConductor implements AutoCloseable
             return;
         }
         answerLocalSegment(session, correlationId, target);
+    }
+
+    /**
+     * Mooncake's {@code get_first_buffer_address}: the owner address of the first buffer the segment's descriptor
+     * lists (its lowest-addressed range), 0 when it has none. A segment of this daemon answers from its current
+     * regions; another daemon's from the descriptor fetched when it was opened (OPEN_SEGMENT again for a fresh one).
+     */
+    private void onFirstBuffer(final ClientSession session, final ControlFrame frame, final long correlationId)
+    {
+        final long handle = frame.getLong(ControlMessages.FIRST_BUFFER_SEGMENT);
+        if (io.xferd.daemon.peer.RemoteSegments.isRemote(handle))
+        {
+            final io.xferd.daemon.peer.RemoteSegment remote =
+                transport == null ? null : transport.remoteSegments().get(handle);
+            if (remote == null)
+            {
+                answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT, "no segment has handle " + handle);
+                return;
+            }
+            final List<io.xferd.daemon.peer.SegmentDescriptor.Buffer> buffers =
+                remote.descriptor() == null ? null : remote.descriptor().buffers();
+            answerOk(session, correlationId, buffers == null || buffers.isEmpty() ? 0 : buffers.get(0).address());
+            return;
+        }
+        final ClientSession target = registry.segment(handle);
+        if (target == null || target.isClosed())
+        {
+            answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT, "no segment has handle " + handle);
+            return;
+        }
+        if (!access.permits(session, target))
+        {
+            answerError(session, correlationId, ControlError.ACCESS_DENIED,
+                "segment " + target.segmentName() + " is not granted to uid " + session.uid());
+            return;
+        }
+        final io.xferd.daemon.memory.RegionTable regions = target.regions();
+        answerOk(session, correlationId, regions.size() == 0 ? 0 : regions.get(0).ownerAddress());
     }
 
     private void answerLocalSegment(final ClientSession session, final long correlationId, final ClientSession target)
