@@ -181,11 +181,11 @@ def alternating_round_trips(directory: str, seconds: float, launcher: str, round
         java_p50 = java_round_trips(directory, seconds, launcher)
         if java_p50:
             ratios.append(python_p50 / java_p50)
-            print(f"ratio:  python p50 / java p50 = {ratios[-1]:.1f}")
+            print(f"ratio:  python p50 / java p50 = {ratios[-1]:.2f}")
     if ratios:
         ratios.sort()
-        print(f"ratio:  median of {len(ratios)} pairs {ratios[len(ratios) // 2]:.1f} "
-              f"(each: {', '.join(f'{r:.1f}' for r in ratios)})")
+        print(f"ratio:  median of {len(ratios)} pairs {ratios[len(ratios) // 2]:.2f} "
+              f"(each: {', '.join(f'{r:.2f}' for r in ratios)})")
 
 
 def write_batches(source: xferd.Client, handle: int, local: int, remote: int, seconds: float,

@@ -156,7 +156,6 @@ class TransferEngine:
         self._batches: dict[int, _AsyncBatch] = {}
         self._batch_ids = itertools.count(1)
         self._managed: dict[int, xferd.SharedBuffer] = {}
-        self._registered: list[int] = []
         self._hostname = ""
         self._timeout_s = _timeout_from_environment()
 
@@ -522,8 +521,6 @@ class TransferEngine:
         except (XferError, OSError) as ex:
             logger.error("xferd: register_memory(%#x, %d, %s) failed: %s", address, length, where, ex)
             return -1
-        with self._lock:
-            self._registered.append(address)
         return 0
 
     def unregister_memory(self, buffer_addr: int) -> int:
@@ -537,9 +534,6 @@ class TransferEngine:
         except (XferError, OSError) as ex:
             logger.error("xferd: unregister_memory(%#x) failed: %s", address, ex)
             return -1
-        with self._lock:
-            if address in self._registered:
-                self._registered.remove(address)
         return 0
 
     def batch_register_memory(self, buffer_addresses: Sequence[int], capacities: Sequence[int],
@@ -585,7 +579,6 @@ class TransferEngine:
             return 0
         with self._lock:
             self._managed[buffer.address] = buffer
-            self._registered.append(buffer.address)
         return buffer.address
 
     def free_managed_buffer(self, buffer_addr: int, length: int) -> int:
@@ -602,9 +595,6 @@ class TransferEngine:
             client.unregister_memory(address)
         except XferError as ex:
             logger.error("xferd: free_managed_buffer(%#x): %s", address, ex)
-        with self._lock:
-            if address in self._registered:
-                self._registered.remove(address)
         client.free_memory(buffer)
         return 0
 
@@ -627,15 +617,25 @@ class TransferEngine:
         return ctypes.string_at(_unsigned(source_address, "source_address"), _unsigned(length, "length"))
 
     def get_first_buffer_address(self, segment_name: str) -> int:
-        """The first registered buffer of a segment: known for this engine's own session only (xferd's control
-        protocol has no descriptor query for other segments yet); 0 otherwise."""
+        """The first buffer of the engine ``"host:port"`` (this one's or a peer's, on this host or another), as its
+        segment descriptor lists it: xferd's descriptors list buffers by address, so this is the lowest-addressed
+        registered range (Mooncake's is the first registered; they agree when the engine registered one buffer, or
+        in ascending order). Asks afresh every call; 0 when the segment has none or cannot be reached (logged)."""
         name = _text(segment_name, "segment_name")
-        client = self._client
-        if client is not None and name == f"{self._hostname}:{client.rpc_port}":
-            with self._lock:
-                return self._registered[0] if self._registered else 0
-        logger.error("xferd: get_first_buffer_address(%r): only this engine's own segment is known", name)
-        return 0
+        client = self._live_client("get_first_buffer_address")
+        if client is None:
+            return 0
+        if name == f"{self._hostname}:{client.rpc_port}":
+            handle: int | None = client.segment_handle
+        else:
+            handle = self._segment(client, name, "get_first_buffer_address", fresh=True)
+        if handle is None:
+            return 0
+        try:
+            return client.first_buffer_address(handle)
+        except (XferError, OSError) as ex:
+            logger.error("xferd: get_first_buffer_address(%r) failed: %s", name, ex)
+            return 0
 
     def close(self) -> None:
         """Disconnect from the daemon (it frees every registration and closes this engine's port). Not in Mooncake's
@@ -645,7 +645,6 @@ class TransferEngine:
             self._segments.clear()
             self._batches.clear()
             self._managed.clear()
-            self._registered.clear()
         if client is not None:
             client.close()
 

@@ -157,16 +157,32 @@ class EngineTest(support.DaemonTestCase):
         self.assertEqual(0, self.prefill.register_memory(address, 4096), "the failed batch was rolled back")
         self.assertEqual(0, self.prefill.unregister_memory(address))
 
-    def test_managed_buffers_and_first_buffer_address(self) -> None:
+    def test_managed_buffers(self) -> None:
         buffer = self.decode.allocate_managed_buffer(MIB)
         self.assertNotEqual(0, buffer)
         self.assertEqual(0, self.decode.write_bytes_to_buffer(buffer, b"managed!", 8))
         self.assertEqual(0, self.prefill.transfer_sync_read(self.session, self.local_address, buffer, 8))
         self.assertEqual(b"managed!", self.local[:8])
-        self.assertEqual(self.remote_address, self.decode.get_first_buffer_address(self.session))
+        self.assertEqual(b"managed!", self.decode.read_bytes_from_buffer(buffer, 8))
         self.assertEqual(0, self.decode.free_managed_buffer(buffer, MIB))
         with self.assertLogs("mooncake.xferd", "ERROR"):
             self.assertEqual(-1, self.prefill.transfer_sync_read(self.session, self.local_address, buffer, 8))
+
+    def test_first_buffer_address_of_a_peer_and_of_itself(self) -> None:
+        own = f"127.0.0.1:{self.prefill.get_rpc_port()}"
+        self.assertEqual(self.remote_address, self.prefill.get_first_buffer_address(self.session), "a peer's")
+        self.assertEqual(self.remote_address, self.decode.get_first_buffer_address(self.session), "its own")
+        self.assertEqual(self.local_address, self.decode.get_first_buffer_address(own))
+        buffer = self.decode.allocate_managed_buffer(MIB)
+        self.assertEqual(min(buffer, self.remote_address), self.prefill.get_first_buffer_address(self.session),
+                         "the descriptor lists buffers by address; the answer is fresh, not cached")
+        self.assertEqual(0, self.decode.unregister_memory(self.remote_address))
+        self.assertEqual(buffer, self.prefill.get_first_buffer_address(self.session))
+        self.assertEqual(0, self.decode.free_managed_buffer(buffer, MIB))
+        self.assertEqual(0, self.prefill.get_first_buffer_address(self.session), "nothing registered: 0")
+        with self.assertLogs("mooncake.xferd", "ERROR"):
+            self.assertEqual(0, self.prefill.get_first_buffer_address("127.0.0.1:1"))
+            self.assertEqual(0, self.prefill.get_first_buffer_address("no-port"))
 
     def test_ten_threads_of_batch_transfer_sync_write(self) -> None:
         block, per_thread = 8192, 32

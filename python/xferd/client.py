@@ -322,6 +322,15 @@ class Client:
         engine's own RPC port, Mooncake's session id). A fresh lookup every call."""
         return self._request(lambda cid: p.encode_open_segment(cid, name))
 
+    def first_buffer_address(self, segment: int) -> int:
+        """The owner address of the first buffer the segment's descriptor lists (its lowest-addressed registered
+        range; for another daemon's segment, as its descriptor said when it was opened), 0 when it has none.
+
+        :param segment: :attr:`segment_handle` or a handle from :meth:`open_segment`.
+        :raises ControlError: ``UnknownSegmentControlError`` for a handle that names nothing.
+        """
+        return self._request(lambda cid: p.encode_first_buffer(cid, _int64(segment)))
+
     # ---------------------------------------------------------------- transfers
 
     def _entries_per_record(self, notify_length: int) -> int:

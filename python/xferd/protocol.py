@@ -36,6 +36,7 @@ UNREGISTER_MEMORY = 3
 OPEN_SEGMENT = 4
 REGISTER_GPU_MEMORY = 5
 REGISTER_PROCESS_MEMORY = 6
+FIRST_BUFFER = 7
 WELCOME = 101
 OK = 102
 ERROR = 103
@@ -154,6 +155,11 @@ def encode_register_gpu_memory(correlation_id: int, device_pointer: int, length:
 def encode_unregister_memory(correlation_id: int, address: int) -> bytes:
     """UNREGISTER_MEMORY: 0 id, 8 address (start of a registered range)."""
     return _frame(UNREGISTER_MEMORY, struct.pack("<qq", correlation_id, address))
+
+
+def encode_first_buffer(correlation_id: int, segment_handle: int) -> bytes:
+    """FIRST_BUFFER: the owner address of the first buffer of a segment's descriptor (OK's value, 0 when none)."""
+    return _frame(FIRST_BUFFER, struct.pack("<qq", correlation_id, segment_handle))
 
 
 def encode_open_segment(correlation_id: int, name: str) -> bytes:
