@@ -40,8 +40,9 @@ from .rings import RingReader, RingView, SubmitRingWriter
 DEFAULT_DIRECTORY = "/dev/shm/xferd"
 # Waiting for a completion: first spin on the completion ring's next length word (two plain loads per iteration:
 # no lock, no syscall, no allocation), then sleep on the transfer's event, which releases the GIL.
-_SPINS_SMALL = 4_000         # iterations (~40 ns each on an idle core: ~160 us) for a transfer of up to _SMALL_BYTES,
-_SPINS_LARGE = 200           # ~10 us for a larger one: it takes milliseconds, and the GIL is better left to others
+_SPINS_SMALL = 1_000         # iterations (~180 ns of CPU each on the 2 vCPU test VM: ~180 us) for a transfer of up to
+_SPINS_LARGE = 100           # _SMALL_BYTES, ~18 us for a larger one: it takes milliseconds, and the GIL is better left
+#                              to other threads
 _SMALL_BYTES = 1 << 20
 _MIN_SLEEP_S = 20e-6         # then sleep on the transfer's event, 20 us doubling to
 _MAX_SLEEP_S = 1e-3          # 1 ms: sleeping waiters look again at least every millisecond
@@ -511,8 +512,8 @@ class Client:
     def _await(self, transfer: Transfer, predicate: Callable[[], bool] | None, deadline_ns: int | None) -> bool:
         """Wait until ``predicate()`` (by default: until the transfer is done); False when the deadline passed first.
 
-        First spin (:meth:`_spin`: ~160 us for a transfer of up to 1 MiB, whose completion is likely that close;
-        ~10 us for larger ones), then sleep on the transfer's event, releasing the GIL, 20 us doubling to 1 ms, waking
+        First spin (:meth:`_spin`: ~180 us for a transfer of up to 1 MiB, whose completion is likely that close;
+        ~18 us for larger ones), then sleep on the transfer's event, releasing the GIL, 20 us doubling to 1 ms, waking
         early when another thread's poll delivers it; a sleeping waiter polls the ring itself each time it wakes.
         """
         done = transfer.done if predicate is None else predicate
