@@ -596,8 +596,10 @@ class Client:
             self._poll_lock.release()
 
     def _on_record(self, record_type: int, buffer: memoryview, offset: int, length: int) -> None:
-        if record_type == p.COMPLETION:
-            request_id, status, transferred = p.unpack_completion(buffer, offset, length)
+        if record_type == _COMPLETION_TYPE:
+            if length < _COMPLETION_LENGTH:
+                raise p.MalformedFrame(f"COMPLETION of {length} bytes, needs {_COMPLETION_LENGTH}")
+            request_id, status, _reserved, transferred = _COMPLETION_HEAD.unpack_from(buffer, offset)
             with self._state_lock:
                 entry = self._pending.pop(request_id, None)
                 if entry is None:
@@ -689,7 +691,10 @@ class Client:
 
 
 _VOID_OPCODE = 0x7fff  # neither READ nor WRITE: the daemon answers INVALID_OPCODE
-_SUBMIT_FIELDS = struct.Struct("<6q")  # packing the int64 fields of a SUBMIT checks them all in one C call
+_SUBMIT_FIELDS = struct.Struct("<6q")
+_COMPLETION_TYPE = p.COMPLETION
+_COMPLETION_LENGTH = p.COMPLETION_LENGTH
+_COMPLETION_HEAD = struct.Struct("<qiiq")  # COMPLETION body: request id, status, reserved, bytes transferred  # packing the int64 fields of a SUBMIT checks them all in one C call
 
 
 def _int64(value) -> int:
