@@ -2,12 +2,13 @@ package io.xferd.daemon.pipeline;
 
 import com.lmax.disruptor.InsufficientCapacityException;
 import com.lmax.disruptor.RingBuffer;
-import io.xferd.daemon.SystemCounters;
-import io.xferd.daemon.ipc.ClientRegistry;
-import io.xferd.daemon.ipc.ClientSession;
-import io.xferd.daemon.ipc.SubmitRing;
+import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.journal.TransferJournal;
-import io.xferd.daemon.peer.RemoteSegments;
+import io.xferd.daemon.session.BatchTracker;
+import io.xferd.daemon.session.ClientRegistry;
+import io.xferd.daemon.session.ClientSession;
+import io.xferd.daemon.session.SubmitRing;
+import io.xferd.daemon.transport.RemoteSegments;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.RecordTypes;
 import io.xferd.ipc.SubmitBatchFlyweight;

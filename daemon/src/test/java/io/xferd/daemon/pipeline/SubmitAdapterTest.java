@@ -1,10 +1,10 @@
 package io.xferd.daemon.pipeline;
 
-import io.xferd.daemon.SystemCounters;
-import io.xferd.daemon.ipc.ClientRegistry;
-import io.xferd.daemon.ipc.ClientSession;
-import io.xferd.daemon.ipc.TestClient;
+import io.xferd.daemon.agent.SystemCounters;
+import io.xferd.daemon.control.TestClient;
 import io.xferd.daemon.journal.TransferJournal;
+import io.xferd.daemon.session.ClientRegistry;
+import io.xferd.daemon.session.ClientSession;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.RecordTypes;
 import io.xferd.ipc.SubmitBatchFlyweight;
