@@ -15,10 +15,10 @@ import io.xferd.daemon.metrics.MetricsEndpoint;
 import io.xferd.daemon.pipeline.SubmitAdapter;
 import io.xferd.daemon.pipeline.TransferPipeline;
 import io.xferd.daemon.pipeline.TransferWorker;
-import io.xferd.daemon.session.ClientRegistry;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.CompletionSender;
-import io.xferd.daemon.statusmap.RegistryWriter;
+import io.xferd.daemon.session.SessionTable;
+import io.xferd.daemon.statusmap.StatusMapWriter;
 import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.daemon.transport.PeerTransport;
 import io.xferd.daemon.transport.SegmentDescriptor;
@@ -58,7 +58,7 @@ public final class XferDaemon implements AutoCloseable
 
     private final DaemonContext context;
     private final RuntimeDirectory directory;
-    private final ClientRegistry registry;
+    private final SessionTable registry;
     private final SystemCounters counters;
     private final TransferPipeline pipeline;
     private final ControlConductor conductor;
@@ -69,7 +69,7 @@ public final class XferDaemon implements AutoCloseable
     private final List<AgentRunner> dataPlaneRunners = new ArrayList<>();
     private final List<DutyCycleTracker> dutyCycles = new ArrayList<>();
     private final Journal journal;
-    private final RegistryWriter registryWriter;
+    private final StatusMapWriter registryWriter;
     private final SystemdNotifier notifier;
     private final MetricsEndpoint metrics;
     private final Thread conductorThread;
@@ -117,7 +117,7 @@ public final class XferDaemon implements AutoCloseable
         this.counters = new SystemCounters(new CountersManager(
             CncFileDescriptor.countersMetadataBuffer(cnc), CncFileDescriptor.countersValuesBuffer(cnc)));
 
-        final ClientRegistry registry = new ClientRegistry(context.maxClients());
+        final SessionTable registry = new SessionTable(context.maxClients());
         this.registry = registry;
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects = new ManyToOneConcurrentArrayQueue<>(1024);
         final LocalNics localNics;
@@ -195,7 +195,7 @@ public final class XferDaemon implements AutoCloseable
         this.conductor = new ControlConductor(context, directory, registry, cnc, disconnects, counters,
             SystemEpochClock.INSTANCE, transport, metadata);
         conductor.segmentPorts(peerServer.segmentListeners());
-        this.registryWriter = RegistryWriter.create(context, Process.pid());
+        this.registryWriter = StatusMapWriter.create(context, Process.pid());
         this.notifier = new SystemdNotifier(System.getenv(),
             dutyCycles.stream().<java.util.function.LongSupplier>map(tracker -> tracker::cycles).toList());
         conductor.operations(new ConductorListener()

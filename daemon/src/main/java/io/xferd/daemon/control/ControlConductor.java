@@ -5,11 +5,11 @@ import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.files.FileModes;
 import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.session.AccessPolicy;
-import io.xferd.daemon.session.ClientRegistry;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.ControlChannel;
 import io.xferd.daemon.session.RegistrationRefusedException;
 import io.xferd.daemon.session.SegmentPorts;
+import io.xferd.daemon.session.SessionTable;
 import io.xferd.daemon.session.SubmitRing;
 import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.ControlError;
@@ -57,7 +57,7 @@ public final class ControlConductor implements AutoCloseable
 
     private final DaemonContext context;
     private final AccessPolicy access;
-    private final ClientRegistry registry;
+    private final SessionTable registry;
     private final UnsafeBuffer cnc;
     private final ManyToOneConcurrentArrayQueue<ClientSession> disconnects;
     private final SystemCounters counters;
@@ -88,7 +88,7 @@ public final class ControlConductor implements AutoCloseable
     public ControlConductor(
         final DaemonContext context,
         final RuntimeDirectory directory,
-        final ClientRegistry registry,
+        final SessionTable registry,
         final UnsafeBuffer cnc,
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
         final SystemCounters counters,

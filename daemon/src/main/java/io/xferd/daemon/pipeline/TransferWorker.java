@@ -6,9 +6,9 @@ import io.xferd.daemon.journal.TransferJournal;
 import io.xferd.daemon.memory.DeviceMemory;
 import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.session.AccessPolicy;
-import io.xferd.daemon.session.ClientRegistry;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.CompletionSender;
+import io.xferd.daemon.session.SessionTable;
 import io.xferd.daemon.transport.PeerTransport;
 import io.xferd.daemon.transport.RemoteSegment;
 import io.xferd.daemon.transport.RemoteSegments;
@@ -39,7 +39,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     private final AccessPolicy access;
     private final int workers;
     private final EventPoller<TransferCommand> poller;
-    private final ClientRegistry registry;
+    private final SessionTable registry;
     private final CompletionSender sender;
     private final PeerTransport transport;
     private final NanoClock clock;
@@ -56,7 +56,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     public TransferWorker(
         final int index,
         final TransferPipeline pipeline,
-        final ClientRegistry registry,
+        final SessionTable registry,
         final CompletionSender sender,
         final PeerTransport transport,
         final SystemCounters counters,

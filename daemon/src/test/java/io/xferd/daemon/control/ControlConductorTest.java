@@ -2,8 +2,8 @@ package io.xferd.daemon.control;
 
 import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.config.DaemonContext;
-import io.xferd.daemon.session.ClientRegistry;
 import io.xferd.daemon.session.ClientSession;
+import io.xferd.daemon.session.SessionTable;
 import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.ControlFrame;
 import io.xferd.ipc.ControlMessages;
@@ -48,7 +48,7 @@ class ControlConductorTest
         new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 1024)), new UnsafeBuffer(ByteBuffer.allocateDirect(16 * 1024)));
     private final SystemCounters counters = new SystemCounters(countersManager);
     private final ManyToOneConcurrentArrayQueue<ClientSession> disconnects = new ManyToOneConcurrentArrayQueue<>(16);
-    private final ClientRegistry registry = new ClientRegistry(4);
+    private final SessionTable registry = new SessionTable(4);
     private final CachedEpochClock clock = new CachedEpochClock();
     private final DaemonContext context = new DaemonContext().rpcAddress("127.0.0.1:7").helloTimeoutMs(HELLO_TIMEOUT_MS)
         .maxClients(4);

@@ -1,8 +1,8 @@
 package io.xferd.daemon.tools.status;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.xferd.daemon.statusmap.RegistryFile;
-import io.xferd.daemon.statusmap.RegistryReader;
+import io.xferd.daemon.statusmap.StatusMapFile;
+import io.xferd.daemon.statusmap.StatusMapReader;
 import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.nativebindings.verbs.Verbs;
@@ -202,7 +202,7 @@ public final class StatusSnapshot
         final Map<String, JsonNode> entries;
         try
         {
-            entries = RegistryReader.read(directory);
+            entries = StatusMapReader.read(directory);
         }
         catch (final RuntimeException ex)
         {
@@ -211,10 +211,10 @@ public final class StatusSnapshot
         }
         if (entries == null)
         {
-            status.put("registry", "absent (" + RegistryFile.FILE + ")");
+            status.put("registry", "absent (" + StatusMapFile.FILE + ")");
             return;
         }
-        final JsonNode daemon = entries.get(RegistryFile.DAEMON_KEY);
+        final JsonNode daemon = entries.get(StatusMapFile.DAEMON_KEY);
         if (daemon != null && daemon.has("config"))
         {
             status.put("config", daemon.get("config"));
@@ -223,20 +223,20 @@ public final class StatusSnapshot
         final List<Object> peers = new ArrayList<>();
         entries.forEach((key, value) ->
         {
-            if (key.startsWith(RegistryFile.CLIENT_PREFIX))
+            if (key.startsWith(StatusMapFile.CLIENT_PREFIX))
             {
-                final Map<String, Object> client = RegistryFile.asMap(value);
+                final Map<String, Object> client = StatusMapFile.asMap(value);
                 client.put("region_list", new ArrayList<>());
                 clients.put(value.path("slot").asInt(), client);
             }
-            else if (key.startsWith(RegistryFile.PEER_PREFIX))
+            else if (key.startsWith(StatusMapFile.PEER_PREFIX))
             {
                 peers.add(value);
             }
         });
         entries.forEach((key, value) ->
         {
-            if (key.startsWith(RegistryFile.REGION_PREFIX))
+            if (key.startsWith(StatusMapFile.REGION_PREFIX))
             {
                 final Map<String, Object> client = clients.get(value.path("slot").asInt());
                 if (client != null)

@@ -4,8 +4,8 @@ import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.auth.PeerAuthenticator;
 import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.host.LocalNics;
-import io.xferd.daemon.session.ClientRegistry;
 import io.xferd.daemon.session.CompletionSender;
+import io.xferd.daemon.session.SessionTable;
 import io.xferd.daemon.transport.SegmentDescriptor;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.slf4j.Logger;
@@ -49,7 +49,7 @@ public final class PeerServer implements AutoCloseable
             return thread;
         });
     private final DaemonContext context;
-    private final ClientRegistry registry;
+    private final SessionTable registry;
     private final SystemCounters counters;
     private final ManyToOneConcurrentArrayQueue<io.xferd.daemon.session.ClientSession> disconnects;
     private final PeerAuthenticator authenticator;
@@ -66,7 +66,7 @@ public final class PeerServer implements AutoCloseable
 
     public PeerServer(
         final DaemonContext context,
-        final ClientRegistry registry,
+        final SessionTable registry,
         final SystemCounters counters,
         final ManyToOneConcurrentArrayQueue<io.xferd.daemon.session.ClientSession> disconnects,
         final long epoch,

@@ -4,9 +4,9 @@ import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.auth.FrameMac;
 import io.xferd.daemon.auth.PeerSession;
 import io.xferd.daemon.memory.Region;
-import io.xferd.daemon.session.ClientRegistry;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.CompletionSender;
+import io.xferd.daemon.session.SessionTable;
 import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.daemon.transport.SegmentDescriptor;
 import io.xferd.ipc.ControlFrame;
@@ -40,7 +40,7 @@ final class PeerSessionHandler implements Runnable
 
     private final SocketChannel channel;
     private final PeerServer server;
-    private final ClientRegistry registry;
+    private final SessionTable registry;
     private final CompletionSender sender;
     // made once the peer is admitted: nothing bigger than the handshake's frames is spent on a stranger
     private BufferedChannel buffered;
@@ -67,7 +67,7 @@ final class PeerSessionHandler implements Runnable
     PeerSessionHandler(
         final SocketChannel channel,
         final PeerServer server,
-        final ClientRegistry registry,
+        final SessionTable registry,
         final CompletionSender sender,
         final SystemCounters counters,
         final long acceptedNanos)
@@ -78,7 +78,7 @@ final class PeerSessionHandler implements Runnable
     PeerSessionHandler(
         final SocketChannel channel,
         final PeerServer server,
-        final ClientRegistry registry,
+        final SessionTable registry,
         final CompletionSender sender,
         final SystemCounters counters,
         final long acceptedNanos,

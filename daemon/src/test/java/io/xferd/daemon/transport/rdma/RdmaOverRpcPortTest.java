@@ -4,7 +4,7 @@ import io.xferd.daemon.control.SessionRegions;
 import io.xferd.daemon.host.LocalNics;
 import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.memory.RegionTable;
-import io.xferd.daemon.session.ClientRegistry;
+import io.xferd.daemon.session.SessionTable;
 import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.daemon.transport.tcp.PeerServer;
 import io.xferd.ipc.Opcode;
@@ -41,7 +41,7 @@ class RdmaOverRpcPortTest
 
     RdmaOverRpcPortTest()
     {
-        final ClientRegistry registry = new ClientRegistry(4);
+        final SessionTable registry = new SessionTable(4);
         registry.add(b.session);
         SessionRegions.set(b.session, RegionTable.EMPTY.with(target));
         // the server's handshake deadline runs on the real clock (b's agents already took their 200 ms timeout on

@@ -19,13 +19,13 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Keeps {@code <dir>/registry.dat} (see {@link RegistryFile}) in step with the conductor's clients and regions,
+ * Keeps {@code <dir>/registry.dat} (see {@link StatusMapFile}) in step with the conductor's clients and regions,
  * on the conductor thread (control plane: allocates). A write that fails is logged once and the daemon carries on:
  * the registry is for observers, the daemon never reads it back. Removed on a clean shutdown.
  */
-public final class RegistryWriter implements ConductorListener, AutoCloseable
+public final class StatusMapWriter implements ConductorListener, AutoCloseable
 {
-    private static final Logger LOG = LoggerFactory.getLogger(RegistryWriter.class);
+    private static final Logger LOG = LoggerFactory.getLogger(StatusMapWriter.class);
 
     private final Path file;
     private final ChronicleMap<String, String> map;
@@ -34,7 +34,7 @@ public final class RegistryWriter implements ConductorListener, AutoCloseable
     private final Map<Integer, String> connectedAt = new HashMap<>();
     private boolean failedOnce;
 
-    private RegistryWriter(final Path file, final ChronicleMap<String, String> map)
+    private StatusMapWriter(final Path file, final ChronicleMap<String, String> map)
     {
         this.file = file;
         this.map = map;
@@ -43,9 +43,9 @@ public final class RegistryWriter implements ConductorListener, AutoCloseable
     /**
      * Create a fresh registry in the daemon's (claimed) directory, replacing one a crashed daemon left.
      */
-    public static RegistryWriter create(final DaemonContext context, final long pid)
+    public static StatusMapWriter create(final DaemonContext context, final long pid)
     {
-        final Path file = context.directory().resolve(RegistryFile.FILE);
+        final Path file = context.directory().resolve(StatusMapFile.FILE);
         try
         {
             Files.deleteIfExists(file);
@@ -54,15 +54,15 @@ public final class RegistryWriter implements ConductorListener, AutoCloseable
         {
             LOG.warn("cannot remove the old registry {}: {}", file, ex.toString());
         }
-        final RegistryWriter writer =
-            new RegistryWriter(file, RegistryFile.open(file, Math.max(1024, context.maxClients() * 64L)));
+        final StatusMapWriter writer =
+            new StatusMapWriter(file, StatusMapFile.open(file, Math.max(1024, context.maxClients() * 64L)));
         FileModes.set(file, FileModes.GROUP_READABLE);
         final Map<String, Object> daemon = new LinkedHashMap<>();
         daemon.put("pid", pid);
         daemon.put("started_at", Instant.now().toString());
         daemon.put("config", context.describe());
-        writer.put(RegistryFile.DAEMON_KEY, daemon);
-        writer.put(RegistryFile.NIC_PREFIX + "shm", Map.of("name", "shm", "kind", "local",
+        writer.put(StatusMapFile.DAEMON_KEY, daemon);
+        writer.put(StatusMapFile.NIC_PREFIX + "shm", Map.of("name", "shm", "kind", "local",
             "transport", "memcpy between shared mappings"));
         return writer;
     }
@@ -118,7 +118,7 @@ public final class RegistryWriter implements ConductorListener, AutoCloseable
 
     private void putRegion(final ClientSession session, final Region region)
     {
-        final String key = RegistryFile.REGION_PREFIX + session.slot() + "/" + Long.toHexString(region.ownerAddress());
+        final String key = StatusMapFile.REGION_PREFIX + session.slot() + "/" + Long.toHexString(region.ownerAddress());
         final Map<String, Object> value = new LinkedHashMap<>();
         value.put("slot", session.slot());
         value.put("segment", session.segmentName());
@@ -135,7 +135,7 @@ public final class RegistryWriter implements ConductorListener, AutoCloseable
         removeRegions(session.slot());
         registeredBytes.remove(session.slot());
         connectedAt.remove(session.slot());
-        remove(RegistryFile.CLIENT_PREFIX + session.slot());
+        remove(StatusMapFile.CLIENT_PREFIX + session.slot());
     }
 
     private void putClient(final ClientSession session)
@@ -151,7 +151,7 @@ public final class RegistryWriter implements ConductorListener, AutoCloseable
         value.put("connected_at", connectedAt.getOrDefault(session.slot(), ""));
         value.put("regions", regions.size());
         value.put("registered_bytes", bytes);
-        put(RegistryFile.CLIENT_PREFIX + session.slot(), value);
+        put(StatusMapFile.CLIENT_PREFIX + session.slot(), value);
     }
 
     private void removeRegions(final int slot)
@@ -167,7 +167,7 @@ public final class RegistryWriter implements ConductorListener, AutoCloseable
     {
         try
         {
-            map.put(key, RegistryFile.json(value));
+            map.put(key, StatusMapFile.json(value));
         }
         catch (final RuntimeException ex)
         {

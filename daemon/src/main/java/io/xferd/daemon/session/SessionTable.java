@@ -8,13 +8,13 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * The connected clients by slot (read by the data plane, lock-free) and by segment name (read by peer threads).
  * Only the conductor thread adds or removes.
  */
-public final class ClientRegistry
+public final class SessionTable
 {
     private final AtomicReferenceArray<ClientSession> bySlot;
     private final int[] generations;
     private final Map<String, ClientSession> byName = new ConcurrentHashMap<>();
 
-    public ClientRegistry(final int maxClients)
+    public SessionTable(final int maxClients)
     {
         bySlot = new AtomicReferenceArray<>(maxClients);
         generations = new int[maxClients];

@@ -19,7 +19,7 @@ import java.nio.file.Path;
  *   peer/&lt;host:port&gt;             (written by the cross-host transport)
  * </pre>
  */
-public final class RegistryFile
+public final class StatusMapFile
 {
     public static final String FILE = "registry.dat";
     public static final String DAEMON_KEY = "daemon";
@@ -36,7 +36,7 @@ public final class RegistryFile
         System.setProperty("chronicle.analytics.disable", "true");
     }
 
-    private RegistryFile()
+    private StatusMapFile()
     {
     }
 

@@ -14,9 +14,9 @@ import java.util.TreeMap;
  * Reads a daemon's registry file from another process (the map's own locks keep it consistent with the writer);
  * never creates one.
  */
-public final class RegistryReader
+public final class StatusMapReader
 {
-    private RegistryReader()
+    private StatusMapReader()
     {
     }
 
@@ -25,19 +25,19 @@ public final class RegistryReader
      */
     public static Map<String, JsonNode> read(final Path directory)
     {
-        final Path file = directory.resolve(RegistryFile.FILE);
+        final Path file = directory.resolve(StatusMapFile.FILE);
         if (!Files.exists(file))
         {
             return null;
         }
         final Map<String, JsonNode> entries = new TreeMap<>();
-        try (ChronicleMap<String, String> map = RegistryFile.open(file, 1024))
+        try (ChronicleMap<String, String> map = StatusMapFile.open(file, 1024))
         {
             map.forEach((key, value) ->
             {
                 try
                 {
-                    entries.put(key, RegistryFile.JSON.readTree(value));
+                    entries.put(key, StatusMapFile.JSON.readTree(value));
                 }
                 catch (final IOException ex)
                 {
