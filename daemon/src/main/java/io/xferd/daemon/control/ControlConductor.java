@@ -691,16 +691,16 @@ public final class ControlConductor implements AutoCloseable
     private void onFirstBuffer(final ClientSession session, final ControlFrame frame, final long correlationId)
     {
         final long handle = frame.getLong(ControlMessages.FIRST_BUFFER_SEGMENT);
-        if (io.xferd.daemon.peer.RemoteSegments.isRemote(handle))
+        if (io.xferd.daemon.transport.RemoteSegments.isRemote(handle))
         {
-            final io.xferd.daemon.peer.RemoteSegment remote =
+            final io.xferd.daemon.transport.RemoteSegment remote =
                 transport == null ? null : transport.remoteSegments().get(handle);
             if (remote == null)
             {
                 answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT, "no segment has handle " + handle);
                 return;
             }
-            final List<io.xferd.daemon.peer.SegmentDescriptor.Buffer> buffers =
+            final List<io.xferd.daemon.transport.SegmentDescriptor.Buffer> buffers =
                 remote.descriptor() == null ? null : remote.descriptor().buffers();
             answerOk(session, correlationId, buffers == null || buffers.isEmpty() ? 0 : buffers.get(0).address());
             return;
