@@ -4,7 +4,8 @@ vLLM (MooncakeConnector, TP=2): two prefill and two decode engine processes, eac
 "P2PHANDSHAKE", "tcp", "")``, ``get_rpc_port()``, ``batch_register_memory`` of per-layer KV buffers; decode's
 ``host:port`` and layer addresses reach prefill out of band; prefill rank r pushes blocks to decode rank r with
 ``batch_transfer_sync_write`` from 10 threads (adjacent blocks merged into one descriptor); decode verifies every
-byte. First on one daemon, then between two "hosts" (network namespaces, one daemon each).
+byte. First on one daemon, then on two "hosts" (network namespaces, one daemon each) that both run a prefill and a
+decode instance (2 + 2 engine processes each), each prefill pushing to the other host's decode, both ways at once.
 
 SGLang: deduplicated registration, ``batch_transfer_sync`` and ``transfer_sync_write`` from 4 workers,
 ``send_probe``, and a decode engine restarted and reached again.
@@ -41,8 +42,17 @@ class EngineProcess:
                                                  PYTHONPATH=support.PYTHON_DIR))
 
     def call(self, op: str, timeout: float = 120, **arguments) -> dict:
+        """Send one command and wait for its answer."""
+        self.send(op, **arguments)
+        return self.receive(op, timeout)
+
+    def send(self, op: str, **arguments) -> None:
+        """Send one command without waiting, so that several engines work at once; :meth:`receive` answers."""
         self.process.stdin.write(json.dumps({"op": op, **arguments}) + "\n")
         self.process.stdin.flush()
+
+    def receive(self, op: str, timeout: float = 120) -> dict:
+        """The answer to the command sent last (``op`` names it in failures)."""
         ready, _, _ = select.select([self.process.stdout], [], [], timeout)
         if not ready:
             raise AssertionError(f"{op}: no answer within {timeout} s")
@@ -125,7 +135,33 @@ class VllmOneHostTest(SequenceBase):
 
 
 class VllmTwoHostsTest(SequenceBase):
-    def test_prefill_host_pushes_to_decode_host_over_the_network(self) -> None:
+    """Two hosts, each serving both roles, as a P/D deployment whose hosts run prefill and decode instances alike.
+
+    Each namespace runs one daemon, a prefill instance (2 engine processes, TP=2) and a decode instance (2 engine
+    processes). Host A's prefill rank r pushes to host B's decode rank r and host B's prefill rank r to host A's
+    decode rank r, all four at once, 10 threads each, so blocks cross the veth pair in both directions together
+    and each daemon both sends and receives. Every decode engine then checks every byte it was sent.
+    """
+
+    HOSTS = ("a", "b")
+
+    def start_engines(self, daemon: support.Daemon, host: str, namespace: str, count: int) -> list:
+        """``count`` engine processes on one host, started and initialized in parallel: (engine, init answer)."""
+        engines = []
+        for _ in range(count):
+            engine = EngineProcess(daemon.directory, namespace)
+            self.addCleanup(engine.kill)
+            engine.send("init", host=host, protocol="tcp")
+            engines.append(engine)
+        started = []
+        for engine in engines:
+            answer = engine.receive("init")
+            self.assertEqual(0, answer["rc"], "initialize")
+            self.assertGreater(answer["port"], 0, "get_rpc_port")
+            started.append((engine, answer))
+        return started
+
+    def test_prefill_and_decode_on_both_hosts_push_across_the_veth_both_ways(self) -> None:
         reason = support.namespaces_unavailable()
         if reason:
             support.skip_or_fail(self, f"network namespaces not available: {reason}")
@@ -133,14 +169,53 @@ class VllmTwoHostsTest(SequenceBase):
         self.addCleanup(namespaces.close)
         token = support.cluster_token_file()
         self.addCleanup(os.unlink, token)
-        prefill_daemon = support.Daemon("--cluster-token-file", token, rpc_host=namespaces.address_a,
-                                        namespace=namespaces.a)
-        self.addCleanup(prefill_daemon.stop)
-        decode_daemon = support.Daemon("--cluster-token-file", token, rpc_host=namespaces.address_b,
-                                       namespace=namespaces.b)
-        self.addCleanup(decode_daemon.stop)
-        self.vllm_sequence(prefill_daemon, decode_daemon, namespaces.address_a, namespaces.address_b,
-                           namespaces.a, namespaces.b)
+        address = {"a": namespaces.address_a, "b": namespaces.address_b}
+        namespace = {"a": namespaces.a, "b": namespaces.b}
+        other = {"a": "b", "b": "a"}
+        daemons = {}
+        for host in self.HOSTS:
+            daemons[host] = support.Daemon("--cluster-token-file", token, rpc_host=address[host],
+                                           namespace=namespace[host])
+            self.addCleanup(daemons[host].stop)
+
+        decodes, prefills, seeds = {}, {}, {}
+        for h, host in enumerate(self.HOSTS):
+            engines = self.start_engines(daemons[host], address[host], namespace[host], 4)
+            self.assertEqual(4, len({info["port"] for _, info in engines}), "every engine on a host has its own port")
+            decodes[host], prefills[host] = engines[:2], engines[2:]
+            seeds[host] = [100 + 10 * h + rank for rank in range(2)]
+            for rank in range(2):
+                decode, prefill = decodes[host][rank][0], prefills[host][rank][0]
+                decode.send("layers", count=LAYERS, bytes=BLOCK * BLOCKS, seed=None, block=BLOCK)
+                prefill.send("layers", count=LAYERS, bytes=BLOCK * BLOCKS, seed=seeds[host][rank], block=BLOCK)
+                registered = decode.receive("layers")
+                if registered["rc"] != 0:
+                    self.fail("host memory by address refused: REGISTER_PROCESS_MEMORY missing?")
+                decode.layer_addresses = registered["addresses"]
+                self.assertEqual(0, prefill.receive("layers")["rc"])
+
+        plans = {}
+        for h, host in enumerate(self.HOSTS):  # decode's host:port and layer addresses reach the other host's prefill
+            for rank in range(2):
+                decode, decode_info = decodes[other[host]][rank]
+                prefill = prefills[host][rank][0]
+                self.assertEqual(min(decode.layer_addresses), prefill.call("first", session=decode_info["session"])[
+                    "address"], "get_first_buffer_address of an engine on the other host")
+                plans[host, rank] = requests_for(10 * h + rank)
+        for host in self.HOSTS:  # all four prefill ranks push at once: both directions of the veth carry blocks
+            for rank in range(2):
+                decode, decode_info = decodes[other[host]][rank]
+                prefills[host][rank][0].send("push", session=decode_info["session"], remote=decode.layer_addresses,
+                                             block=BLOCK, requests=plans[host, rank][0], threads=10)
+        for host in self.HOSTS:
+            for rank in range(2):
+                self.assertEqual({"rc": 0, "failures": 0}, prefills[host][rank][0].receive("push"),
+                                 f"prefill {host}{rank} -> decode {other[host]}{rank}")
+        for host in self.HOSTS:
+            for rank in range(2):
+                verified = decodes[other[host]][rank][0].call("verify", seed=seeds[host][rank], block=BLOCK,
+                                                               pairs=plans[host, rank][1])
+                self.assertTrue(verified["ok"], f"decode {other[host]}{rank}: bad blocks {verified['bad']}")
 
 
 class SglangTest(SequenceBase):
