@@ -114,8 +114,10 @@ start_daemon() { # a|b
     --cluster-token-file "$work/cluster.token" --transfer-timeout-ms "$timeout_ms" > "$log" 2>&1 &
   local pid=$!
   if [[ $1 == a ]]; then pid_a=$pid; else pid_b=$pid; fi
-  for _ in $(seq 1 240); do
-    [[ -S "$dir/xferd.sock" ]] && return 0
+  # serving, not only its socket made: on a loaded host a client's 10 s HELLO deadline can pass in between (and
+  # a restart took over a minute at load 29 on 2 cores)
+  for _ in $(seq 1 720); do
+    [[ -S "$dir/xferd.sock" ]] && grep -q 'xferd daemon serving' "$log" && return 0
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.25
   done
