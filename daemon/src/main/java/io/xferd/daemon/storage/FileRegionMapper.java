@@ -1,0 +1,118 @@
+package io.xferd.daemon.storage;
+
+import io.xferd.daemon.memory.Region;
+import io.xferd.ipc.FileRegistration;
+import io.xferd.nativebindings.NativeException;
+import io.xferd.nativebindings.libc.FileIo;
+import io.xferd.nativebindings.libc.IoUring;
+
+/**
+ * Registers a byte range of a file or block device the client opened and passed (SCM_RIGHTS) as a region of its
+ * segment. The daemon never opens a path a client names: what the client could open is what it can register, with
+ * the access mode it opened it with. Registration checks that the descriptor is a regular file or a block device,
+ * that the range lies inside it now, and that this daemon can set up an io_uring; it turns O_DIRECT on when the
+ * range is block aligned, the client did not ask for buffered I/O and the file system accepts it (tmpfs before Linux
+ * 6.6 does not), so the page cache is bypassed; else the range is served buffered. Runs on the conductor's thread.
+ */
+public final class FileRegionMapper
+{
+    private Boolean ioUringAvailable;
+
+    /**
+     * @param fd taken over: closed here when refused, else by the region's release.
+     * @throws StorageRefusedException when the range cannot be registered; the fd is closed then.
+     */
+    public Region map(final int fd, final FileRegistration registration)
+    {
+        try
+        {
+            return mapOrThrow(fd, registration);
+        }
+        catch (final RuntimeException ex)
+        {
+            closeQuietly(fd);
+            throw ex;
+        }
+    }
+
+    private Region mapOrThrow(final int fd, final FileRegistration registration)
+    {
+        final long address = registration.ownerAddress();
+        final long length = registration.length();
+        final long offset = registration.fileOffset();
+        if (address <= 0 || length <= 0 || offset < 0 || address + length < address || offset + length < offset)
+        {
+            throw new StorageRefusedException(false, "bad range: address 0x" + Long.toHexString(address) +
+                " length " + length + " file offset " + offset);
+        }
+        if (!ioUringAvailable())
+        {
+            throw new StorageRefusedException(true, "io_uring is not available to the daemon (kernel without it, " +
+                "kernel.io_uring_disabled, or a seccomp filter): storage regions need it");
+        }
+        final int type;
+        final long size;
+        try
+        {
+            type = FileIo.mode(fd) & FileIo.S_IFMT;
+            size = FileIo.size(fd);
+        }
+        catch (final NativeException ex)
+        {
+            throw new StorageRefusedException(false, "cannot stat the passed descriptor: " + ex.getMessage());
+        }
+        if (type != FileIo.S_IFREG && type != FileIo.S_IFBLK)
+        {
+            throw new StorageRefusedException(false, "the passed descriptor is neither a regular file nor a block " +
+                "device (st_mode type 0" + Integer.toOctalString(type) + ")");
+        }
+        if (size < 0 || offset + length > size)
+        {
+            throw new StorageRefusedException(false, "out of range: [" + offset + ", " + (offset + length) +
+                ") does not lie inside the file's " + size + " bytes");
+        }
+        final boolean aligned = ((offset | length) & (StorageFile.BLOCK - 1)) == 0;
+        boolean direct = FileIo.isDirect(fd);
+        if (!direct && aligned && !registration.buffered())
+        {
+            direct = FileIo.trySetDirect(fd);
+        }
+        if (direct && !aligned)
+        {
+            throw new StorageRefusedException(false, "the descriptor has O_DIRECT but the range [" + offset + "+" +
+                length + ") is not 4096-byte aligned: align it, or open the file without O_DIRECT");
+        }
+        final String label = type == FileIo.S_IFBLK ? StorageFile.NVME : StorageFile.FILE;
+        return Region.inFile(address, length,
+            new StorageFile(fd, offset, length, direct, registration.sync(), label));
+    }
+
+    private boolean ioUringAvailable()
+    {
+        if (ioUringAvailable == null)
+        {
+            ioUringAvailable = IoUring.isAvailable();
+        }
+        return ioUringAvailable;
+    }
+
+    /**
+     * Closes a freed file region's descriptor.
+     */
+    public static void unmap(final Region region)
+    {
+        region.file().close();
+    }
+
+    private static void closeQuietly(final int fd)
+    {
+        try
+        {
+            FileIo.close(fd);
+        }
+        catch (final RuntimeException ignore)
+        {
+            // the refusal is what the client hears about
+        }
+    }
+}
