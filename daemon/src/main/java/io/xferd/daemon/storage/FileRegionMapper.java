@@ -10,9 +10,10 @@ import io.xferd.nativebindings.libc.IoUring;
  * Registers a byte range of a file or block device the client opened and passed (SCM_RIGHTS) as a region of its
  * segment. The daemon never opens a path a client names: what the client could open is what it can register, with
  * the access mode it opened it with. Registration checks that the descriptor is a regular file or a block device,
- * that the range lies inside it now, and that this daemon can set up an io_uring; it turns O_DIRECT on when the
- * range is block aligned, the client did not ask for buffered I/O and the file system accepts it (tmpfs before Linux
- * 6.6 does not), so the page cache is bypassed; else the range is served buffered. Runs on the conductor's thread.
+ * that the range lies inside it now, and that this daemon can set up an io_uring. When the range is block aligned
+ * and the client did not ask for buffered I/O, it reopens the passed descriptor with O_DIRECT (a description of
+ * its own: the client's keeps its flags), so the page cache is bypassed; where the file system refuses O_DIRECT
+ * (tmpfs before Linux 6.6) the range is served buffered. Runs on the conductor's thread.
  */
 public final class FileRegionMapper
 {
@@ -72,19 +73,45 @@ public final class FileRegionMapper
                 ") does not lie inside the file's " + size + " bytes");
         }
         final boolean aligned = ((offset | length) & (StorageFile.BLOCK - 1)) == 0;
-        boolean direct = FileIo.isDirect(fd);
-        if (!direct && aligned && !registration.buffered())
-        {
-            direct = FileIo.trySetDirect(fd);
-        }
+        final boolean direct = FileIo.isDirect(fd);
         if (direct && !aligned)
         {
             throw new StorageRefusedException(false, "the descriptor has O_DIRECT but the range [" + offset + "+" +
                 length + ") is not 4096-byte aligned: align it, or open the file without O_DIRECT");
         }
         final String label = type == FileIo.S_IFBLK ? StorageFile.NVME : StorageFile.FILE;
+        if (!direct && aligned && !registration.buffered())
+        {
+            final int directFd = reopenDirect(fd);
+            if (directFd >= 0)
+            {
+                FileIo.close(fd);
+                return Region.inFile(address, length,
+                    new StorageFile(directFd, offset, length, true, registration.sync(), label));
+            }
+        }
         return Region.inFile(address, length,
             new StorageFile(fd, offset, length, direct, registration.sync(), label));
+    }
+
+    /**
+     * A second open file description of the very file the client passed, with O_DIRECT and no more access than the
+     * client's ({@code /proc/self/fd/N} names the passed descriptor, not a path the client chose), so that the
+     * client's own descriptor keeps its flags.
+     *
+     * @return the new descriptor, or -1 when the file system refuses O_DIRECT (EINVAL) or the daemon may not reopen
+     * the file (EACCES: the region is then served buffered through the passed descriptor).
+     */
+    private static int reopenDirect(final int fd)
+    {
+        try
+        {
+            return FileIo.open("/proc/self/fd/" + fd, FileIo.accessMode(fd) | FileIo.O_DIRECT, 0);
+        }
+        catch (final NativeException ex)
+        {
+            return -1;
+        }
     }
 
     private boolean ioUringAvailable()

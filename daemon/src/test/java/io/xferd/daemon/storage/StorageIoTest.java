@@ -95,6 +95,32 @@ class StorageIoTest
     }
 
     @Test
+    void shouldLeaveTheClientsDescriptorFlagsAloneWhenGoingDirect() throws IOException
+    {
+        final Path file = sized(dir.resolve("client.bin"), 8192);
+        final int clientFd = FileIo.open(file.toString(), FileIo.O_RDWR, 0);
+        try
+        {
+            final Region region = mapper.map(dup(clientFd), new FileRegistration(1, ADDRESS, 8192, 0, 0));
+            regions.add(region);
+            assertThat(FileIo.isDirect(clientFd)).as("the client's open file description").isFalse();
+            assertThat(FileIo.isDirect(region.file().fd())).isEqualTo(region.file().direct());
+        }
+        finally
+        {
+            FileIo.close(clientFd);
+        }
+    }
+
+    /**
+     * What SCM_RIGHTS gives the daemon: another descriptor of the same open file description.
+     */
+    private static int dup(final int fd)
+    {
+        return FileIo.duplicate(fd);
+    }
+
+    @Test
     void shouldKeepTheNeighboursOfUnalignedWritesOnAnODirectFile() throws IOException
     {
         final byte[] original = randomBytes(1 << 20);

@@ -42,8 +42,32 @@ public final class FileIo
     private static final MethodHandle LSEEK =
         Libc.downcallCapturingErrno("lseek", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT));
 
+    private static final MethodHandle DUP = Libc.downcallCapturingErrno("dup", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+
     private FileIo()
     {
+    }
+
+    /**
+     * {@code dup(2)}: another descriptor of the same open file description (what SCM_RIGHTS gives a receiver).
+     */
+    public static int duplicate(final int fd)
+    {
+        final MemorySegment capture = CallScratch.capture();
+        final int copy;
+        try
+        {
+            copy = (int)DUP.invokeExact(capture, fd);
+        }
+        catch (final Throwable t)
+        {
+            throw Libc.rethrow(t);
+        }
+        if (copy < 0)
+        {
+            throw new NativeException("dup", CallScratch.errno(capture), "fd=" + fd);
+        }
+        return copy;
     }
 
     /**
