@@ -36,6 +36,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  */
 @Tag("integration")
 @Timeout(180)
+@SuppressWarnings("unchecked")
 class StorageSegmentTest
 {
     private static final int SIZE = 4 << 20;
@@ -104,6 +105,12 @@ class StorageSegmentTest
         roundTrips(sized(files.resolve("disk.bin"), SIZE));
         assertThat(SystemTests.counter(daemon, SystemCounter.STORAGE_BYTES_WRITTEN)).isGreaterThanOrEqualTo(2L * LENGTH);
         assertThat(SystemTests.counter(daemon, SystemCounter.STORAGE_ERRORS)).isZero();
+
+        // what `xferd status` shows: the storage totals, and the region with its label and how it is written
+        final java.util.Map<String, Object> status = io.xferd.daemon.status.StatusSnapshot.read(directory);
+        assertThat((java.util.Map<String, Object>)status.get("storage"))
+            .containsEntry("errors", 0L).containsKey("bytes_written");
+        assertThat(status.get("clients").toString()).contains("location=file").contains("storage=file offset 0");
     }
 
     @Test

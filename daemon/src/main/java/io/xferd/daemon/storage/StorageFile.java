@@ -91,6 +91,14 @@ public final class StorageFile
         return edgeLock;
     }
 
+    /**
+     * @return what {@code xferd status} shows of it: {@code "file offset 0, direct, sync"}.
+     */
+    public String describe()
+    {
+        return "file offset " + fileOffset + (direct ? ", direct" : ", buffered") + (sync ? ", sync" : "");
+    }
+
     public void close()
     {
         FileIo.close(fd);
