@@ -107,7 +107,7 @@ class StorageSegmentTest
         assertThat(SystemTests.counter(daemon, SystemCounter.STORAGE_ERRORS)).isZero();
 
         // what `xferd status` shows: the storage totals, and the region with its label and how it is written
-        final java.util.Map<String, Object> status = io.xferd.daemon.status.StatusSnapshot.read(directory);
+        final java.util.Map<String, Object> status = io.xferd.daemon.tools.status.StatusSnapshot.read(directory);
         assertThat((java.util.Map<String, Object>)status.get("storage"))
             .containsEntry("errors", 0L).containsKey("bytes_written");
         assertThat(status.get("clients").toString()).contains("location=file").contains("storage=file offset 0");

@@ -1,7 +1,9 @@
 package io.xferd.daemon.storage;
 
-import io.xferd.daemon.SystemCounters;
+import io.xferd.daemon.agent.SystemCounters;
+import io.xferd.daemon.control.FileRegionMapper;
 import io.xferd.daemon.memory.Region;
+import io.xferd.daemon.session.RegistrationRefusedException;
 import io.xferd.ipc.FileRegistration;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
@@ -199,10 +201,10 @@ class StorageIoTest
         final Path file = sized(dir.resolve("small.bin"), 8192);
         final int fd = FileIo.open(file.toString(), FileIo.O_RDWR, 0);
         assertThatThrownBy(() -> mapper.map(fd, new FileRegistration(1, ADDRESS, 8192, 4096, 0)))
-            .isInstanceOf(StorageRefusedException.class).hasMessageContaining("out of range");
+            .isInstanceOf(RegistrationRefusedException.class).hasMessageContaining("out of range");
         final int dirFd = FileIo.open(dir.toString(), FileIo.O_RDONLY, 0);
         assertThatThrownBy(() -> mapper.map(dirFd, new FileRegistration(1, ADDRESS, 1, 0, 0)))
-            .isInstanceOf(StorageRefusedException.class).hasMessageContaining("neither a regular file");
+            .isInstanceOf(RegistrationRefusedException.class).hasMessageContaining("neither a regular file");
     }
 
     @Test
