@@ -36,6 +36,11 @@ class TransferStatus(enum.IntEnum):
     UNSUPPORTED_MEMORY = 12
     MEMORY_FAULT = 13
     ACCESS_DENIED = 14
+    STORAGE_NO_SPACE = 15
+    STORAGE_IO_ERROR = 16
+    STORAGE_TRUNCATED = 17
+    STORAGE_PERMISSION = 18
+    STORAGE_OUT_OF_RANGE = 19
 
     @classmethod
     def describe(cls, value: int) -> str:
@@ -151,6 +156,11 @@ TransferDaemonGoneError = type("TransferDaemonGoneError", (TransferFailedError, 
 UnsupportedMemoryError = _subclass(TransferFailedError, "UnsupportedMemoryError")
 MemoryFaultError = _subclass(TransferFailedError, "MemoryFaultError")
 AccessDeniedError = _subclass(TransferFailedError, "AccessDeniedError")
+StorageNoSpaceError = _subclass(TransferFailedError, "StorageNoSpaceError")
+StorageIoError = _subclass(TransferFailedError, "StorageIoError")
+StorageTruncatedError = _subclass(TransferFailedError, "StorageTruncatedError")
+StoragePermissionError = _subclass(TransferFailedError, "StoragePermissionError")
+StorageOutOfRangeError = _subclass(TransferFailedError, "StorageOutOfRangeError")
 
 _TRANSFER_ERRORS: dict[int, type] = {
     TransferStatus.UNKNOWN_SEGMENT: UnknownSegmentError,
@@ -167,6 +177,11 @@ _TRANSFER_ERRORS: dict[int, type] = {
     TransferStatus.UNSUPPORTED_MEMORY: UnsupportedMemoryError,
     TransferStatus.MEMORY_FAULT: MemoryFaultError,
     TransferStatus.ACCESS_DENIED: AccessDeniedError,
+    TransferStatus.STORAGE_NO_SPACE: StorageNoSpaceError,
+    TransferStatus.STORAGE_IO_ERROR: StorageIoError,
+    TransferStatus.STORAGE_TRUNCATED: StorageTruncatedError,
+    TransferStatus.STORAGE_PERMISSION: StoragePermissionError,
+    TransferStatus.STORAGE_OUT_OF_RANGE: StorageOutOfRangeError,
 }
 
 ProtocolVersionMismatchError = _subclass(ControlError, "ProtocolVersionMismatchError")

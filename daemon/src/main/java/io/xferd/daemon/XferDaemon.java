@@ -172,7 +172,7 @@ public final class XferDaemon implements AutoCloseable
         {
             workers.add(new TransferWorker(i, pipeline, registry, new CompletionSender(disconnects, counters), transport,
                 counters, nanoClock, context.maxRequestLength(), context.dutyCycleByteBudget(), journal.recorder(),
-                context.deviceMemory(), context.accessPolicy()));
+                context.deviceMemory(), context.accessPolicy(), context.storageQueueDepth()));
         }
         if (transport instanceof RdmaTransport rdma)
         {

@@ -53,6 +53,7 @@ public final class XferClient implements AutoCloseable
 {
     private final ClientContext context;
     private final DaemonProxy proxy;
+    private final FileRegistrar files = new FileRegistrar();
     private final MappedByteBuffer cncMapping;
     private final UnsafeBuffer cnc;
     private final RingBuffer submitRing;
@@ -272,6 +273,76 @@ public final class XferClient implements AutoCloseable
                 .encode(proxy.begin(ControlMessages.REGISTER_PROCESS_MEMORY));
             proxy.send(-1);
             awaitOk(correlationId);
+        }
+        catch (final DaemonGoneException ex)
+        {
+            markGone(ex.getMessage());
+            throw ex;
+        }
+        finally
+        {
+            controlLock.unlock();
+        }
+    }
+
+    /**
+     * Register {@code length} bytes of a file or block device from {@code offset} as a storage region of this
+     * client's segment, opened read-write with this process's permissions. Requests name it by the returned address
+     * as they name memory (local READ/WRITE between memory and the file, and peers' requests to this segment); a
+     * WRITE completes once its bytes are in the file. See docs/storage.md.
+     *
+     * @param flags {@link ControlMessages#REGISTER_FILE_SYNC} (fdatasync before each WRITE completes),
+     *              {@link ControlMessages#REGISTER_FILE_BUFFERED} (keep the page cache even where O_DIRECT works).
+     * @return the address that names the range's first byte.
+     * @throws ControlException INVALID_ARGUMENT (range outside the file, not a file), MAP_FAILED (the daemon has no
+     *                          io_uring), OVERLAPPING_REGION, LIMIT_REACHED.
+     */
+    public long registerFile(final java.nio.file.Path path, final long offset, final long length, final int flags)
+    {
+        return registerFile(path, false, offset, length, flags);
+    }
+
+    /**
+     * As {@link #registerFile(java.nio.file.Path, long, long, int)}, opened read-only when {@code readOnly}: WRITEs
+     * into it then fail with {@code STORAGE_PERMISSION}.
+     */
+    public long registerFile(
+        final java.nio.file.Path path, final boolean readOnly, final long offset, final long length, final int flags)
+    {
+        controlLock.lock();
+        try
+        {
+            ensureOpen();
+            final long correlationId = proxy.nextCorrelationId();
+            final long address = files.send(proxy, correlationId, path, readOnly, offset, length, flags);
+            awaitOk(correlationId);
+            return address;
+        }
+        catch (final DaemonGoneException ex)
+        {
+            markGone(ex.getMessage());
+            throw ex;
+        }
+        finally
+        {
+            controlLock.unlock();
+        }
+    }
+
+    /**
+     * As {@link #registerFile(java.nio.file.Path, long, long, int)} for a descriptor this process already has open
+     * (the daemon gets a duplicate; {@code fd} stays the caller's to close).
+     */
+    public long registerFile(final int fd, final long offset, final long length, final int flags)
+    {
+        controlLock.lock();
+        try
+        {
+            ensureOpen();
+            final long correlationId = proxy.nextCorrelationId();
+            final long address = files.send(proxy, correlationId, fd, offset, length, flags);
+            awaitOk(correlationId);
+            return address;
         }
         catch (final DaemonGoneException ex)
         {

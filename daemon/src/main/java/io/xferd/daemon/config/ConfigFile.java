@@ -97,6 +97,7 @@ public final class ConfigFile
         field("max_peer_connections", (value, all) -> intSetting(value, DaemonContext::maxPeerConnections));
         field("slice_size", (value, all) -> sliceSize(value));
         field("staging_buffer_size", (value, all) -> stagingBufferSize(value));
+        field("storage_queue_depth", (value, all) -> intSetting(value, DaemonContext::storageQueueDepth));
         field("transfer_timeout_ms", (value, all) -> longSetting(value, DaemonContext::transferTimeoutMs));
         field("liveness_timeout_ms", (value, all) -> longSetting(value, DaemonContext::livenessTimeoutMs));
         field("max_clients", (value, all) -> intSetting(value, DaemonContext::maxClients));

@@ -60,6 +60,7 @@ public final class DaemonContext
     private int maxPeerConnections = 256;
     private int sliceSize = 512 * 1024;
     private int stagingBufferSize = 1024 * 1024;
+    private int storageQueueDepth = io.xferd.daemon.storage.StorageIo.DEFAULT_QUEUE_DEPTH;
     private long transferTimeoutMs = 5000;
     private String metadataServer = "P2PHANDSHAKE";
     private Path topologyMatrixFile;
@@ -106,6 +107,8 @@ public final class DaemonContext
         require(sliceSize >= 4096 && sliceSize <= 64 * 1024 * 1024, "slice size must be 4 KiB..64 MiB: " + sliceSize);
         require(stagingBufferSize >= 4096 && stagingBufferSize <= 64 * 1024 * 1024,
             "staging buffer size must be 4 KiB..64 MiB: " + stagingBufferSize);
+        require(storageQueueDepth >= 1 && storageQueueDepth <= 4096,
+            "storage queue depth must be 1..4096: " + storageQueueDepth);
         require(transferTimeoutMs >= 10, "transfer timeout must be at least 10 ms: " + transferTimeoutMs);
         require(clusterToken == null || !clusterToken.isEmpty(), "cluster token must not be empty when set");
         if (clusterToken != null)
@@ -201,6 +204,7 @@ public final class DaemonContext
         map.put("max_peer_connections", maxPeerConnections);
         map.put("slice_size", sliceSize);
         map.put("staging_buffer_size", stagingBufferSize);
+        map.put("storage_queue_depth", storageQueueDepth);
         map.put("transfer_timeout_ms", transferTimeoutMs);
         notUsed.forEach((key, why) -> map.put(key, "accepted, not used: " + why));
         operations.describe(map);
@@ -712,6 +716,21 @@ public final class DaemonContext
     public DaemonContext stagingBufferSize(final int value)
     {
         this.stagingBufferSize = value;
+        return this;
+    }
+
+    public int storageQueueDepth()
+    {
+        return storageQueueDepth;
+    }
+
+    /**
+     * The most file operations each data-plane thread (transfer worker, peer thread) keeps in flight on its own
+     * io_uring for storage regions.
+     */
+    public DaemonContext storageQueueDepth(final int value)
+    {
+        this.storageQueueDepth = value;
         return this;
     }
 

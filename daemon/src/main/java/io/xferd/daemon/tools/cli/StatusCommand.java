@@ -93,8 +93,9 @@ public final class StatusCommand implements java.util.concurrent.Callable<Intege
                     ((Number)client.get("registered_bytes")).longValue());
                 for (final Map<String, Object> region : (List<Map<String, Object>>)client.get("region_list"))
                 {
-                    out.printf("       region %-18s %,16d bytes  %s%n", region.get("address"),
-                        ((Number)region.get("length")).longValue(), region.get("location"));
+                    out.printf("       region %-18s %,16d bytes  %s%s%n", region.get("address"),
+                        ((Number)region.get("length")).longValue(), region.get("location"),
+                        region.get("storage") != null ? " (" + region.get("storage") + ")" : "");
                 }
             }
             final List<Object> peers = (List<Object>)status.get("peers");

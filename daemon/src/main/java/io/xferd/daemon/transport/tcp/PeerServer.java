@@ -424,4 +424,9 @@ public final class PeerServer implements AutoCloseable
             handler.awaitEnd(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
         }
     }
+
+    SystemCounters counters()
+    {
+        return counters;
+    }
 }
