@@ -25,7 +25,7 @@ package io.xferd.ipc;
  *                       0 long correlation id    8 long owner address   16 long length
  *                      24 string location ("cpu:N" or "*"); no fd: the daemon reaches the range with
  *                         process_vm_readv/writev on the pid SO_PEERCRED names
- * REGISTER_FILE (7)     0 long correlation id    8 long owner address (the name requests use; files live at
+ * REGISTER_FILE (8)     0 long correlation id    8 long owner address (the name requests use; files live at
  *                         addresses no memory has, see {@link FileRegistration})   16 long length
  *                      24 long offset in the file   32 int flags ({@link #REGISTER_FILE_SYNC},
  *                         {@link #REGISTER_FILE_BUFFERED})   36 int reserved (0); nothing after it
