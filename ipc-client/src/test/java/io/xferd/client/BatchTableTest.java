@@ -14,13 +14,10 @@ class BatchTableTest
 {
     private final BatchTable table = new BatchTable(2);
 
-    /** What XferClient does when a task's record goes into the submit ring. */
-    private static long submit(final BatchTable.Batch batch)
+    /** What the submitter does when a task's record goes into the submit ring. */
+    private long submit(final BatchTable.Batch batch)
     {
-        final int task = batch.submitted++;
-        batch.state[task] = TaskStatus.PENDING;
-        batch.pending++;
-        return batch.requestId(task);
+        return batch.requestId(table.start(batch, 0));
     }
 
     @Test
