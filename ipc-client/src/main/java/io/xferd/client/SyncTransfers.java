@@ -94,15 +94,7 @@ final class SyncTransfers
 
     private long takeBatch(final int tasks)
     {
-        for (int i = unfinished.size() - 1; i >= 0; i--)
-        {
-            final long batchId = unfinished.getLong(i);
-            if (batches.batch(batchId).pending == 0)
-            {
-                batches.free(batchId);
-                unfinished.removeAt(i);
-            }
-        }
+        freeFinished();
         return batches.allocate(tasks);
     }
 
@@ -115,6 +107,23 @@ final class SyncTransfers
         else
         {
             unfinished.addLong(batchId);
+        }
+        freeFinished();
+    }
+
+    /**
+     * Free the batches kept aside whose completions came meanwhile (this call's wait polled them in).
+     */
+    private void freeFinished()
+    {
+        for (int i = unfinished.size() - 1; i >= 0; i--)
+        {
+            final long batchId = unfinished.getLong(i);
+            if (batches.batch(batchId).pending == 0)
+            {
+                batches.free(batchId);
+                unfinished.removeAt(i);
+            }
         }
     }
 

@@ -91,6 +91,25 @@ class BatchTableTest
     }
 
     @Test
+    void shouldCountTasksInFlightAcrossBatchesAsTheDaemonsLimitDoes()
+    {
+        final BatchTable.Batch first = table.batch(table.allocate(2));
+        final BatchTable.Batch second = table.batch(table.allocate(1));
+        final long a = submit(first);
+        submit(first);
+        submit(second);
+        assertThat(table.inFlight()).isEqualTo(3);
+
+        table.complete(a, TransferStatus.OK, 1, 1);
+        table.complete(a, TransferStatus.OK, 1, 1);
+        table.complete(-1L, TransferStatus.OK, 1, 1);
+        assertThat(table.inFlight()).as("only a pending task's completion counts").isEqualTo(2);
+
+        table.failAllPending(TransferStatus.DAEMON_GONE);
+        assertThat(table.inFlight()).isZero();
+    }
+
+    @Test
     void shouldRefuseBadSizesAndTooManyBatches()
     {
         assertThatThrownBy(() -> table.allocate(0)).isInstanceOf(IllegalArgumentException.class);

@@ -7,6 +7,8 @@ import io.xferd.ipc.ControlMessages;
 import io.xferd.ipc.NotificationFlyweight;
 import io.xferd.ipc.RecordTypes;
 import io.xferd.ipc.RingsFileDescriptor;
+import io.xferd.ipc.SubmitBatchFlyweight;
+import io.xferd.ipc.SubmitRequestFlyweight;
 import io.xferd.nativebindings.libc.MappedMemory;
 import io.xferd.nativebindings.libc.Memfd;
 import io.xferd.nativebindings.libc.UnixSocket;
@@ -49,6 +51,11 @@ final class FakeDaemon implements AutoCloseable
     private final RingBuffer submitRing;
     private final CompletionFlyweight completion = new CompletionFlyweight();
     private final NotificationFlyweight notification = new NotificationFlyweight();
+    private final SubmitRequestFlyweight requestRecord = new SubmitRequestFlyweight();
+    private final SubmitBatchFlyweight batchRecord = new SubmitBatchFlyweight();
+    private final MessageHandler answerHandler = this::answer;
+    private int answerStatus;
+    private String helloName;
     private final MappedByteBuffer cncMapping;
     private final UnsafeBuffer cnc;
     private UnixSocket connection;
@@ -118,8 +125,66 @@ final class FakeDaemon implements AutoCloseable
         final DaemonProxy proxy = connectProxy();
         queueWelcome(maxInFlight, maxBatchEntries);
         final XferClient client = new XferClient(context.directory(directory), proxy);
-        receive();
+        helloName = receive().getString(ControlMessages.HELLO_NAME);
         return client;
+    }
+
+    /**
+     * @return the segment name the last client connected through {@link #connectClient} said HELLO with.
+     */
+    String helloName()
+    {
+        return helloName;
+    }
+
+    /**
+     * Complete every request waiting on the submit ring with {@code status}: a SUBMIT with its length, a
+     * SUBMIT_BATCH with its entries' total, when OK. Allocation-free.
+     *
+     * @return requests answered.
+     */
+    int answerSubmits(final int status)
+    {
+        return answerSubmits(status, Integer.MAX_VALUE);
+    }
+
+    /**
+     * As {@link #answerSubmits(int)}, for at most {@code limit} requests.
+     */
+    int answerSubmits(final int status, final int limit)
+    {
+        answerStatus = status;
+        int answered = 0;
+        // a read stops at the end of the ring's buffer: read again for the records past the wrap
+        while (answered < limit && submitRing.size() > 0)
+        {
+            answered += submitRing.read(answerHandler, limit - answered);
+        }
+        return answered;
+    }
+
+    private void answer(final int type, final org.agrona.MutableDirectBuffer buffer, final int index, final int length)
+    {
+        final long requestId;
+        long bytes = 0;
+        if (type == RecordTypes.SUBMIT)
+        {
+            requestRecord.wrap(buffer, index);
+            requestId = requestRecord.requestId();
+            bytes = requestRecord.length();
+        }
+        else
+        {
+            batchRecord.wrap(buffer, index);
+            requestId = batchRecord.requestId();
+            final int notifyLength = batchRecord.notifyLength();
+            for (int i = 0; i < batchRecord.entryCount(); i++)
+            {
+                bytes += buffer.getLong(batchRecord.entryOffset(notifyLength, i) +
+                    SubmitBatchFlyweight.ENTRY_LENGTH_OFFSET);
+            }
+        }
+        complete(requestId, answerStatus, answerStatus == 0 ? bytes : 0);
     }
 
     /**
@@ -208,6 +273,30 @@ final class FakeDaemon implements AutoCloseable
     void closeConnection()
     {
         connection.close();
+    }
+
+    /**
+     * Look at the records waiting on the client's submit ring, leaving them there.
+     */
+    void readSubmitRingWithoutTaking(final MessageHandler handler)
+    {
+        final UnsafeBuffer ring = (UnsafeBuffer)submitRing.buffer();
+        final int capacity = submitRing.capacity();
+        final int trailer = capacity;
+        long head = ring.getLongVolatile(trailer + RingsFileDescriptor.HEAD_OFFSET);
+        final long tail = ring.getLongVolatile(trailer + RingsFileDescriptor.TAIL_OFFSET);
+        while (head < tail)
+        {
+            final int offset = (int)(head & (capacity - 1));
+            final int length = ring.getIntVolatile(offset);
+            final int type = ring.getInt(offset + 4);
+            if (type != RingsFileDescriptor.PADDING_TYPE)
+            {
+                handler.onMessage(type, ring, offset + RingsFileDescriptor.RECORD_HEADER_LENGTH,
+                    length - RingsFileDescriptor.RECORD_HEADER_LENGTH);
+            }
+            head += (length + RingsFileDescriptor.RECORD_ALIGNMENT - 1) & -RingsFileDescriptor.RECORD_ALIGNMENT;
+        }
     }
 
     /**
