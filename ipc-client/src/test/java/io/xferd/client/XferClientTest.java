@@ -3,6 +3,7 @@ package io.xferd.client;
 import io.xferd.ipc.ControlMessages;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.TransferStatus;
+import org.agrona.concurrent.CachedEpochClock;
 import org.agrona.concurrent.CachedNanoClock;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.NoOpIdleStrategy;
@@ -31,6 +32,7 @@ class XferClientTest
     private FakeDaemon daemon;
     private XferClient client;
     private final CachedNanoClock clock = new CachedNanoClock();
+    private final CachedEpochClock epochClock = new CachedEpochClock();
 
     @AfterEach
     void close()
@@ -44,9 +46,11 @@ class XferClientTest
 
     private XferClient connect(final IdleStrategy idle)
     {
-        daemon = new FakeDaemon(directory, System.currentTimeMillis());
+        // the heartbeat stays fresh on the injected wall clock however long a loaded machine takes
+        epochClock.update(ClientParts.START_MS);
+        daemon = new FakeDaemon(directory, ClientParts.START_MS);
         client = daemon.connectClient(new ClientContext().segmentName("prefill-0").nanoClock(clock)
-            .idleStrategy(idle).controlTimeoutMs(FakeDaemon.CONTROL_TIMEOUT_MS), 16, 8);
+            .epochClock(epochClock).idleStrategy(idle).controlTimeoutMs(FakeDaemon.CONTROL_TIMEOUT_MS), 16, 8);
         return client;
     }
 
