@@ -24,11 +24,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * producer, and two threads writing it at once would corrupt it, which the daemon answers by cutting the client
  * off.
  * <p>
- * A facade over package-private parts, each with one job: {@link DaemonProxy} (the control socket),
- * {@link ClientHandshake} (HELLO and WELCOME), {@link ClientRings} (the mapped rings), {@link MemoryRegistrar} and
- * {@link SharedBuffers} (memory), {@link TransferSubmitter} (the submit ring), {@link CompletionPoller} (the
- * completion ring), {@link BatchTable} (tasks), {@link SyncTransfers} (the synchronous calls) and
- * {@link DaemonLiveness} (is the daemon still there).
+ * A facade: each call is done by one of the package-private parts the package description lists.
  */
 public final class XferClient implements AutoCloseable
 {
@@ -411,6 +407,10 @@ public final class XferClient implements AutoCloseable
      */
     public boolean awaitBatch(final long batchId, final long timeoutMs)
     {
+        if (closed)
+        {
+            throw new IllegalStateException("client is closed");
+        }
         return poller.awaitBatch(batchId, timeoutMs);
     }
 
@@ -526,9 +526,10 @@ public final class XferClient implements AutoCloseable
                 return;
             }
             closed = true;
+            // polls first: a poll reads the rings, the heartbeat and the socket that the next lines release
+            poller.close();
             proxy.close();
             sharedBuffers.close();
-            poller.close();
             rings.close();
             heartbeat.close();
         }

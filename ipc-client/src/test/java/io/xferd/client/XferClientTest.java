@@ -160,7 +160,9 @@ class XferClientTest
         assertThatThrownBy(() -> client.allocateMemory(4096)).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> client.submitTransfer(0, TransferRequest.read(0, 7, 0, 1)))
             .isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> client.awaitBatch(0, 1)).isInstanceOf(IllegalStateException.class);
         assertThat(client.poll()).as("the rings are unmapped: nothing is read").isZero();
+        assertThat(client.isDaemonGone()).as("closing is not the daemon going").isFalse();
         client.close();
     }
 
