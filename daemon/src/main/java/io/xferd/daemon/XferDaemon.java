@@ -50,6 +50,8 @@ import java.util.concurrent.CountDownLatch;
 public final class XferDaemon implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(XferDaemon.class);
+    /** How often the conductor looks whether the other daemon threads are alive. */
+    static final long AGENT_CHECK_PERIOD_MS = 100;
 
     private final DaemonContext context;
     private final RuntimeDirectory directory;
@@ -68,6 +70,7 @@ public final class XferDaemon implements AutoCloseable
     private final SystemdNotifier notifier;
     private final MetricsEndpoint metrics;
     private final Thread conductorThread;
+    private final AgentWatch agents = new AgentWatch(AGENT_CHECK_PERIOD_MS);
     private final CountDownLatch conductorStopped = new CountDownLatch(1);
     private volatile boolean running = true;
     private volatile Throwable failure;
@@ -264,9 +267,12 @@ public final class XferDaemon implements AutoCloseable
         for (final AgentRunner runner : daemon.dataPlaneRunners)
         {
             AgentRunner.startOnThread(runner);
+            daemon.agents.watch("data plane agent " + runner.agent().roleName(), runner::thread);
         }
-        daemon.conductorThread.start();
+        daemon.agents.watch("journal", daemon.journal::thread);
         daemon.peerServer.start();
+        daemon.peerServer.acceptorThreads().forEach(thread -> daemon.agents.watch("peer acceptor", () -> thread));
+        daemon.conductorThread.start();
         if (daemon.metadata != null)
         {
             daemon.metadata.start();
@@ -318,9 +324,11 @@ public final class XferDaemon implements AutoCloseable
     {
         try
         {
+            final org.agrona.concurrent.EpochClock clock = SystemEpochClock.INSTANCE;
             while (running)
             {
                 conductor.doWork();
+                agents.check(clock.time());
             }
             drainAndDisconnect();
         }
@@ -328,7 +336,8 @@ public final class XferDaemon implements AutoCloseable
         {
             // nobody would accept, answer or cut off clients any more, nor beat the heart: stop rather than hold the
             // directory with a dead conductor (the command exits non-zero, so systemd restarts the daemon)
-            LOG.error("conductor failed: the daemon stops", t);
+            LOG.error(t instanceof AgentWatch.AgentDiedException ? t.getMessage() :
+                "conductor failed: the daemon stops", t);
             failure = t;
         }
         finally

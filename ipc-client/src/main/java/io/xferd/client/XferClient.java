@@ -178,10 +178,12 @@ public final class XferClient implements AutoCloseable
         try
         {
             ensureOpen();
-            final int fd = Memfd.create("xferd-" + context.segmentName());
+            final int fd = Memfd.createSealable("xferd-" + context.segmentName());
             try
             {
                 Memfd.truncate(fd, length);
+                // the daemon maps only memory that cannot shrink under its copies (SIGBUS), and checks the seal
+                Memfd.addSeals(fd, Memfd.SEAL_SHRINK);
                 final SharedBuffer buffer = new SharedBuffer(fd, MappedMemory.mapShared(fd, 0, length));
                 sharedBuffers.add(buffer);
                 return buffer;

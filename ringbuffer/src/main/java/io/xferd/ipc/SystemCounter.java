@@ -28,7 +28,8 @@ public enum SystemCounter
     REMOTE_BYTES_SENT("bytes sent to peers"),
     REMOTE_BYTES_RECEIVED("bytes received from peers"),
     SLICES_TIMED_OUT("slices timed out"),
-    JOURNAL_DROPPED("journal records dropped (journal ring full)");
+    JOURNAL_DROPPED("journal records dropped (journal ring full)"),
+    MEMORY_FAULTS("copies that faulted on registered memory (a file shrunk under its mapping)");
 
     public static final int TYPE_ID = 1;
 
