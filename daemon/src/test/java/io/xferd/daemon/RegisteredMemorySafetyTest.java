@@ -41,7 +41,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * memfd, or a memfd not sealed against shrinking, is refused with a typed error; a file that cannot be sealed and
  * shrinks anyway fails the one copy that faults, its owner is cut off, and an honest client in another process
  * keeps completing verified transfers while the heartbeat advances; an unregister is answered only once the copy
- * that borrows the range is over, with every byte in place.
+ * that borrows the range is over (a local copy, or another daemon's READ), with every byte in place.
  */
 @Tag("integration")
 @Timeout(300)
@@ -63,8 +63,10 @@ class RegisteredMemorySafetyTest
     static void startDaemonAndHonestClient()
     {
         directory = SystemTests.newDaemonDirectory();
+        // one slice per remote request of up to 64 MiB, so that a READ holds the owner's range all the while
         daemon = ChildProcess.start("daemon", XferdMain.class, "daemon", "--dir", directory.toString(),
-            "--rpc-address", "127.0.0.1:0", "--metrics-address", "off");
+            "--rpc-address", "127.0.0.1:0", "--metrics-address", "off", "--slice-size", Long.toString(64 * MIB),
+            "--cluster-token-file", SystemTests.clusterTokenFile(directory).toString());
         daemon.awaitLine("xferd daemon serving", WAIT);
         honest = ChildProcess.start("honest", ClientRoleMain.class, "rounds", directory.toString(), "honest");
         honest.awaitLine("READY", WAIT);
@@ -189,6 +191,80 @@ class RegisteredMemorySafetyTest
             assertThat(client.isOpenedByDaemon()).isTrue();
         }
         assertThat(overlapped).as("at least one UNREGISTER arrived during its copy").isPositive();
+        assertHonestRound();
+        assertThat(daemon.isAlive()).isTrue();
+    }
+
+    /**
+     * As above, for a READ from another daemon: the owner's daemon holds the range while it sends the slice (one
+     * slice of the whole request here, {@code --slice-size} 64 MiB), and answers the owner's UNREGISTER only once the
+     * bytes have left; the reader gets every one of them.
+     */
+    @Test
+    void shouldAnswerAnUnregisterOnlyAfterARemoteReadThatHoldsTheRangeHasSentIt()
+    {
+        final long length = 64 * MIB;
+        final Path ownerDirectory = SystemTests.newDaemonDirectory();
+        int overlapped = 0;
+        try (ChildProcess ownerDaemon = ChildProcess.start("owner-daemon", XferdMain.class, "daemon", "--dir",
+            ownerDirectory.toString(), "--rpc-address", "127.0.0.1:0", "--metrics-address", "off",
+            "--cluster-token-file", SystemTests.clusterTokenFile(directory).toString()))
+        {
+            final String listener = ownerDaemon.awaitLine("peer listener on ", WAIT);
+            final String ownerAddress = listener.substring(listener.indexOf("peer listener on ") + 17).split(" ")[0];
+            ownerDaemon.awaitLine("xferd daemon serving", WAIT);
+            try (RawControlSession owner = RawControlSession.hello(ownerDirectory, "owner", WAIT);
+                RawControlSession reader = RawControlSession.hello(directory, "reader-" + clients++, WAIT);
+                SharedFile local = SharedFile.sealedMemfd(length))
+            {
+                assertThat(register(reader, local, 0, length)).isEqualTo("OK");
+                for (int attempt = 0; attempt < 8 && overlapped == 0; attempt++)
+                {
+                    try (SharedFile source = SharedFile.sealedMemfd(length))
+                    {
+                        SystemTests.fill(source.memory, 0xFEED + attempt);
+                        source.memory.set(ValueLayout.JAVA_BYTE, 0, (byte)1);
+                        source.memory.set(ValueLayout.JAVA_BYTE, length - 1, (byte)1);
+                        local.memory.fill((byte)0);
+                        assertThat(register(owner, source, 0, length)).isEqualTo("OK");
+                        final ControlFrame opened = reader.request(frame -> frame.begin(ControlMessages.OPEN_SEGMENT)
+                            .putLong(ControlMessages.CORRELATION_ID, 3)
+                            .putString(ControlMessages.OPEN_SEGMENT_NAME, ownerAddress + "/owner"), WAIT);
+                        assertThat(opened.type()).as("remote segment opened").isEqualTo(ControlMessages.OK);
+                        final long segment = opened.getLong(ControlMessages.OK_VALUE);
+
+                        final long requestId =
+                            submit(reader, Opcode.READ, segment, local.address(), source.address(), length);
+                        final long deadline = System.nanoTime() + REACTS_WITHIN.toNanos();
+                        while (local.memory.get(ValueLayout.JAVA_BYTE, 0) == 0 && System.nanoTime() < deadline)
+                        {
+                            Thread.onSpinWait(); // the first bytes arrived: the owner's daemon is sending
+                        }
+                        owner.send(frame -> frame.begin(ControlMessages.UNREGISTER_MEMORY)
+                            .putLong(ControlMessages.CORRELATION_ID, 2)
+                            .putLong(ControlMessages.UNREGISTER_ADDRESS, source.address()), WAIT);
+                        final boolean underWay = local.memory.get(ValueLayout.JAVA_BYTE, length - 1) == 0;
+                        assertThat(owner.answer(WAIT).type()).as("UNREGISTER answered OK")
+                            .isEqualTo(ControlMessages.OK);
+
+                        final long[] completion = reader.awaitCompletion(requestId, WAIT);
+                        assertThat(TransferStatus.name((int)completion[0])).as("the READ that held the range")
+                            .isEqualTo("OK");
+                        assertThat(completion[1]).isEqualTo(length);
+                        assertThat(MemorySegment.mismatch(source.memory, 0, length, local.memory, 0, length))
+                            .as("every byte arrived as it was").isEqualTo(-1);
+                        overlapped += underWay ? 1 : 0;
+                    }
+                }
+                assertThat(owner.isOpenedByDaemon()).isTrue();
+            }
+            assertThat(ownerDaemon.isAlive()).isTrue();
+        }
+        finally
+        {
+            SystemTests.deleteRecursively(ownerDirectory);
+        }
+        assertThat(overlapped).as("at least one UNREGISTER arrived while its READ was sent").isPositive();
         assertHonestRound();
         assertThat(daemon.isAlive()).isTrue();
     }
