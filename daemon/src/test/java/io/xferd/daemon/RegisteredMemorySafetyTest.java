@@ -66,6 +66,7 @@ class RegisteredMemorySafetyTest
         // one slice per remote request of up to 64 MiB, so that a READ holds the owner's range all the while
         daemon = ChildProcess.start("daemon", XferdMain.class, "daemon", "--dir", directory.toString(),
             "--rpc-address", "127.0.0.1:0", "--metrics-address", "off", "--slice-size", Long.toString(64 * MIB),
+            "--liveness-timeout-ms", "30000", // stopped for a moment by one test: not gone to its clients
             "--cluster-token-file", SystemTests.clusterTokenFile(directory).toString());
         daemon.awaitLine("xferd daemon serving", WAIT);
         honest = ChildProcess.start("honest", ClientRoleMain.class, "rounds", directory.toString(), "honest");
@@ -198,7 +199,10 @@ class RegisteredMemorySafetyTest
     /**
      * As above, for a READ from another daemon: the owner's daemon holds the range while it sends the slice (one
      * slice of the whole request here, {@code --slice-size} 64 MiB), and answers the owner's UNREGISTER only once the
-     * bytes have left; the reader gets every one of them.
+     * bytes have left; the reader gets every one of them. To hold the owner's daemon in the middle of sending for
+     * sure, the reader's daemon is stopped (SIGSTOP) once the first bytes arrived: with 40 MiB and more still unsent
+     * and at most 36 MiB of socket buffers on loopback, the owner's daemon cannot finish until it runs again, so no
+     * answer may come meanwhile.
      */
     @Test
     void shouldAnswerAnUnregisterOnlyAfterARemoteReadThatHoldsTheRangeHasSentIt()
@@ -224,7 +228,6 @@ class RegisteredMemorySafetyTest
                     {
                         SystemTests.fill(source.memory, 0xFEED + attempt);
                         source.memory.set(ValueLayout.JAVA_BYTE, 0, (byte)1);
-                        source.memory.set(ValueLayout.JAVA_BYTE, length - 1, (byte)1);
                         local.memory.fill((byte)0);
                         assertThat(register(owner, source, 0, length)).isEqualTo("OK");
                         final ControlFrame opened = reader.request(frame -> frame.begin(ControlMessages.OPEN_SEGMENT)
@@ -240,20 +243,37 @@ class RegisteredMemorySafetyTest
                         {
                             Thread.onSpinWait(); // the first bytes arrived: the owner's daemon is sending
                         }
-                        owner.send(frame -> frame.begin(ControlMessages.UNREGISTER_MEMORY)
-                            .putLong(ControlMessages.CORRELATION_ID, 2)
-                            .putLong(ControlMessages.UNREGISTER_ADDRESS, source.address()), WAIT);
-                        final boolean underWay = local.memory.get(ValueLayout.JAVA_BYTE, length - 1) == 0;
+                        boolean held = false;
+                        Signals.send(daemon.pid(), Signals.SIGSTOP);
+                        try
+                        {
+                            sleep(50); // stopped by now: the reader's memory no longer changes
+                            final long received = MemorySegment.mismatch(source.memory, 0, length, local.memory, 0,
+                                length);
+                            held = received >= 0 && length - received >= 40 * MIB;
+                            owner.send(frame -> frame.begin(ControlMessages.UNREGISTER_MEMORY)
+                                .putLong(ControlMessages.CORRELATION_ID, 2)
+                                .putLong(ControlMessages.UNREGISTER_ADDRESS, source.address()), WAIT);
+                            if (held)
+                            {
+                                assertThat(answersWithin(owner, Duration.ofSeconds(2)))
+                                    .as("no answer while the owner's daemon still sends the range (%d of %d bytes " +
+                                        "landed)", received, length).isFalse();
+                            }
+                        }
+                        finally
+                        {
+                            Signals.send(daemon.pid(), Signals.SIGCONT);
+                        }
                         assertThat(owner.answer(WAIT).type()).as("UNREGISTER answered OK")
                             .isEqualTo(ControlMessages.OK);
-
                         final long[] completion = reader.awaitCompletion(requestId, WAIT);
                         assertThat(TransferStatus.name((int)completion[0])).as("the READ that held the range")
                             .isEqualTo("OK");
                         assertThat(completion[1]).isEqualTo(length);
                         assertThat(MemorySegment.mismatch(source.memory, 0, length, local.memory, 0, length))
                             .as("every byte arrived as it was").isEqualTo(-1);
-                        overlapped += underWay ? 1 : 0;
+                        overlapped += held ? 1 : 0;
                     }
                 }
                 assertThat(owner.isOpenedByDaemon()).isTrue();
@@ -264,9 +284,61 @@ class RegisteredMemorySafetyTest
         {
             SystemTests.deleteRecursively(ownerDirectory);
         }
-        assertThat(overlapped).as("at least one UNREGISTER arrived while its READ was sent").isPositive();
+        assertThat(overlapped).as("at least one UNREGISTER arrived while its READ was held").isPositive();
         assertHonestRound();
         assertThat(daemon.isAlive()).isTrue();
+    }
+
+    /**
+     * @return true when an answer frame arrived within {@code timeout} (it is then consumed).
+     */
+    private static boolean answersWithin(final RawControlSession client, final Duration timeout)
+    {
+        try
+        {
+            client.answer(timeout);
+            return true;
+        }
+        catch (final AssertionError timedOut)
+        {
+            return false;
+        }
+    }
+
+    private static void sleep(final long millis)
+    {
+        try
+        {
+            Thread.sleep(millis);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * kill(2), to stop and continue a daemon process.
+     */
+    private static final class Signals
+    {
+        static final int SIGCONT = 18;
+        static final int SIGSTOP = 19;
+        private static final MethodHandle KILL = Linker.nativeLinker().downcallHandle(
+            Linker.nativeLinker().defaultLookup().findOrThrow("kill"),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+
+        static void send(final long pid, final int signal)
+        {
+            try
+            {
+                assertThat((int)KILL.invokeExact((int)pid, signal)).as("kill " + pid + " " + signal).isZero();
+            }
+            catch (final Throwable t)
+            {
+                throw new IllegalStateException(t);
+            }
+        }
     }
 
     private static void assertHonestRound()

@@ -1,9 +1,11 @@
 package io.xferd.daemon.pipeline;
 
+import io.xferd.daemon.memory.ProcessMemory;
 import io.xferd.daemon.memory.Region;
+import io.xferd.nativebindings.libc.Process;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * Faults on mapped memory, as the JVM reports them: HotSpot's SIGBUS handler turns a fault inside an Unsafe access
@@ -13,10 +15,9 @@ import java.lang.foreign.ValueLayout;
  */
 final class MemoryFaults
 {
-    static final long PAGE_SIZE = 4096;
-
-    @SuppressWarnings("unused")
-    private static volatile int sink;
+    private static final int SELF = Process.pid();
+    /** Where probes land; its contents are never read, so the workers may share it. */
+    private static final MemorySegment SCRATCH = Arena.global().allocate(8);
 
     private MemoryFaults()
     {
@@ -33,10 +34,10 @@ final class MemoryFaults
     }
 
     /**
-     * Touch one byte of every page of {@code [address, address + length)} of a mapped region (reads only): the
-     * fault path's way to learn whose file shrank. Costs a read per 4 KiB, only after a copy faulted.
-     *
-     * @return true when a page of the range faults now.
+     * Whether a mapped region's range faults now, asked without touching it: process_vm_readv of this very process
+     * reports a page beyond the end of its file as EFAULT instead of raising SIGBUS (which, from compiled code, the
+     * JVM may raise a little after the access, outside any handler here). A truncate cuts a file's tail, so a range
+     * that lost any page lost its last one; the first is asked too.
      */
     static boolean faults(final Region region, final long address, final long length)
     {
@@ -44,25 +45,7 @@ final class MemoryFaults
         {
             return false;
         }
-        final MemorySegment mapping = region.mapping();
-        final long start = region.offsetOf(address);
-        try
-        {
-            int sum = mapping.get(ValueLayout.JAVA_BYTE, start + length - 1);
-            for (long offset = start; offset < start + length; offset += PAGE_SIZE)
-            {
-                sum += mapping.get(ValueLayout.JAVA_BYTE, offset);
-            }
-            sink = sum; // so that the compiler keeps the reads
-            return false;
-        }
-        catch (final InternalError error)
-        {
-            if (!isMemoryFault(error))
-            {
-                throw error;
-            }
-            return true;
-        }
+        return ProcessMemory.read(SELF, region.daemonAddress(address), SCRATCH.address(), 1) != 0 ||
+            ProcessMemory.read(SELF, region.daemonAddress(address + length - 1), SCRATCH.address(), 1) != 0;
     }
 }
