@@ -1,5 +1,6 @@
 package io.xferd.daemon;
 
+import io.xferd.daemon.agent.AgentWatch;
 import io.xferd.daemon.agent.DutyCycleTracker;
 import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.agent.ThreadingMode;

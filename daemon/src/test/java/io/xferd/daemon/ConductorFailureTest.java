@@ -1,6 +1,7 @@
 package io.xferd.daemon;
 
 import io.xferd.daemon.control.ConductorListener;
+import io.xferd.daemon.agent.AgentWatch;
 import io.xferd.ipc.CncFileDescriptor;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;

@@ -1,6 +1,7 @@
 package io.xferd.daemon.control;
 
 import io.xferd.daemon.memory.Region;
+import io.xferd.daemon.session.RegistrationRefusedException;
 import io.xferd.ipc.ControlError;
 import io.xferd.nativebindings.NativeException;
 import io.xferd.nativebindings.libc.FileStatus;

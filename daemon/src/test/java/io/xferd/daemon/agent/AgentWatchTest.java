@@ -1,4 +1,4 @@
-package io.xferd.daemon;
+package io.xferd.daemon.agent;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

@@ -1,4 +1,4 @@
-package io.xferd.daemon;
+package io.xferd.daemon.agent;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -10,7 +10,7 @@ import java.util.function.Supplier;
  * a fresh heartbeat, so the daemon stops and exits non-zero for its supervisor to restart it, instead of holding its
  * directory with a dead data plane. Checked at most every {@code periodMs}, on an injected clock.
  */
-final class AgentWatch
+public final class AgentWatch
 {
     private record Watched(String name, Supplier<Thread> thread)
     {
@@ -20,7 +20,7 @@ final class AgentWatch
     private final long periodMs;
     private long nextCheckMs;
 
-    AgentWatch(final long periodMs)
+    public AgentWatch(final long periodMs)
     {
         this.periodMs = periodMs;
     }
@@ -28,7 +28,7 @@ final class AgentWatch
     /**
      * @param thread the thread, once started (null until then, and null for a part that does not run).
      */
-    void watch(final String name, final Supplier<Thread> thread)
+    public void watch(final String name, final Supplier<Thread> thread)
     {
         watched.add(new Watched(name, thread));
     }
@@ -36,7 +36,7 @@ final class AgentWatch
     /**
      * @throws AgentDiedException when a watched thread has ended.
      */
-    void check(final long nowMs)
+    public void check(final long nowMs)
     {
         if (nowMs < nextCheckMs)
         {
@@ -57,7 +57,7 @@ final class AgentWatch
     /**
      * A daemon thread ended while the daemon was running.
      */
-    static final class AgentDiedException extends IllegalStateException
+    public static final class AgentDiedException extends IllegalStateException
     {
         private static final long serialVersionUID = 1L;
 
