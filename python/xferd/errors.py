@@ -68,6 +68,8 @@ class ControlErrorCode(enum.IntEnum):
     CUDA_UNAVAILABLE = 12
     LIMIT_REACHED = 13
     ACCESS_DENIED = 14
+    MEMORY_NOT_SEALED = 15
+    BEYOND_END_OF_FILE = 16
 
     @classmethod
     def describe(cls, value: int) -> str:
@@ -198,6 +200,8 @@ NotConnectedError = _subclass(ControlError, "NotConnectedError")
 DaemonCudaUnavailableError = _subclass(ControlError, "DaemonCudaUnavailableError")
 LimitReachedError = _subclass(ControlError, "LimitReachedError")
 AccessDeniedControlError = _subclass(ControlError, "AccessDeniedControlError")
+MemoryNotSealedError = _subclass(ControlError, "MemoryNotSealedError")
+BeyondEndOfFileError = _subclass(ControlError, "BeyondEndOfFileError")
 
 _CONTROL_ERRORS: dict[int, type] = {
     ControlErrorCode.PROTOCOL_VERSION_MISMATCH: ProtocolVersionMismatchError,
@@ -214,4 +218,6 @@ _CONTROL_ERRORS: dict[int, type] = {
     ControlErrorCode.CUDA_UNAVAILABLE: DaemonCudaUnavailableError,
     ControlErrorCode.LIMIT_REACHED: LimitReachedError,
     ControlErrorCode.ACCESS_DENIED: AccessDeniedControlError,
+    ControlErrorCode.MEMORY_NOT_SEALED: MemoryNotSealedError,
+    ControlErrorCode.BEYOND_END_OF_FILE: BeyondEndOfFileError,
 }

@@ -29,10 +29,12 @@ final class SharedBuffers implements AutoCloseable
         {
             throw new IllegalArgumentException("length must be positive: " + length);
         }
-        final int fd = Memfd.create(name);
+        final int fd = Memfd.createSealable(name);
         try
         {
             Memfd.truncate(fd, length);
+            // the daemon maps only memory that cannot shrink under its copies (SIGBUS), and checks the seal
+            Memfd.addSeals(fd, Memfd.SEAL_SHRINK);
             final SharedBuffer buffer = new SharedBuffer(fd, MappedMemory.mapShared(fd, 0, length));
             buffers.add(buffer);
             return buffer;

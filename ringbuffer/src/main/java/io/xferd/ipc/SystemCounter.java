@@ -31,7 +31,8 @@ public enum SystemCounter
     JOURNAL_DROPPED("journal records dropped (journal ring full)"),
     STORAGE_BYTES_READ("bytes read from storage regions"),
     STORAGE_BYTES_WRITTEN("bytes written to storage regions"),
-    STORAGE_ERRORS("storage operations failed");
+    STORAGE_ERRORS("storage operations failed"),
+    MEMORY_FAULTS("copies that faulted on registered memory (a file shrunk under its mapping)");
 
     public static final int TYPE_ID = 1;
 

@@ -314,11 +314,13 @@ public final class ControlConductor implements AutoCloseable
         final int completionLength = RingsFileDescriptor.ringLength(context.completionRingCapacity());
         final int submitLength = RingsFileDescriptor.ringLength(context.submitRingCapacity());
         final int ringsLength = (int)RingsFileDescriptor.fileLength(completionLength, submitLength);
-        final int ringsFd = Memfd.create("xferd-rings-" + slot);
+        final int ringsFd = Memfd.createSealable("xferd-rings-" + slot);
         final MemorySegment ringsMapping;
         try
         {
             Memfd.truncate(ringsFd, ringsLength);
+            // the client gets this fd: shrinking it would fault intake's reads of the submit ring (SIGBUS)
+            Memfd.addSeals(ringsFd, Memfd.SEAL_SHRINK | Memfd.SEAL_GROW | Memfd.SEAL_SEAL);
             ringsMapping = MappedMemory.mapShared(ringsFd, 0, ringsLength);
         }
         catch (final RuntimeException ex)
@@ -471,6 +473,11 @@ public final class ControlConductor implements AutoCloseable
         try
         {
             region = RegionMapper.map(fd, fdOffset, address, length, location);
+        }
+        catch (final RegistrationRefusedException ex)
+        {
+            answerError(session, correlationId, ex.code(), ex.getMessage());
+            return;
         }
         catch (final NativeException ex)
         {

@@ -95,6 +95,14 @@ public final class Journal implements AutoCloseable
     }
 
     /**
+     * @return the journal's thread once started; null when the journal is off.
+     */
+    public Thread thread()
+    {
+        return runner != null ? runner.thread() : null;
+    }
+
+    /**
      * Drain what is left into the queue and close it; call after the data plane stopped.
      */
     @Override

@@ -49,6 +49,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     private final long byteBudget;
     private final AtomicCounter completed;
     private final AtomicCounter failed;
+    private final AtomicCounter memoryFaults;
     private final AtomicCounter bytesRead;
     private final AtomicCounter bytesWritten;
     private final TransferJournal journal;
@@ -113,6 +114,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         this.nicNvme = journal.nameId(StorageFile.NVME);
         this.completed = counters.get(SystemCounter.REQUESTS_COMPLETED);
         this.failed = counters.get(SystemCounter.REQUESTS_FAILED);
+        this.memoryFaults = counters.get(SystemCounter.MEMORY_FAULTS);
         this.bytesRead = counters.get(SystemCounter.BYTES_READ);
         this.bytesWritten = counters.get(SystemCounter.BYTES_WRITTEN);
     }
@@ -196,6 +198,43 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             LOG.warn("request {} of {} failed: {}", command.requestId, command.submitter, ex.toString());
             return TransferStatus.TRANSPORT_ERROR;
         }
+        catch (final InternalError error)
+        {
+            if (!MemoryFaults.isMemoryFault(error))
+            {
+                throw error; // the JVM itself is in trouble: let the thread die, and the daemon with it
+            }
+            return onMemoryFault(command);
+        }
+    }
+
+    /**
+     * A copy touched a page of a mapped region whose file had shrunk (SIGBUS, which HotSpot turns into an
+     * InternalError at the faulting copy). Sealed memfds cannot shrink: this is a file that cannot be sealed, and its
+     * owner truncated it. The request fails, the owner of the shrunk file is cut off, the worker goes on.
+     */
+    private int onMemoryFault(final TransferCommand command)
+    {
+        memoryFaults.increment();
+        final ClientSession submitter = command.submitter;
+        final Region local = submitter.regions().find(command.localAddress, command.length);
+        final ClientSession target = RemoteSegments.isRemote(command.segmentHandle) ? null :
+            registry.segment(command.segmentHandle);
+        final Region remote = target == null ? null : target.regions().find(command.targetAddress, command.length);
+        boolean found = false;
+        if (local != null && MemoryFaults.faults(local, command.localAddress, command.length))
+        {
+            found = true;
+            sender.cutOff(submitter, "memory it registered shrank under a copy (" + local + ")");
+        }
+        if (remote != null && MemoryFaults.faults(remote, command.targetAddress, command.length))
+        {
+            found = true;
+            sender.cutOff(target, "memory it registered shrank under a copy (" + remote + ")");
+        }
+        LOG.warn("request {} of {} faulted on registered memory{}", command.requestId, submitter,
+            found ? "; cutting off the owner of the shrunk file" : " (its file is whole again: nobody is cut off)");
+        return TransferStatus.MEMORY_FAULT;
     }
 
     private int execute(final TransferCommand command)
