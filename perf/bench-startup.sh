@@ -5,10 +5,11 @@
 # seconds (user + sys of the JVM: what a busy machine changes least), the classes loaded, and the load average
 # before and after: on a shared machine quote CPU seconds, not wall.
 #
-#   perf/bench-startup.sh [--runs N] [--no-aot-compare]
+#   perf/bench-startup.sh [--runs N] [--no-aot-compare] [--xferd PATH]
 #
 #   --runs            runs per case (default 5)
 #   --no-aot-compare  only the launcher as it is (with the cache when the build made one)
+#   --xferd PATH      another checkout's built launcher (say, main's, for a before/after in one sitting)
 #
 # Needs a built daemon (./mvnw -B -DskipTests package -pl daemon -am; the package phase trains the AOT cache).
 # Its daemons use their own /tmp directories, an ephemeral RPC port and no metrics endpoint; all removed on exit.
@@ -23,6 +24,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --no-aot-compare) compare=0; shift ;;
+    --xferd) xferd="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"; root="$(cd "$(dirname "$2")/.." && pwd)"; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -56,6 +58,7 @@ count_classes() { # mode label args...
 
 # a daemon from launch to "serving": wall from the fork, CPU of the JVM at that moment (from /proc), then SIGTERM
 start_daemon() { # mode run-dir log [java opts]
+  : > "$3"
   XFERD_AOT_CACHE="$(cache_for "$1")" XFERD_JAVA_OPTS="${4:-}" "$xferd" daemon --dir "$2" \
     --rpc-address 127.0.0.1:0 --metrics-address off > "$3" 2>&1 &
   daemon_pid=$!
@@ -77,6 +80,7 @@ measure_daemon() { # mode
   rm -rf "$dir"
 }
 
+echo "launcher $xferd ($(git -C "$root" log -1 --format='%h %s' 2>/dev/null | cut -c1-70))"
 echo "load average before: $(cat /proc/loadavg)"
 : > "$work/results"; : > "$work/classes"
 for ((i = 0; i < runs; i++)); do
