@@ -40,7 +40,7 @@ public final class XferdMain implements Runnable
      * @return the command line for these arguments: the full model of the subcommand named first (if any), a
      * name-and-description stand-in for every other one.
      */
-    static CommandLine commandLine(final String[] args)
+    public static CommandLine commandLine(final String[] args)
     {
         final String first = args.length > 0 ? args[0] : "";
         final CommandLine commandLine = new CommandLine(new XferdMain());
