@@ -67,7 +67,7 @@ class AotCacheLauncherTest
         final Path classes = install.resolve("classes-used.log");
         final String output = run(Map.of("XFERD_JAVA_OPTS", "-Xlog:class+load:file=" + classes), 0, "--help");
         assertThat(output).isEqualTo(help);
-        assertThat(Files.readString(classes)).contains("io.xferd.daemon.cli.XferdMain source: shared objects file");
+        assertThat(Files.readString(classes)).contains("io.xferd.daemon.tools.cli.XferdMain source: shared objects file");
     }
 
     @Test
