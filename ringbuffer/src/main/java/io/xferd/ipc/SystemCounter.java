@@ -28,7 +28,8 @@ public enum SystemCounter
     REMOTE_BYTES_SENT("bytes sent to peers"),
     REMOTE_BYTES_RECEIVED("bytes received from peers"),
     SLICES_TIMED_OUT("slices timed out"),
-    JOURNAL_DROPPED("journal records dropped (journal ring full)");
+    JOURNAL_DROPPED("journal records dropped (journal ring full)"),
+    JOURNAL_WRITE_FAILURES("journal records not written (journal files could not be written: file system full?)");
 
     public static final int TYPE_ID = 1;
 
