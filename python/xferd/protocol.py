@@ -36,6 +36,7 @@ UNREGISTER_MEMORY = 3
 OPEN_SEGMENT = 4
 REGISTER_GPU_MEMORY = 5
 REGISTER_PROCESS_MEMORY = 6
+FIRST_BUFFER = 7
 WELCOME = 101
 OK = 102
 ERROR = 103
@@ -156,6 +157,11 @@ def encode_unregister_memory(correlation_id: int, address: int) -> bytes:
     return _frame(UNREGISTER_MEMORY, struct.pack("<qq", correlation_id, address))
 
 
+def encode_first_buffer(correlation_id: int, segment_handle: int) -> bytes:
+    """FIRST_BUFFER: the owner address of the first buffer of a segment's descriptor (OK's value, 0 when none)."""
+    return _frame(FIRST_BUFFER, struct.pack("<qq", correlation_id, segment_handle))
+
+
 def encode_open_segment(correlation_id: int, name: str) -> bytes:
     """OPEN_SEGMENT: 0 id, 8 name (``name``, ``host:port/name`` or a per-segment ``host:port``)."""
     return _frame(OPEN_SEGMENT, struct.pack("<q", correlation_id) + _string(name))
@@ -254,6 +260,17 @@ def decode_completion(buffer, offset: int, length: int) -> Completion:
         raise MalformedFrame(f"COMPLETION of {length} bytes, needs {COMPLETION_LENGTH}")
     request_id, status, _reserved, transferred, intake, complete = _COMPLETION.unpack_from(buffer, offset)
     return Completion(request_id, status, transferred, intake, complete)
+
+
+_COMPLETION_HEAD = struct.Struct("<qiiq")
+
+
+def unpack_completion(buffer, offset: int, length: int) -> tuple[int, int, int]:
+    """``(request id, status, bytes transferred)`` of a COMPLETION body: the waiting path's decoder (no object)."""
+    if length < COMPLETION_LENGTH:
+        raise MalformedFrame(f"COMPLETION of {length} bytes, needs {COMPLETION_LENGTH}")
+    request_id, status, _reserved, transferred = _COMPLETION_HEAD.unpack_from(buffer, offset)
+    return request_id, status, transferred
 
 
 def encode_completion(request_id: int, status: int, transferred: int, intake: int = 0, complete: int = 0) -> bytes:

@@ -1,6 +1,6 @@
 package io.xferd.daemon;
 
-import io.xferd.daemon.cli.JavaProcesses;
+import io.xferd.daemon.tools.cli.JavaProcesses;
 
 import java.io.BufferedReader;
 import java.io.IOException;

@@ -1,6 +1,6 @@
 package io.xferd.daemon;
 
-import io.xferd.daemon.ipc.ConductorListener;
+import io.xferd.daemon.control.ConductorListener;
 import io.xferd.ipc.CncFileDescriptor;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;

@@ -2,9 +2,10 @@ package io.xferd.daemon;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.xferd.daemon.cli.XferdMain;
+import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.journal.JournalEntry;
 import io.xferd.daemon.journal.JournalReader;
+import io.xferd.daemon.tools.cli.XferdMain;
 import io.xferd.ipc.SystemCounter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;

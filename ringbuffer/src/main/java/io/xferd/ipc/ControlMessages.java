@@ -26,6 +26,9 @@ package io.xferd.ipc;
  *                      24 string location ("cpu:N" or "*"); no fd: the daemon reaches the range with
  *                         process_vm_readv/writev on the pid SO_PEERCRED names
  * </pre>
+ * FIRST_BUFFER (7)      0 long correlation id    8 long segment handle (WELCOME's own, or one from OPEN_SEGMENT);
+ *                       answered OK with the owner address of the first buffer the segment's descriptor lists (its
+ *                       lowest-addressed registered range), 0 when it has none (Mooncake's get_first_buffer_address)
  * UNREGISTER_MEMORY releases a GPU range as it does a host range. See {@link GpuMemoryRegistration} and
  * {@link ProcessMemoryRegistration}.
  * <pre>
@@ -40,7 +43,8 @@ package io.xferd.ipc;
  *                   {@link #TRANSPORT_RDMA}, plus {@link #TRANSPORT_FALLBACK} for TCP served instead of RDMA)
  *                56 string full segment name
  *                 + SCM_RIGHTS: the rings file: completion ring at offset 0, submit ring at offset C
- * OK (102)        0 long correlation id   8 long value (segment handle for OPEN_SEGMENT, else 0)
+ * OK (102)        0 long correlation id   8 long value (segment handle for OPEN_SEGMENT, an address for
+ *                   FIRST_BUFFER, else 0)
  * ERROR (103)     0 long correlation id   8 int error code ({@link ControlError})   12 string message
  * </pre>
  */
@@ -54,6 +58,7 @@ public final class ControlMessages
     public static final int OPEN_SEGMENT = 4;
     public static final int REGISTER_GPU_MEMORY = 5;
     public static final int REGISTER_PROCESS_MEMORY = 6;
+    public static final int FIRST_BUFFER = 7;
 
     public static final int WELCOME = 101;
     public static final int OK = 102;
@@ -91,6 +96,8 @@ public final class ControlMessages
     public static final int REGISTER_PROCESS_ADDRESS = 8;
     public static final int REGISTER_PROCESS_LENGTH = 16;
     public static final int REGISTER_PROCESS_LOCATION = 24;
+
+    public static final int FIRST_BUFFER_SEGMENT = 8;
 
     public static final int WELCOME_CLIENT_SLOT = 0;
     public static final int WELCOME_MAX_IN_FLIGHT = 4;

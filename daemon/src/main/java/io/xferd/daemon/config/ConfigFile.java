@@ -7,8 +7,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.NullNode;
-import io.xferd.daemon.DaemonContext;
-import io.xferd.daemon.ThreadingMode;
+import io.xferd.daemon.agent.ThreadingMode;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -386,7 +385,7 @@ public final class ConfigFile
     }
 
     /**
-     * The file is read, or created when absent, at the daemon's start (io.xferd.daemon.peer.ClusterKey).
+     * The file is read, or created when absent, at the daemon's start (io.xferd.daemon.config.ClusterKey).
      */
     private static Consumer<DaemonContext> clusterTokenFile(
         final ConfigValue value, final Map<String, ConfigValue> all)

@@ -1,9 +1,10 @@
 package io.xferd.daemon.journal;
 
-import io.xferd.daemon.DozingBackoffIdleStrategy;
-import io.xferd.daemon.OperationsContext;
-import io.xferd.daemon.SystemCounters;
+import io.xferd.daemon.agent.DozingBackoffIdleStrategy;
+import io.xferd.daemon.agent.SystemCounters;
+import io.xferd.daemon.config.OperationsContext;
 import io.xferd.daemon.files.FileModes;
+import io.xferd.daemon.journal.queue.JournalQueues;
 import io.xferd.ipc.SystemCounter;
 import org.agrona.concurrent.AgentRunner;
 import org.slf4j.Logger;

@@ -1,16 +1,17 @@
 package io.xferd.daemon.pipeline;
 
 import com.lmax.disruptor.EventPoller;
-import io.xferd.daemon.SystemCounters;
-import io.xferd.daemon.ipc.AccessPolicy;
-import io.xferd.daemon.ipc.ClientRegistry;
-import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.journal.TransferJournal;
 import io.xferd.daemon.memory.DeviceMemory;
 import io.xferd.daemon.memory.Region;
-import io.xferd.daemon.peer.RemoteSegment;
-import io.xferd.daemon.peer.RemoteSegments;
-import io.xferd.daemon.peer.PeerTransport;
+import io.xferd.daemon.session.AccessPolicy;
+import io.xferd.daemon.session.ClientSession;
+import io.xferd.daemon.session.CompletionSender;
+import io.xferd.daemon.session.SessionTable;
+import io.xferd.daemon.transport.PeerTransport;
+import io.xferd.daemon.transport.RemoteSegment;
+import io.xferd.daemon.transport.RemoteSegments;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
@@ -38,7 +39,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     private final AccessPolicy access;
     private final int workers;
     private final EventPoller<TransferCommand> poller;
-    private final ClientRegistry registry;
+    private final SessionTable registry;
     private final CompletionSender sender;
     private final PeerTransport transport;
     private final NanoClock clock;
@@ -55,7 +56,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     public TransferWorker(
         final int index,
         final TransferPipeline pipeline,
-        final ClientRegistry registry,
+        final SessionTable registry,
         final CompletionSender sender,
         final PeerTransport transport,
         final SystemCounters counters,

@@ -1,7 +1,6 @@
 package io.xferd.daemon.config;
 
-import io.xferd.daemon.DaemonContext;
-import io.xferd.daemon.ThreadingMode;
+import io.xferd.daemon.agent.ThreadingMode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,5 +1,6 @@
 package io.xferd.daemon.journal;
 
+import io.xferd.daemon.journal.queue.JournalQueues;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.TransferStatus;
 import org.agrona.concurrent.UnsafeBuffer;

@@ -1,15 +1,17 @@
 package io.xferd.daemon.pipeline;
 
-import io.xferd.daemon.SystemCounters;
-import io.xferd.daemon.ipc.ClientRegistry;
-import io.xferd.daemon.ipc.ClientSession;
-import io.xferd.daemon.ipc.TestClient;
+import io.xferd.daemon.agent.SystemCounters;
+import io.xferd.daemon.control.TestClient;
 import io.xferd.daemon.journal.TransferJournal;
 import io.xferd.daemon.memory.Region;
-import io.xferd.daemon.peer.PeerLink;
-import io.xferd.daemon.peer.PeerTransport;
-import io.xferd.daemon.peer.RemoteSegment;
-import io.xferd.daemon.peer.RemoteSegments;
+import io.xferd.daemon.session.BatchTracker;
+import io.xferd.daemon.session.ClientSession;
+import io.xferd.daemon.session.CompletionSender;
+import io.xferd.daemon.session.SessionTable;
+import io.xferd.daemon.transport.PeerTransport;
+import io.xferd.daemon.transport.RemoteSegment;
+import io.xferd.daemon.transport.RemoteSegments;
+import io.xferd.daemon.transport.tcp.PeerLink;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
@@ -49,7 +51,7 @@ class TransferWorkerTest
     private final SystemCounters counters = new SystemCounters(countersManager);
     private final ManyToOneConcurrentArrayQueue<ClientSession> disconnects = new ManyToOneConcurrentArrayQueue<>(8);
     private final TransferPipeline pipeline = new TransferPipeline(16, 1);
-    private final ClientRegistry registry = new ClientRegistry(4);
+    private final SessionTable registry = new SessionTable(4);
     private final CachedNanoClock clock = new CachedNanoClock();
     private final TestClient submitter = new TestClient(0, "prefill", 4096);
     private final TestClient target = new TestClient(1, "decode", 4096);
@@ -57,7 +59,7 @@ class TransferWorkerTest
     private final TransferWorker worker = new TransferWorker(0, pipeline, registry,
         new CompletionSender(disconnects, counters), transport, counters, clock, 1 << 20, Long.MAX_VALUE,
         TransferJournal.DISABLED, new RegionCopierTest.RecordingDeviceMemory(),
-        io.xferd.daemon.ipc.AccessPolicy.OWNER_ONLY);
+        io.xferd.daemon.session.AccessPolicy.OWNER_ONLY);
 
     @AfterEach
     void close()
