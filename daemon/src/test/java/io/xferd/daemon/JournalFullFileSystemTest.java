@@ -64,7 +64,15 @@ class JournalFullFileSystemTest
         }
         if (mounted)
         {
-            UnixUsers.run(List.of("umount", mountPoint.toString()));
+            try
+            {
+                UnixUsers.run(List.of("umount", mountPoint.toString()));
+            }
+            catch (final IOException busy)
+            {
+                // Chronicle unmaps its files lazily: detach now, freed once the last mapping goes
+                UnixUsers.run(List.of("umount", "-l", mountPoint.toString()));
+            }
         }
         if (mountPoint != null)
         {

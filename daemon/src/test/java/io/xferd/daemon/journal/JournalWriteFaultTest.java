@@ -44,7 +44,15 @@ class JournalWriteFaultTest
     {
         if (mounted)
         {
-            run("umount", mountPoint.toString());
+            try
+            {
+                run("umount", mountPoint.toString());
+            }
+            catch (final IOException busy)
+            {
+                // Chronicle unmaps its files lazily: detach now, freed once the last mapping goes
+                run("umount", "-l", mountPoint.toString());
+            }
         }
         if (mountPoint != null)
         {
