@@ -111,6 +111,11 @@ public final class ConfigFile
             final int[] ids = value.ids();
             return context -> context.allowedGids(ids);
         });
+        field("segment_grants", (value, all) ->
+        {
+            final Map<String, int[][]> grants = value.segmentGrants();
+            return context -> grants.forEach((segment, ids) -> context.segmentGrant(segment, ids[0], ids[1]));
+        });
         field("cluster_id", (value, all) -> text(value.nonEmptyText(), DaemonContext::clusterId));
         field("metadata_ttl_ms", (value, all) -> longSetting(value, DaemonContext::metadataTtlMs));
         // Mooncake's mooncake.json (Transfer Engine and vLLM connector)

@@ -49,6 +49,8 @@ public final class DaemonContext
     private String transportInUse;
     private java.util.List<String> deviceNames = java.util.List.of();
     private int[] allowedUids = new int[0];
+    private final java.util.Map<String, io.xferd.daemon.session.AccessPolicy.Grant> segmentGrants =
+        new java.util.TreeMap<>();
     private int[] allowedGids = new int[0];
     private String clusterToken;
     private Path clusterTokenFile;
@@ -172,6 +174,10 @@ public final class DaemonContext
         map.put("max_in_flight_per_client", maxInFlightPerClient());
         map.put("max_clients", maxClients);
         map.put("allowed_uids", java.util.Arrays.toString(allowedUids));
+        if (!segmentGrants.isEmpty())
+        {
+            map.put("segment_grants", segmentGrants.toString());
+        }
         map.put("allowed_gids", java.util.Arrays.toString(allowedGids));
         map.put("max_request_length", maxRequestLength);
         map.put("pipeline_size", pipelineSize);
@@ -569,9 +575,24 @@ public final class DaemonContext
         return this;
     }
 
+    /**
+     * Grant one segment (by the name its owner says in HELLO) to more uids and primary gids, on top of
+     * {@link #allowedUids()} and {@link #allowedGids()}; a second grant for the same name replaces the first.
+     */
+    public DaemonContext segmentGrant(final String segmentName, final int[] uids, final int[] gids)
+    {
+        segmentGrants.put(segmentName, new io.xferd.daemon.session.AccessPolicy.Grant(uids, gids));
+        return this;
+    }
+
+    public java.util.Map<String, io.xferd.daemon.session.AccessPolicy.Grant> segmentGrants()
+    {
+        return java.util.Map.copyOf(segmentGrants);
+    }
+
     public io.xferd.daemon.session.AccessPolicy accessPolicy()
     {
-        return new io.xferd.daemon.session.AccessPolicy(allowedUids, allowedGids);
+        return new io.xferd.daemon.session.AccessPolicy(allowedUids, allowedGids, segmentGrants);
     }
 
     public java.util.List<String> deviceNames()

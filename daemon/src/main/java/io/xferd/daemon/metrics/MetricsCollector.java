@@ -138,6 +138,9 @@ public final class MetricsCollector implements MultiCollector
             value(SystemCounter.PIPELINE_BACKPRESSURE)));
         snapshots.add(counter("xferd_journal_dropped_records", "Journal records dropped: journal ring full.",
             value(SystemCounter.JOURNAL_DROPPED)));
+        snapshots.add(counter("xferd_journal_write_failures", "Journal records not written: the journal's files " +
+            "could not be written (file system full?); the journal retries once a second.",
+            value(SystemCounter.JOURNAL_WRITE_FAILURES)));
         if (stats != null)
         {
             addTransferFamilies(snapshots);

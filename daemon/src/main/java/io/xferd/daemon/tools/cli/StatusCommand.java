@@ -79,6 +79,8 @@ public final class StatusCommand implements java.util.concurrent.Callable<Intege
             requests.get("submitted"), requests.get("completed_ok"), requests.get("failed"));
         out.printf("clients cut off for breaking the ring protocol: %s (malformed ring records: %s)%n",
             status.get("clients_cut_off"), status.get("malformed_ring_records"));
+        out.printf("journal: %s records not written (its files could not be written: file system full?), %s " +
+            "dropped (its ring was full)%n", status.get("journal_write_failures"), status.get("journal_dropped"));
 
         final List<Map<String, Object>> clients = (List<Map<String, Object>>)status.get("clients");
         if (clients != null)

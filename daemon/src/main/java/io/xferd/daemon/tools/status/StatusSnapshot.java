@@ -129,6 +129,8 @@ public final class StatusSnapshot
 
         status.put("clients_cut_off", values[SystemCounter.CLIENTS_CUT_OFF.id()]);
         status.put("malformed_ring_records", values[SystemCounter.MALFORMED_RECORDS.id()]);
+        status.put("journal_write_failures", values[SystemCounter.JOURNAL_WRITE_FAILURES.id()]);
+        status.put("journal_dropped", values[SystemCounter.JOURNAL_DROPPED.id()]);
 
         final Map<String, Object> shm = new LinkedHashMap<>();
         shm.put("name", "shm");
