@@ -188,7 +188,7 @@ class JournalFullFileSystemTest
     private static String cli(final String... args)
     {
         final StringWriter out = new StringWriter();
-        final CommandLine commandLine = new CommandLine(new XferdMain());
+        final CommandLine commandLine = XferdMain.commandLine(args);
         commandLine.setOut(new PrintWriter(out, true));
         commandLine.setErr(new PrintWriter(new StringWriter(), true));
         assertThat(commandLine.execute(args)).as(out.toString()).isZero();
