@@ -72,7 +72,7 @@ def daemon_command() -> list[str]:
         skip_or_fail(None, f"daemon not built ({jar}); run ./mvnw -DskipTests package -pl daemon -am")
     if not os.environ.get("XFERD_DAEMON_JAR"):
         return [os.path.join(REPO, "bin", "xferd")]  # the README's launcher (it finds the JDK itself)
-    return [java, *java_flags(), "-cp", f"{jar}:{lib}/*", "io.xferd.daemon.cli.XferdMain"]
+    return [java, *java_flags(), "-cp", f"{jar}:{lib}/*", "io.xferd.daemon.tools.cli.XferdMain"]
 
 
 class Daemon:

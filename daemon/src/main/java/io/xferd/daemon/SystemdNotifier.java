@@ -1,8 +1,8 @@
 package io.xferd.daemon;
 
+import io.xferd.daemon.control.ConductorListener;
 import io.xferd.nativebindings.libc.DatagramNotifier;
 import io.xferd.nativebindings.libc.Process;
-import io.xferd.daemon.ipc.ConductorListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,29 +1,35 @@
 package io.xferd.daemon;
 
-import io.xferd.daemon.ipc.ClientRegistry;
-import io.xferd.daemon.ipc.ClientSession;
-import io.xferd.daemon.ipc.ConductorListener;
-import io.xferd.daemon.ipc.ControlConductor;
-import io.xferd.daemon.ipc.RuntimeDirectory;
+import io.xferd.daemon.agent.AgentWatch;
+import io.xferd.daemon.agent.DutyCycleTracker;
+import io.xferd.daemon.agent.SystemCounters;
+import io.xferd.daemon.agent.ThreadingMode;
+import io.xferd.daemon.config.DaemonContext;
+import io.xferd.daemon.control.ConductorListener;
+import io.xferd.daemon.control.ControlConductor;
+import io.xferd.daemon.control.RuntimeDirectory;
+import io.xferd.daemon.host.LocalNics;
 import io.xferd.daemon.journal.Journal;
+import io.xferd.daemon.metadata.ClusterMetadata;
 import io.xferd.daemon.metrics.MetricsCollector;
 import io.xferd.daemon.metrics.MetricsEndpoint;
-import io.xferd.daemon.metadata.ClusterMetadata;
-import io.xferd.daemon.pipeline.CompletionSender;
 import io.xferd.daemon.pipeline.SubmitAdapter;
 import io.xferd.daemon.pipeline.TransferPipeline;
 import io.xferd.daemon.pipeline.TransferWorker;
-import io.xferd.daemon.peer.LocalNics;
-import io.xferd.daemon.peer.PeerServer;
-import io.xferd.daemon.peer.PeerProtocol;
-import io.xferd.daemon.peer.PeerTransport;
-import io.xferd.daemon.peer.SegmentDescriptor;
-import io.xferd.daemon.peer.TcpTransport;
-import io.xferd.daemon.rdma.RdmaDevices;
-import io.xferd.daemon.rdma.RdmaMemoryRegistrar;
-import io.xferd.daemon.rdma.RdmaNicPreference;
-import io.xferd.daemon.rdma.RdmaTransport;
-import io.xferd.daemon.registry.RegistryWriter;
+import io.xferd.daemon.session.ClientSession;
+import io.xferd.daemon.session.CompletionSender;
+import io.xferd.daemon.session.SessionTable;
+import io.xferd.daemon.statusmap.StatusMapWriter;
+import io.xferd.daemon.transport.PeerProtocol;
+import io.xferd.daemon.transport.PeerTransport;
+import io.xferd.daemon.transport.SegmentDescriptor;
+import io.xferd.daemon.transport.TransportSelector;
+import io.xferd.daemon.transport.rdma.RdmaDevices;
+import io.xferd.daemon.transport.rdma.RdmaMemoryRegistrar;
+import io.xferd.daemon.transport.rdma.RdmaNicPreference;
+import io.xferd.daemon.transport.rdma.RdmaTransport;
+import io.xferd.daemon.transport.tcp.PeerServer;
+import io.xferd.daemon.transport.tcp.TcpTransport;
 import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.nativebindings.libc.Process;
 import io.xferd.nativebindings.verbs.Verbs;
@@ -50,10 +56,12 @@ import java.util.concurrent.CountDownLatch;
 public final class XferDaemon implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(XferDaemon.class);
+    /** How often the conductor looks whether the other daemon threads are alive. */
+    static final long AGENT_CHECK_PERIOD_MS = 100;
 
     private final DaemonContext context;
     private final RuntimeDirectory directory;
-    private final ClientRegistry registry;
+    private final SessionTable registry;
     private final SystemCounters counters;
     private final TransferPipeline pipeline;
     private final ControlConductor conductor;
@@ -64,10 +72,11 @@ public final class XferDaemon implements AutoCloseable
     private final List<AgentRunner> dataPlaneRunners = new ArrayList<>();
     private final List<DutyCycleTracker> dutyCycles = new ArrayList<>();
     private final Journal journal;
-    private final RegistryWriter registryWriter;
+    private final StatusMapWriter registryWriter;
     private final SystemdNotifier notifier;
     private final MetricsEndpoint metrics;
     private final Thread conductorThread;
+    private final AgentWatch agents = new AgentWatch(AGENT_CHECK_PERIOD_MS);
     private final CountDownLatch conductorStopped = new CountDownLatch(1);
     private volatile boolean running = true;
     private volatile Throwable failure;
@@ -95,7 +104,7 @@ public final class XferDaemon implements AutoCloseable
         try
         {
             // before the RPC port opens: a daemon never serves peers it cannot authenticate, unless told to
-            io.xferd.daemon.peer.ClusterKey.resolve(context);
+            io.xferd.daemon.config.ClusterKey.resolve(context);
         }
         catch (final RuntimeException ex)
         {
@@ -112,7 +121,7 @@ public final class XferDaemon implements AutoCloseable
         this.counters = new SystemCounters(new CountersManager(
             CncFileDescriptor.countersMetadataBuffer(cnc), CncFileDescriptor.countersValuesBuffer(cnc)));
 
-        final ClientRegistry registry = new ClientRegistry(context.maxClients());
+        final SessionTable registry = new SessionTable(context.maxClients());
         this.registry = registry;
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects = new ManyToOneConcurrentArrayQueue<>(1024);
         final LocalNics localNics;
@@ -148,7 +157,7 @@ public final class XferDaemon implements AutoCloseable
         {
             this.rdmaRegistrar = null;
             this.transport = new TcpTransport(context, counters, disconnects, localNics,
-                io.xferd.daemon.peer.PeerAuthenticator.of(context, epoch));
+                io.xferd.daemon.auth.PeerAuthenticator.of(context, epoch));
             if (!"tcp".equals(context.protocol()))
             {
                 peerServer.describeWith("tcp", List.of(),
@@ -167,7 +176,7 @@ public final class XferDaemon implements AutoCloseable
         {
             workers.add(new TransferWorker(i, pipeline, registry, new CompletionSender(disconnects, counters), transport,
                 counters, nanoClock, context.maxRequestLength(), context.dutyCycleByteBudget(), journal.recorder(),
-                context.deviceMemory(), context.accessPolicy()));
+                context.deviceMemory(), context.accessPolicy(), context.storageQueueDepth()));
         }
         if (transport instanceof RdmaTransport rdma)
         {
@@ -190,7 +199,7 @@ public final class XferDaemon implements AutoCloseable
         this.conductor = new ControlConductor(context, directory, registry, cnc, disconnects, counters,
             SystemEpochClock.INSTANCE, transport, metadata);
         conductor.segmentPorts(peerServer.segmentListeners());
-        this.registryWriter = RegistryWriter.create(context, Process.pid());
+        this.registryWriter = StatusMapWriter.create(context, Process.pid());
         this.notifier = new SystemdNotifier(System.getenv(),
             dutyCycles.stream().<java.util.function.LongSupplier>map(tracker -> tracker::cycles).toList());
         conductor.operations(new ConductorListener()
@@ -246,14 +255,14 @@ public final class XferDaemon implements AutoCloseable
         });
         this.metrics = MetricsEndpoint.start(context.operations(),
             new MetricsCollector(counters, journal.stats(), journal.names())
-                .peers(() -> transport.links().values()));
+                .peers(() -> transport instanceof TcpTransport tcp ? tcp.links().values() : java.util.List.of()));
         this.conductorThread = new Thread(this::runConductor, "xferd-conductor");
     }
 
     /**
      * Claim the directory and start serving.
      *
-     * @throws io.xferd.daemon.ipc.DaemonAlreadyRunningException when a live daemon serves the directory.
+     * @throws io.xferd.daemon.control.DaemonAlreadyRunningException when a live daemon serves the directory.
      * @throws io.xferd.daemon.config.ConfigException when the transport or metadata backend cannot be served.
      */
     public static XferDaemon launch(final DaemonContext context)
@@ -264,9 +273,12 @@ public final class XferDaemon implements AutoCloseable
         for (final AgentRunner runner : daemon.dataPlaneRunners)
         {
             AgentRunner.startOnThread(runner);
+            daemon.agents.watch("data plane agent " + runner.agent().roleName(), runner::thread);
         }
-        daemon.conductorThread.start();
+        daemon.agents.watch("journal", daemon.journal::thread);
         daemon.peerServer.start();
+        daemon.peerServer.acceptorThreads().forEach(thread -> daemon.agents.watch("peer acceptor", () -> thread));
+        daemon.conductorThread.start();
         if (daemon.metadata != null)
         {
             daemon.metadata.start();
@@ -318,9 +330,11 @@ public final class XferDaemon implements AutoCloseable
     {
         try
         {
+            final org.agrona.concurrent.EpochClock clock = SystemEpochClock.INSTANCE;
             while (running)
             {
                 conductor.doWork();
+                agents.check(clock.time());
             }
             drainAndDisconnect();
         }
@@ -328,7 +342,8 @@ public final class XferDaemon implements AutoCloseable
         {
             // nobody would accept, answer or cut off clients any more, nor beat the heart: stop rather than hold the
             // directory with a dead conductor (the command exits non-zero, so systemd restarts the daemon)
-            LOG.error("conductor failed: the daemon stops", t);
+            LOG.error(t instanceof AgentWatch.AgentDiedException ? t.getMessage() :
+                "conductor failed: the daemon stops", t);
             failure = t;
         }
         finally

@@ -1,6 +1,6 @@
 package io.xferd.daemon;
 
-import io.xferd.daemon.cli.JavaProcesses;
+import io.xferd.daemon.tools.cli.JavaProcesses;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -105,6 +105,21 @@ final class ChildProcess implements AutoCloseable
         watched.addAll(List.of(args));
         return new ChildProcess(name, namespaces.start(namespace,
             JavaProcesses.builder(WatchedMain.class, watched).redirectErrorStream(true)));
+    }
+
+    /**
+     * Start any command (a launcher script, say); stderr merged into the output.
+     */
+    static ChildProcess startCommand(final String name, final ProcessBuilder builder)
+    {
+        try
+        {
+            return new ChildProcess(name, builder.redirectErrorStream(true).start());
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException(ex);
+        }
     }
 
     private void readOutput()

@@ -1,6 +1,6 @@
 package io.xferd.daemon;
 
-import io.xferd.daemon.cli.XferdMain;
+import io.xferd.daemon.tools.cli.XferdMain;
 import io.xferd.nativebindings.Availability;
 import io.xferd.nativebindings.verbs.Verbs;
 import org.junit.jupiter.api.AfterEach;

@@ -3,8 +3,8 @@ package io.xferd.daemon;
 import io.xferd.client.ControlException;
 import io.xferd.client.SharedBuffer;
 import io.xferd.client.XferClient;
-import io.xferd.daemon.registry.RegistryFile;
-import io.xferd.daemon.registry.RegistryReader;
+import io.xferd.daemon.statusmap.StatusMapFile;
+import io.xferd.daemon.statusmap.StatusMapReader;
 import io.xferd.ipc.ControlError;
 import io.xferd.ipc.ControlFrame;
 import io.xferd.ipc.ControlMessages;
@@ -70,7 +70,7 @@ class ControlLimitsTest
             assertThat(registryRegions()).hasSize(3);
             greedy.registerMemory(buffer.address() + 4 * 4L * KIB, 4 * KIB, "cpu:0");
             assertThat(registryRegions()).hasSize(4);
-            assertThat(RegistryReader.read(directory).get(RegistryFile.CLIENT_PREFIX + "0").path("registered_bytes")
+            assertThat(StatusMapReader.read(directory).get(StatusMapFile.CLIENT_PREFIX + "0").path("registered_bytes")
                 .asLong()).isEqualTo(16 * KIB);
 
             final SharedBuffer own = other.allocateMemory(4 * KIB);
@@ -188,7 +188,7 @@ class ControlLimitsTest
 
     private List<String> registryRegions()
     {
-        final Map<String, ?> entries = RegistryReader.read(directory);
-        return entries.keySet().stream().filter(key -> key.startsWith(RegistryFile.REGION_PREFIX)).toList();
+        final Map<String, ?> entries = StatusMapReader.read(directory);
+        return entries.keySet().stream().filter(key -> key.startsWith(StatusMapFile.REGION_PREFIX)).toList();
     }
 }

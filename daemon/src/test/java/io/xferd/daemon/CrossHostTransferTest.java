@@ -1,6 +1,6 @@
 package io.xferd.daemon;
 
-import io.xferd.daemon.cli.XferdMain;
+import io.xferd.daemon.tools.cli.XferdMain;
 import io.xferd.ipc.SystemCounter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

@@ -5,7 +5,7 @@ import io.xferd.client.SharedBuffer;
 import io.xferd.client.TaskStatus;
 import io.xferd.client.TransferRequest;
 import io.xferd.client.XferClient;
-import io.xferd.daemon.cli.XferdMain;
+import io.xferd.daemon.tools.cli.XferdMain;
 import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.TransferStatus;
 import org.junit.jupiter.api.AfterEach;

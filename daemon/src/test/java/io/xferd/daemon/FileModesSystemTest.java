@@ -1,6 +1,6 @@
 package io.xferd.daemon;
 
-import io.xferd.daemon.cli.XferdMain;
+import io.xferd.daemon.tools.cli.XferdMain;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

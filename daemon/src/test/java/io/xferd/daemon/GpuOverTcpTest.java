@@ -3,6 +3,7 @@ package io.xferd.daemon;
 import io.xferd.client.SharedBuffer;
 import io.xferd.client.TransferRequest;
 import io.xferd.client.XferClient;
+import io.xferd.daemon.config.DaemonContext;
 import io.xferd.ipc.ControlFrame;
 import io.xferd.ipc.ControlMessages;
 import io.xferd.ipc.GpuMemoryRegistration;

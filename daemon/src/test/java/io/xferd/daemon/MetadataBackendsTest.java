@@ -1,18 +1,17 @@
 package io.xferd.daemon;
 
 import io.xferd.client.ControlException;
-
 import io.xferd.client.SharedBuffer;
 import io.xferd.client.TransferRequest;
 import io.xferd.client.XferClient;
-import io.xferd.daemon.metadata.EmbeddedMetadataServer;
 import io.xferd.daemon.metadata.MetadataStore;
+import io.xferd.daemon.tools.metadata.EmbeddedMetadataServer;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Timeout;
 
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -175,7 +174,7 @@ class MetadataBackendsTest
             awaitKey(prefix + "decode", json -> json != null && json.contains("\"signature\":"),
                 "decode's descriptor published, signed");
             final String signed = store.get(prefix + "decode");
-            final io.xferd.daemon.peer.SegmentDescriptor real = io.xferd.daemon.peer.SegmentDescriptor.fromJson(signed);
+            final io.xferd.daemon.transport.SegmentDescriptor real = io.xferd.daemon.transport.SegmentDescriptor.fromJson(signed);
 
             // whoever can write to the store copies decode's signed descriptor under another name
             store.put(prefix + "copied", signed);
@@ -250,10 +249,10 @@ class MetadataBackendsTest
         }
     }
 
-    private static io.xferd.daemon.peer.SegmentDescriptor renamed(
-        final io.xferd.daemon.peer.SegmentDescriptor descriptor, final String segment)
+    private static io.xferd.daemon.transport.SegmentDescriptor renamed(
+        final io.xferd.daemon.transport.SegmentDescriptor descriptor, final String segment)
     {
-        return new io.xferd.daemon.peer.SegmentDescriptor(descriptor.version(),
+        return new io.xferd.daemon.transport.SegmentDescriptor(descriptor.version(),
             descriptor.rpcAddress() + "/" + segment, descriptor.protocol(), descriptor.rpcAddress(), descriptor.epoch(),
             descriptor.handle(), descriptor.devices(), descriptor.nics(), descriptor.buffers(),
             descriptor.priorityMatrix(), descriptor.signature());

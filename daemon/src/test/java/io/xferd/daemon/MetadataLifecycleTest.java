@@ -2,8 +2,8 @@ package io.xferd.daemon;
 
 import io.xferd.client.SharedBuffer;
 import io.xferd.client.XferClient;
-import io.xferd.daemon.cli.XferdMain;
 import io.xferd.daemon.metadata.MetadataStore;
+import io.xferd.daemon.tools.cli.XferdMain;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;

@@ -1,7 +1,7 @@
 package io.xferd.daemon;
 
-import io.xferd.daemon.cli.XferdMain;
 import io.xferd.daemon.metadata.HttpMetadataStore;
+import io.xferd.daemon.tools.cli.XferdMain;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

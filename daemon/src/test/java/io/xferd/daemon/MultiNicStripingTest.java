@@ -1,7 +1,7 @@
 package io.xferd.daemon;
 
-import io.xferd.daemon.cli.XferdMain;
-import io.xferd.daemon.peer.PeerPath;
+import io.xferd.daemon.tools.cli.XferdMain;
+import io.xferd.daemon.transport.tcp.PeerPath;
 import io.xferd.ipc.CncFileDescriptor;
 import org.agrona.IoUtil;
 import org.agrona.concurrent.UnsafeBuffer;

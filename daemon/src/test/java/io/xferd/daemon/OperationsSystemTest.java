@@ -5,8 +5,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.xferd.client.SharedBuffer;
 import io.xferd.client.TransferRequest;
 import io.xferd.client.XferClient;
-import io.xferd.daemon.cli.XferdMain;
-import io.xferd.daemon.registry.RegistryFile;
+import io.xferd.daemon.statusmap.StatusMapFile;
+import io.xferd.daemon.tools.cli.XferdMain;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -139,7 +139,7 @@ class OperationsSystemTest
         client.close();
         daemon.terminate();
         assertThat(daemon.awaitExit(WAIT)).as(daemon.output()).isZero();
-        assertThat(directory.resolve(RegistryFile.FILE)).doesNotExist();
+        assertThat(directory.resolve(StatusMapFile.FILE)).doesNotExist();
         assertThat(daemon.output()).contains("slow request: trace feed0000");
 
         final CliRun stopped = cli("status", "--dir", directory.toString());
@@ -193,7 +193,7 @@ class OperationsSystemTest
     {
         final StringWriter out = new StringWriter();
         final StringWriter err = new StringWriter();
-        final CommandLine commandLine = new CommandLine(new XferdMain());
+        final CommandLine commandLine = XferdMain.commandLine(args);
         commandLine.setOut(new PrintWriter(out, true));
         commandLine.setErr(new PrintWriter(err, true));
         final int code = commandLine.execute(args);

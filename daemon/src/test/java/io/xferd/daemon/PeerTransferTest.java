@@ -6,6 +6,7 @@ import io.xferd.client.SharedBuffer;
 import io.xferd.client.TaskStatus;
 import io.xferd.client.TransferRequest;
 import io.xferd.client.XferClient;
+import io.xferd.daemon.config.DaemonContext;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
@@ -221,7 +222,7 @@ class PeerTransferTest
         // been borrowed and never released before the fix; registering one costs gigabytes of populated pages)
         final long regionLength = 1 << 20;
         try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode"));
-            io.xferd.daemon.peer.RawPeer peer = io.xferd.daemon.peer.RawPeer.connect(daemonB.rpcAddress(), SystemTests.CLUSTER_TOKEN))
+            io.xferd.daemon.transport.tcp.RawPeer peer = io.xferd.daemon.transport.tcp.RawPeer.connect(daemonB.rpcAddress(), SystemTests.CLUSTER_TOKEN))
         {
             final SharedBuffer target = decode.allocateMemory(regionLength);
             decode.registerMemory(target, "cpu:0");
@@ -271,14 +272,14 @@ class PeerTransferTest
             decode.registerMemory(decode.allocateMemory(4096), "cpu:0");
 
             // a peer without a token, one with another token, one sending a zero proof: none gets anything
-            assertThatThrownBy(() -> io.xferd.daemon.peer.RawPeer.connectWithoutAuthentication(daemonB.rpcAddress()))
+            assertThatThrownBy(() -> io.xferd.daemon.transport.tcp.RawPeer.connectWithoutAuthentication(daemonB.rpcAddress()))
                 .hasMessageContaining("requires peer authentication");
-            assertThatThrownBy(() -> io.xferd.daemon.peer.RawPeer.connect(daemonB.rpcAddress(), SystemTests.CLUSTER_TOKEN))
+            assertThatThrownBy(() -> io.xferd.daemon.transport.tcp.RawPeer.connect(daemonB.rpcAddress(), SystemTests.CLUSTER_TOKEN))
                 .hasMessageContaining("another cluster token");
-            assertThat(io.xferd.daemon.peer.RawPeer.zeroProofThenAsk(daemonB.rpcAddress(), "decode")).isEqualTo("closed");
+            assertThat(io.xferd.daemon.transport.tcp.RawPeer.zeroProofThenAsk(daemonB.rpcAddress(), "decode")).isEqualTo("closed");
 
             // the token file's holder is admitted
-            try (io.xferd.daemon.peer.RawPeer peer = io.xferd.daemon.peer.RawPeer.connect(daemonB.rpcAddress(), token))
+            try (io.xferd.daemon.transport.tcp.RawPeer peer = io.xferd.daemon.transport.tcp.RawPeer.connect(daemonB.rpcAddress(), token))
             {
                 assertThat(peer.handle("decode")).isNotZero();
             }
@@ -309,7 +310,7 @@ class PeerTransferTest
             prefill.transferSyncWrite(segment, source.address(), target.address(), 4096);
 
             // a peer with a token and one without do not talk to each other
-            assertThatThrownBy(() -> io.xferd.daemon.peer.RawPeer.connect(daemonB.rpcAddress(), SystemTests.CLUSTER_TOKEN))
+            assertThatThrownBy(() -> io.xferd.daemon.transport.tcp.RawPeer.connect(daemonB.rpcAddress(), SystemTests.CLUSTER_TOKEN))
                 .hasMessageContaining("runs without peer authentication");
         }
     }
@@ -319,7 +320,7 @@ class PeerTransferTest
     {
         startDaemons(null, null);
         try (XferClient decode = XferClient.connect(SystemTests.clientContext(dirB, "decode"));
-            io.xferd.daemon.peer.RawPeer peer = io.xferd.daemon.peer.RawPeer.connect(daemonB.rpcAddress(),
+            io.xferd.daemon.transport.tcp.RawPeer peer = io.xferd.daemon.transport.tcp.RawPeer.connect(daemonB.rpcAddress(),
                 SystemTests.CLUSTER_TOKEN))
         {
             final SharedBuffer target = decode.allocateMemory(4096);

@@ -2,8 +2,8 @@ package io.xferd.daemon;
 
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
-import io.xferd.daemon.cli.ProxyCommand;
-import io.xferd.daemon.cli.XferdMain;
+import io.xferd.daemon.tools.cli.ProxyCommand;
+import io.xferd.daemon.tools.cli.XferdMain;
 import io.xferd.proxy.standin.StandInOpenAiServer;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

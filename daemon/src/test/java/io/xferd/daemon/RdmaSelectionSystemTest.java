@@ -1,7 +1,7 @@
 package io.xferd.daemon;
 
 import io.xferd.daemon.config.ConfigException;
-import io.xferd.daemon.status.StatusSnapshot;
+import io.xferd.daemon.tools.status.StatusSnapshot;
 import io.xferd.nativebindings.verbs.Verbs;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;

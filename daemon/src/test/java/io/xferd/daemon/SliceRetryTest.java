@@ -2,9 +2,9 @@ package io.xferd.daemon;
 
 import io.xferd.client.SharedBuffer;
 import io.xferd.client.XferClient;
-import io.xferd.daemon.peer.FakePeerServer;
-import io.xferd.daemon.peer.LocalNics;
-import io.xferd.daemon.peer.SegmentDescriptor;
+import io.xferd.daemon.host.LocalNics;
+import io.xferd.daemon.transport.SegmentDescriptor;
+import io.xferd.daemon.transport.tcp.FakePeerServer;
 import io.xferd.ipc.SystemCounter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;

@@ -1,6 +1,7 @@
 package io.xferd.daemon;
 
 import io.xferd.client.ClientContext;
+import io.xferd.daemon.config.DaemonContext;
 import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.SystemCounter;
 import org.agrona.IoUtil;

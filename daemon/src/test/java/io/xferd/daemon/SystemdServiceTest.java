@@ -1,6 +1,6 @@
 package io.xferd.daemon;
 
-import io.xferd.daemon.cli.XferdMain;
+import io.xferd.daemon.tools.cli.XferdMain;
 import io.xferd.nativebindings.libc.UnixDatagramSocket;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;

@@ -1,6 +1,6 @@
 package io.xferd.perf;
 
-import io.xferd.daemon.cli.JvmFlags;
+import io.xferd.daemon.tools.cli.JvmFlags;
 
 import java.util.ArrayList;
 import java.util.List;

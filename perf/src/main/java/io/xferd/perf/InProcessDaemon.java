@@ -2,7 +2,7 @@ package io.xferd.perf;
 
 import io.xferd.client.ClientContext;
 import io.xferd.client.XferClient;
-import io.xferd.daemon.DaemonContext;
+import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.XferDaemon;
 
 import java.io.IOException;

@@ -1,6 +1,6 @@
 package io.xferd.perf;
 
-import io.xferd.daemon.DaemonContext;
+import io.xferd.daemon.config.DaemonContext;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.MessageHandler;

@@ -1,5 +1,6 @@
 package io.xferd.daemon.journal;
 
+import io.xferd.daemon.journal.queue.JournalQueues;
 import net.openhft.chronicle.bytes.Bytes;
 import net.openhft.chronicle.queue.ExcerptTailer;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;

@@ -1,11 +1,11 @@
 package io.xferd.daemon.metadata;
 
-import io.xferd.daemon.DaemonContext;
+import io.xferd.daemon.auth.DescriptorSigner;
+import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.config.MetadataServer;
-import io.xferd.daemon.ipc.ClientSession;
-import io.xferd.daemon.peer.DescriptorSigner;
-import io.xferd.daemon.peer.SegmentDescriptor;
-import io.xferd.daemon.peer.PeerTransport;
+import io.xferd.daemon.session.ClientSession;
+import io.xferd.daemon.transport.PeerTransport;
+import io.xferd.daemon.transport.SegmentDescriptor;
 
 import java.util.function.Consumer;
 import java.util.function.Function;

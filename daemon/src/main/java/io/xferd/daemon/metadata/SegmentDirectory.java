@@ -1,7 +1,7 @@
 package io.xferd.daemon.metadata;
 
-import io.xferd.daemon.peer.DescriptorSigner;
-import io.xferd.daemon.peer.SegmentDescriptor;
+import io.xferd.daemon.auth.DescriptorSigner;
+import io.xferd.daemon.transport.SegmentDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

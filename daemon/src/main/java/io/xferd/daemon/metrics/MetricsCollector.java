@@ -1,22 +1,22 @@
 package io.xferd.daemon.metrics;
 
-import io.xferd.daemon.SystemCounters;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot.HistogramDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
+import io.prometheus.metrics.model.snapshots.Labels;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.journal.JournalNames;
 import io.xferd.daemon.journal.TransferStats;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
-import io.prometheus.metrics.model.registry.MultiCollector;
-import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
-import io.prometheus.metrics.model.snapshots.CounterSnapshot;
-import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
-import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
-import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot;
-import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
-import io.prometheus.metrics.model.snapshots.HistogramSnapshot.HistogramDataPointSnapshot;
-import io.prometheus.metrics.model.snapshots.Labels;
-import io.prometheus.metrics.model.snapshots.MetricSnapshot;
-import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import org.HdrHistogram.Histogram;
 
 import java.util.ArrayList;
@@ -40,7 +40,7 @@ public final class MetricsCollector implements MultiCollector
     private final SystemCounters counters;
     private final TransferStats stats;
     private final JournalNames names;
-    private volatile java.util.function.Supplier<Iterable<io.xferd.daemon.peer.PeerLink>> peers = java.util.List::of;
+    private volatile java.util.function.Supplier<Iterable<io.xferd.daemon.transport.tcp.PeerLink>> peers = java.util.List::of;
 
     /**
      * @param stats null when the journal is off (no per-op/peer/nic breakdown, no latency).
@@ -56,7 +56,7 @@ public final class MetricsCollector implements MultiCollector
     /**
      * The peer links whose paths (NICs) to show: bytes, failures and whether each path is paused.
      */
-    public MetricsCollector peers(final java.util.function.Supplier<Iterable<io.xferd.daemon.peer.PeerLink>> peers)
+    public MetricsCollector peers(final java.util.function.Supplier<Iterable<io.xferd.daemon.transport.tcp.PeerLink>> peers)
     {
         this.peers = peers;
         return this;
@@ -71,9 +71,9 @@ public final class MetricsCollector implements MultiCollector
         final GaugeSnapshot.Builder paused = GaugeSnapshot.builder().name("xferd_path_paused")
             .help("1 while a path is paused after failures, else 0.");
         boolean any = false;
-        for (final io.xferd.daemon.peer.PeerLink link : peers.get())
+        for (final io.xferd.daemon.transport.tcp.PeerLink link : peers.get())
         {
-            for (final io.xferd.daemon.peer.PeerPath path : link.paths())
+            for (final io.xferd.daemon.transport.tcp.PeerPath path : link.paths())
             {
                 any = true;
                 final Labels labels = Labels.of("peer", link.address(), "nic",
@@ -117,6 +117,15 @@ public final class MetricsCollector implements MultiCollector
             .dataPoint(CounterDataPointSnapshot.builder().labels(Labels.of("op", "write"))
                 .value(value(SystemCounter.BYTES_WRITTEN)).build())
             .build());
+        snapshots.add(CounterSnapshot.builder().name("xferd_storage_bytes")
+            .help("Bytes moved to and from storage regions (files, block devices), by operation on the file.")
+            .dataPoint(CounterDataPointSnapshot.builder().labels(Labels.of("op", "read"))
+                .value(value(SystemCounter.STORAGE_BYTES_READ)).build())
+            .dataPoint(CounterDataPointSnapshot.builder().labels(Labels.of("op", "write"))
+                .value(value(SystemCounter.STORAGE_BYTES_WRITTEN)).build())
+            .build());
+        snapshots.add(counter("xferd_storage_errors", "Storage requests that failed (typed statuses 15..19).",
+            value(SystemCounter.STORAGE_ERRORS)));
         snapshots.add(counter("xferd_malformed_records", "Ring records dropped as malformed.",
             value(SystemCounter.MALFORMED_RECORDS)));
         snapshots.add(counter("xferd_clients_cut_off", "Clients disconnected for breaking the ring protocol.",
@@ -129,6 +138,9 @@ public final class MetricsCollector implements MultiCollector
             value(SystemCounter.PIPELINE_BACKPRESSURE)));
         snapshots.add(counter("xferd_journal_dropped_records", "Journal records dropped: journal ring full.",
             value(SystemCounter.JOURNAL_DROPPED)));
+        snapshots.add(counter("xferd_journal_write_failures", "Journal records not written: the journal's files " +
+            "could not be written (file system full?); the journal retries once a second.",
+            value(SystemCounter.JOURNAL_WRITE_FAILURES)));
         if (stats != null)
         {
             addTransferFamilies(snapshots);

@@ -2,7 +2,7 @@ package io.xferd.daemon.metrics;
 
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import io.xferd.daemon.OperationsContext;
+import io.xferd.daemon.config.OperationsContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

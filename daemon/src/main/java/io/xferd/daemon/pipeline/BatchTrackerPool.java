@@ -1,5 +1,6 @@
 package io.xferd.daemon.pipeline;
 
+import io.xferd.daemon.session.BatchTracker;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
 /**

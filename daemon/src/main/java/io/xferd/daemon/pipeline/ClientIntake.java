@@ -1,6 +1,7 @@
 package io.xferd.daemon.pipeline;
 
-import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.session.BatchTracker;
+import io.xferd.daemon.session.ClientSession;
 
 /**
  * What intake keeps about one connected client between duty cycles: its batch trackers (made at its first batch)

@@ -2,12 +2,13 @@ package io.xferd.daemon.pipeline;
 
 import com.lmax.disruptor.InsufficientCapacityException;
 import com.lmax.disruptor.RingBuffer;
-import io.xferd.daemon.SystemCounters;
-import io.xferd.daemon.ipc.ClientRegistry;
-import io.xferd.daemon.ipc.ClientSession;
-import io.xferd.daemon.ipc.SubmitRing;
+import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.journal.TransferJournal;
-import io.xferd.daemon.peer.RemoteSegments;
+import io.xferd.daemon.session.BatchTracker;
+import io.xferd.daemon.session.ClientSession;
+import io.xferd.daemon.session.SessionTable;
+import io.xferd.daemon.session.SubmitRing;
+import io.xferd.daemon.transport.RemoteSegments;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.RecordTypes;
 import io.xferd.ipc.SubmitBatchFlyweight;
@@ -39,7 +40,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     static final int REQUESTS_PER_CLIENT = 256;
 
     private final RingBuffer<TransferCommand> pipeline;
-    private final ClientRegistry registry;
+    private final SessionTable registry;
     private final ManyToOneConcurrentArrayQueue<ClientSession> disconnects;
     private final ManyToOneConcurrentArrayQueue<BatchTracker> heldEntries;
     private final NanoClock clock;
@@ -60,7 +61,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
 
     public SubmitAdapter(
         final RingBuffer<TransferCommand> pipeline,
-        final ClientRegistry registry,
+        final SessionTable registry,
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
         final SystemCounters counters,
         final NanoClock clock,

@@ -1,6 +1,7 @@
 package io.xferd.daemon.pipeline;
 
-import io.xferd.daemon.ipc.ClientSession;
+import io.xferd.daemon.session.BatchTracker;
+import io.xferd.daemon.session.ClientSession;
 import io.xferd.ipc.SubmitRequestFlyweight;
 import org.agrona.concurrent.UnsafeBuffer;
 

@@ -1,7 +1,6 @@
 package io.xferd.daemon.config;
 
-import io.xferd.daemon.DaemonContext;
-import io.xferd.daemon.ThreadingMode;
+import io.xferd.daemon.agent.ThreadingMode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -74,6 +73,26 @@ class ConfigFileTest
             .isInstanceOf(ConfigException.class).hasMessageContaining("allowed_uids");
         assertThatThrownBy(() -> apply("{\"allowed_gids\": \"2000\"}"))
             .isInstanceOf(ConfigException.class).hasMessageContaining("allowed_gids");
+    }
+
+    @Test
+    void shouldGrantOneSegmentToMoreUidsAndGidsOnly() throws IOException
+    {
+        final DaemonContext context = apply("{\"allowed_uids\": [1001], \"segment_grants\": " +
+            "{\"prefill\": {\"uids\": [1002]}, \"decode\": {\"gids\": [3000]}}}");
+
+        assertThat(context.accessPolicy().permits(1002, 9, 1000, "prefill")).isTrue();
+        assertThat(context.accessPolicy().permits(1002, 9, 1000, "decode")).as("granted prefill only").isFalse();
+        assertThat(context.accessPolicy().permits(1003, 3000, 1000, "decode")).isTrue();
+        assertThat(context.accessPolicy().permits(1003, 3000, 1000, "prefill")).isFalse();
+        assertThat(context.accessPolicy().permits(1001, 9, 1000, "decode")).as("daemon-wide still").isTrue();
+        assertThat(context.accessPolicy().permits(1002, 9, 1000, "prefill-2")).as("the exact name").isFalse();
+        assertThatThrownBy(() -> apply("{\"segment_grants\": {\"prefill\": {\"uid\": [1002]}}}"))
+            .isInstanceOf(ConfigException.class).hasMessageContaining("segment_grants").hasMessageContaining("uid");
+        assertThatThrownBy(() -> apply("{\"segment_grants\": {\"prefill\": {\"uids\": [-5]}}}"))
+            .isInstanceOf(ConfigException.class).hasMessageContaining("segment_grants.prefill.uids");
+        assertThatThrownBy(() -> apply("{\"segment_grants\": [1002]}"))
+            .isInstanceOf(ConfigException.class).hasMessageContaining("segment_grants");
     }
 
     @Test

@@ -1,6 +1,5 @@
 package io.xferd.daemon.config;
 
-import io.xferd.daemon.DaemonContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;

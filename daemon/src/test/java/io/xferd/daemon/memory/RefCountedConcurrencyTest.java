@@ -1,8 +1,8 @@
 package io.xferd.daemon.memory;
 
-import io.xferd.daemon.ipc.ClientSession;
-import io.xferd.daemon.ipc.SessionRegions;
-import io.xferd.daemon.ipc.TestClient;
+import io.xferd.daemon.control.SessionRegions;
+import io.xferd.daemon.control.TestClient;
+import io.xferd.daemon.session.ClientSession;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

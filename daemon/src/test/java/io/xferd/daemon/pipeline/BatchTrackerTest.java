@@ -1,5 +1,6 @@
 package io.xferd.daemon.pipeline;
 
+import io.xferd.daemon.session.BatchTracker;
 import io.xferd.ipc.TransferStatus;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.junit.jupiter.api.Test;

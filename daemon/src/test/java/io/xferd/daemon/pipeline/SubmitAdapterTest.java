@@ -1,10 +1,10 @@
 package io.xferd.daemon.pipeline;
 
-import io.xferd.daemon.SystemCounters;
-import io.xferd.daemon.ipc.ClientRegistry;
-import io.xferd.daemon.ipc.ClientSession;
-import io.xferd.daemon.ipc.TestClient;
+import io.xferd.daemon.agent.SystemCounters;
+import io.xferd.daemon.control.TestClient;
 import io.xferd.daemon.journal.TransferJournal;
+import io.xferd.daemon.session.ClientSession;
+import io.xferd.daemon.session.SessionTable;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.RecordTypes;
 import io.xferd.ipc.SubmitBatchFlyweight;
@@ -37,7 +37,7 @@ class SubmitAdapterTest
         new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 1024)), new UnsafeBuffer(ByteBuffer.allocateDirect(16 * 1024)));
     private final SystemCounters counters = new SystemCounters(countersManager);
     private final ManyToOneConcurrentArrayQueue<ClientSession> disconnects = new ManyToOneConcurrentArrayQueue<>(8);
-    private final ClientRegistry registry = new ClientRegistry(4);
+    private final SessionTable registry = new SessionTable(4);
     private final CachedNanoClock clock = new CachedNanoClock();
     private final UnsafeBuffer scratch = new UnsafeBuffer(ByteBuffer.allocateDirect(4096));
     private final TestClient alice = new TestClient(0, "alice", 64 * 1024);

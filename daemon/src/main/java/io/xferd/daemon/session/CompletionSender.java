@@ -1,0 +1,139 @@
+package io.xferd.daemon.session;
+
+import io.xferd.daemon.agent.SystemCounters;
+import io.xferd.ipc.CompletionFlyweight;
+import io.xferd.ipc.NotificationFlyweight;
+import io.xferd.ipc.Opcode;
+import io.xferd.ipc.RecordTypes;
+import io.xferd.ipc.SystemCounter;
+import io.xferd.ipc.TransferStatus;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.status.AtomicCounter;
+
+/**
+ * Writes completion and notification records into a client's own completion ring. A completion always has
+ * room while the client keeps to its in-flight limit; a client whose ring is full anyway broke that contract
+ * and is disconnected. A notification that does not fit is dropped and counted: only the slow client loses.
+ * One instance per worker thread (flyweights are not shared).
+ */
+public final class CompletionSender
+{
+    private final CompletionFlyweight completion = new CompletionFlyweight();
+    private final NotificationFlyweight notification = new NotificationFlyweight();
+    private final ManyToOneConcurrentArrayQueue<ClientSession> disconnects;
+    private final AtomicCounter notificationsDelivered;
+    private final AtomicCounter notificationsDropped;
+
+    public CompletionSender(
+        final ManyToOneConcurrentArrayQueue<ClientSession> disconnects, final SystemCounters counters)
+    {
+        this.disconnects = disconnects;
+        this.notificationsDelivered = counters.get(SystemCounter.NOTIFICATIONS_DELIVERED);
+        this.notificationsDropped = counters.get(SystemCounter.NOTIFICATIONS_DROPPED);
+    }
+
+    /**
+     * Queue a client for the conductor to cut off, for a reason its log line gives. Any thread.
+     */
+    public void cutOff(final ClientSession session, final String reason)
+    {
+        session.protocolViolation(reason);
+        disconnects.offer(session);
+    }
+
+    public void complete(
+        final ClientSession session,
+        final long requestId,
+        final int status,
+        final long bytes,
+        final long intakeNanos,
+        final long completeNanos)
+    {
+        final ManyToOneRingBuffer ring = session.completionRing();
+        final int index = ring.tryClaim(RecordTypes.COMPLETION, CompletionFlyweight.LENGTH);
+        if (index < 0)
+        {
+            disconnects.offer(session);
+            return;
+        }
+        completion.wrap(ring.buffer(), index)
+            .requestId(requestId)
+            .status(status)
+            .bytesTransferred(bytes)
+            .intakeNanos(intakeNanos)
+            .completeNanos(completeNanos);
+        ring.commit(index);
+    }
+
+    /**
+     * End one request: a SUBMIT's completion goes out at once; a batch entry is counted into its batch, and the
+     * entry that ends the batch sends the batch's single completion (and its notify, when the target is local and
+     * every entry landed). Any thread; allocation-free.
+     */
+    public void complete(
+        final ClientSession session,
+        final BatchTracker batch,
+        final int batchEntry,
+        final long requestId,
+        final int status,
+        final long bytes,
+        final long intakeNanos,
+        final long completeNanos)
+    {
+        if (batch == null)
+        {
+            complete(session, requestId, status, bytes, intakeNanos, completeNanos);
+            return;
+        }
+        switch (batch.entryDone(batchEntry, status, bytes))
+        {
+            case BatchTracker.FINISHED -> finishBatch(batch, completeNanos);
+            case BatchTracker.RELEASE_HELD -> batch.releaseHeld();
+            default ->
+            {
+            }
+        }
+    }
+
+    private void finishBatch(final BatchTracker batch, final long completeNanos)
+    {
+        final int status = batch.status();
+        final ClientSession target = batch.localTarget;
+        if (status == TransferStatus.OK && batch.opcode == Opcode.WRITE && batch.notifyLength > 0 && target != null &&
+            !target.isClosed() && target.tryAcquire())
+        {
+            try
+            {
+                notify(target, batch.traceId, batch.submitter.segmentNameUtf8(), batch.notify, batch.notifyLength);
+            }
+            finally
+            {
+                target.release();
+            }
+        }
+        complete(batch.submitter, batch.requestId, status, batch.bytesTransferred(), batch.intakeNanos, completeNanos);
+        batch.recycle();
+    }
+
+    public void notify(
+        final ClientSession receiver,
+        final long traceId,
+        final byte[] sourceName,
+        final DirectBuffer message,
+        final int messageLength)
+    {
+        final ManyToOneRingBuffer ring = receiver.completionRing();
+        final int index = ring.tryClaim(
+            RecordTypes.NOTIFICATION, NotificationFlyweight.recordLength(sourceName.length, messageLength));
+        if (index < 0)
+        {
+            notificationsDropped.increment();
+            return;
+        }
+        notification.wrap(ring.buffer(), index).encode(traceId, sourceName, message, 0, messageLength);
+        ring.commit(index);
+        notificationsDelivered.increment();
+    }
+}

@@ -1,0 +1,283 @@
+package io.xferd.daemon.tools.bench;
+
+import io.xferd.client.SharedBuffer;
+import io.xferd.client.TaskStatus;
+import io.xferd.client.TransferRequest;
+import io.xferd.client.XferClient;
+import io.xferd.daemon.tools.demo.KvCacheLayout;
+import io.xferd.ipc.Opcode;
+import org.HdrHistogram.Histogram;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+
+/**
+ * The KV workload of {@code xferd bench --workload kv}: the shape of the seeds' disaggregated-serving benchmark.
+ * Requests arrive open-loop at a given rate; each moves the KV cache of one prompt of Qwen2.5-7B (28 layers,
+ * 4 KV heads, head dim 128, fp16: 57,344 bytes per token) as vLLM's paged cache holds it, one 32 KiB request per
+ * layer per 16-token block, all in one batch, layer after layer. Records each request's transfer time (first
+ * submit to last completion) and, apart, how long it waited in this client before its first submit (a request's
+ * submission waits while the client is at its in-flight limit, so a big request delays the next arrival) and the
+ * sum of both (arrival to last completion).
+ * <p>
+ * Arrivals: Poisson (exponential gaps, seeded) by default, or a fixed interval. Each prompt size runs as its
+ * own phase of {@code requests} arrivals. At most {@code maxOutstanding} requests are in flight: an arrival
+ * beyond that is dropped and counted, so a path that cannot keep up shows as drops, not as an ever-growing
+ * backlog.
+ */
+public final class KvWorkload
+{
+    private static final KvCacheLayout BLOCK = KvCacheLayout.qwen25_7b(1);
+    private static final long AWAIT_TIMEOUT_NS = 60_000_000_000L;
+
+    private final XferClient client;
+    private final long segment;
+    private final int opcode;
+    private final SharedBuffer local;
+    private final int maxBlocks;
+    private final long targetAddress;
+    private final long targetBlocks;
+    private final PrintStream out;
+    private final Outstanding[] slots;
+    private final TransferRequest request = new TransferRequest();
+    private final IdleStrategy idle = new BackoffIdleStrategy(100, 10, 1_000, 50_000);
+    private long failed;
+
+    private static final class Outstanding
+    {
+        final long[] submitted;
+        boolean inUse;
+        long batch;
+        int tasks;
+        long arrival;
+        long firstSubmit;
+
+        Outstanding(final int maxTasks)
+        {
+            submitted = new long[maxTasks];
+        }
+    }
+
+    /**
+     * @param local a buffer of at least {@link #localBytes}(the largest prompt) bytes.
+     */
+    public KvWorkload(final XferClient client, final long segment, final int opcode, final SharedBuffer local,
+        final int maxTokens, final long targetAddress, final long targetSize, final int maxOutstanding,
+        final PrintStream out)
+    {
+        this.client = client;
+        this.segment = segment;
+        this.opcode = opcode;
+        this.local = local;
+        this.maxBlocks = blocks(maxTokens);
+        this.targetAddress = targetAddress;
+        this.targetBlocks = targetSize / BLOCK.blockBytes();
+        if (targetBlocks < 1)
+        {
+            throw new IllegalArgumentException("the target is smaller than one KV block (" + BLOCK.blockBytes() + ")");
+        }
+        this.out = out;
+        this.slots = new Outstanding[maxOutstanding];
+        for (int i = 0; i < maxOutstanding; i++)
+        {
+            slots[i] = new Outstanding(maxBlocks * BLOCK.layers());
+        }
+    }
+
+    static int blocks(final int tokens)
+    {
+        return (tokens + KvCacheLayout.TOKENS_PER_BLOCK - 1) / KvCacheLayout.TOKENS_PER_BLOCK;
+    }
+
+    /**
+     * @return bytes one request of {@code tokens} moves (whole 16-token blocks), also the local buffer it needs.
+     */
+    public static long localBytes(final int tokens)
+    {
+        return (long)blocks(tokens) * BLOCK.layers() * BLOCK.blockBytes();
+    }
+
+    /**
+     * Closed-loop requests of {@code tokens} for {@code warmup}, not recorded.
+     */
+    public void warmUp(final int tokens, final Duration warmup)
+    {
+        final long end = System.nanoTime() + warmup.toNanos();
+        final Histogram ignored = LatencyReport.newHistogram();
+        while (System.nanoTime() - end < 0)
+        {
+            start(slots[0], tokens, System.nanoTime());
+            while (slots[0].inUse)
+            {
+                idle.idle(reap(ignored, ignored, ignored));
+            }
+        }
+    }
+
+    /**
+     * Run one phase per prompt size and print its percentiles.
+     *
+     * @return the number of failed requests.
+     */
+    public long run(final List<Integer> promptTokens, final double qps, final boolean poisson, final int requests,
+        final long seed, final LatencyReport log)
+    {
+        long failedTotal = 0;
+        for (final int tokens : promptTokens)
+        {
+            final Histogram transfer = LatencyReport.newHistogram();
+            final Histogram queueing = LatencyReport.newHistogram();
+            final Histogram total = LatencyReport.newHistogram();
+            final SplittableRandom random = new SplittableRandom(seed + tokens);
+            final double meanGapNs = 1e9 / qps;
+            int arrivals = 0;
+            int dropped = 0;
+            int maxSeen = 0;
+            failed = 0;
+            long next = System.nanoTime() + gap(random, meanGapNs, poisson);
+            final long phaseStart = System.nanoTime();
+            while (transfer.getTotalCount() + dropped < requests)
+            {
+                if (arrivals < requests && System.nanoTime() - next >= 0)
+                {
+                    arrivals++;
+                    final Outstanding slot = freeSlot();
+                    if (slot == null)
+                    {
+                        dropped++;
+                    }
+                    else
+                    {
+                        start(slot, tokens, next);
+                        maxSeen = Math.max(maxSeen, outstanding());
+                    }
+                    next += gap(random, meanGapNs, poisson);
+                    continue;
+                }
+                idle.idle(reap(transfer, queueing, total));
+            }
+            final double phaseSeconds = (System.nanoTime() - phaseStart) / 1e9;
+            failedTotal += failed;
+            report(tokens, qps, poisson, requests, transfer, queueing, total, dropped, maxSeen, phaseSeconds);
+            log.add("kv-" + tokens + "-qps" + qps, transfer);
+        }
+        return failedTotal;
+    }
+
+    private void report(final int tokens, final double qps, final boolean poisson, final int requests,
+        final Histogram transfer, final Histogram queueing, final Histogram total, final int dropped, final int maxSeen,
+        final double phaseSeconds)
+    {
+        final long bytes = localBytes(tokens);
+        out.printf(Locale.ROOT, "kv: %d-token requests (%,d bytes each: %d layers x %d blocks of %s), %d at %.1f QPS " +
+            "(%s) in %.1f s: %d done, %d dropped, %d failed, at most %d outstanding%n", tokens, bytes, BLOCK.layers(),
+            blocks(tokens), Units.formatBytes(BLOCK.blockBytes()), requests, qps, poisson ? "poisson" : "fixed",
+            phaseSeconds, transfer.getTotalCount(), dropped, failed, maxSeen);
+        out.println("  transfer time (first submit -> last completion), ms: " + LatencyReport.percentiles(transfer, 1e6));
+        out.println("  queueing in the client (arrival -> first submit), ms: " +
+            LatencyReport.percentiles(queueing, 1e6));
+        out.println("  arrival -> last completion, ms: " + LatencyReport.percentiles(total, 1e6));
+        if (dropped > 0)
+        {
+            out.printf(Locale.ROOT, "kv: NOT KEEPING UP at %.1f QPS of %d tokens: %d of %d arrivals dropped (more than " +
+                "%d outstanding); offered %.2f GB/s%n", qps, tokens, dropped, requests, slots.length, qps * bytes / 1e9);
+        }
+        out.printf(Locale.ROOT, "RESULT mode=kv operation=%s tokens=%d bytes=%d qps=%.2f arrival=%s requests=%d " +
+            "completed=%d dropped=%d failed=%d %s mean_ms=%.3f queue_p50_ms=%.3f queue_p99_ms=%.3f total_p50_ms=%.3f total_p99_ms=%.3f%n",
+            Opcode.name(opcode).toLowerCase(Locale.ROOT), tokens, bytes, qps, poisson ? "poisson" : "fixed", requests,
+            transfer.getTotalCount(), dropped, failed, LatencyReport.percentileFields(transfer, "ms", 1e6),
+            transfer.getMean() / 1e6, queueing.getValueAtPercentile(50) / 1e6, queueing.getValueAtPercentile(99) / 1e6,
+            total.getValueAtPercentile(50) / 1e6, total.getValueAtPercentile(99) / 1e6);
+        out.flush();
+    }
+
+    private static long gap(final SplittableRandom random, final double meanGapNs, final boolean poisson)
+    {
+        return poisson ? (long)(-Math.log(1.0 - random.nextDouble()) * meanGapNs) : (long)meanGapNs;
+    }
+
+    private Outstanding freeSlot()
+    {
+        for (final Outstanding slot : slots)
+        {
+            if (!slot.inUse)
+            {
+                return slot;
+            }
+        }
+        return null;
+    }
+
+    private int outstanding()
+    {
+        int count = 0;
+        for (final Outstanding slot : slots)
+        {
+            count += slot.inUse ? 1 : 0;
+        }
+        return count;
+    }
+
+    /**
+     * Submit the whole request as one batch, layer by layer, block by block.
+     */
+    private void start(final Outstanding slot, final int tokens, final long arrival)
+    {
+        final int blocks = blocks(tokens);
+        final long blockBytes = BLOCK.blockBytes();
+        slot.tasks = blocks * BLOCK.layers();
+        slot.batch = client.allocateBatch(slot.tasks);
+        slot.arrival = arrival;
+        slot.inUse = true;
+        slot.firstSubmit = System.nanoTime();
+        int task = 0;
+        for (int layer = 0; layer < BLOCK.layers(); layer++)
+        {
+            for (int block = 0; block < blocks; block++)
+            {
+                final long index = (long)layer * maxBlocks + block;
+                client.submitTransfer(slot.batch, request.set(opcode, local.address() + index * blockBytes, segment,
+                    targetAddress + (index % targetBlocks) * blockBytes, blockBytes));
+                slot.submitted[task++] = System.nanoTime();
+            }
+        }
+    }
+
+    /**
+     * Record the requests whose tasks all finished.
+     */
+    private int reap(final Histogram transfer, final Histogram queueing, final Histogram total)
+    {
+        int work = 0;
+        for (final Outstanding slot : slots)
+        {
+            if (slot.inUse && client.pendingTasks(slot.batch) == 0)
+            {
+                long end = slot.firstSubmit;
+                boolean ok = true;
+                for (int task = 0; task < slot.tasks; task++)
+                {
+                    end = Math.max(end, slot.submitted[task] + client.taskLatencyNanos(slot.batch, task));
+                    ok &= client.taskState(slot.batch, task) == TaskStatus.COMPLETED;
+                }
+                failed += ok ? 0 : 1;
+                transfer.recordValue(Math.min(LatencyReport.HIGHEST_NANOS, end - slot.firstSubmit));
+                queueing.recordValue(Math.min(LatencyReport.HIGHEST_NANOS, Math.max(0, slot.firstSubmit - slot.arrival)));
+                total.recordValue(Math.min(LatencyReport.HIGHEST_NANOS, Math.max(0, end - slot.arrival)));
+                client.freeBatch(slot.batch);
+                slot.inUse = false;
+                work++;
+            }
+            else if (slot.inUse && System.nanoTime() - slot.firstSubmit > AWAIT_TIMEOUT_NS)
+            {
+                throw new IllegalStateException("a KV request got no completion for " + AWAIT_TIMEOUT_NS / 1e9 + " s");
+            }
+        }
+        return work;
+    }
+}

@@ -1,0 +1,336 @@
+package io.xferd.daemon.tools.cli;
+
+import io.xferd.client.SharedBuffer;
+import io.xferd.client.XferClient;
+import io.xferd.client.XferException;
+import io.xferd.daemon.XferDaemon;
+import io.xferd.daemon.config.DaemonContext;
+import io.xferd.daemon.tools.bench.BenchClients;
+import io.xferd.daemon.tools.bench.KvWorkload;
+import io.xferd.daemon.tools.bench.LatencyReport;
+import io.xferd.daemon.tools.bench.ThroughputBench;
+import io.xferd.daemon.tools.bench.Units;
+import io.xferd.ipc.CncFileDescriptor;
+import io.xferd.ipc.Opcode;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code xferd bench}: the end-to-end benchmark, after Mooncake's transfer_engine_bench and nixlbench. Moves
+ * blocks between this process's memory and a target segment (printed by {@code xferd bench-target}, possibly on
+ * another host's daemon) through the local daemon. Without {@code --target} it starts a bench-target itself
+ * (and a daemon in this process when none serves {@code --dir}).
+ * <p>
+ * Exit codes: 0 all requests completed (and verified), 1 a request failed or a byte differed, 2 bad arguments,
+ * 3 could not set up (no daemon, target not found).
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
+    description = {"End-to-end transfer benchmark: GB/s, requests/s and per-request latency percentiles, " +
+        "or (--workload kv) per-request transfer times of a Qwen2.5-7B KV cache at a given QPS.",
+        "Without --target it starts a bench-target (and, when no daemon serves --dir, a daemon) itself."})
+public final class BenchCommand implements java.util.concurrent.Callable<Integer>
+{
+    @Option(names = "--dir", description = "Daemon directory (default: ${DEFAULT-VALUE}).")
+    Path directory = DaemonContext.DEFAULT_DIRECTORY;
+
+    @Option(names = "--target", description = "Target segment, as bench-target prints it (host:port/name).")
+    String target;
+
+    @Option(names = "--target-address", description = "The target buffer's address, as bench-target prints it.")
+    Long targetAddress;
+
+    @Option(names = "--target-size", converter = Units.ByteSize.class,
+        description = "The target buffer's size (with --target: as printed; without: the buffer to start).")
+    Long targetSize;
+
+    @Option(names = "--operation", defaultValue = "write", description = "read or write (default: ${DEFAULT-VALUE}).")
+    String operation;
+
+    @Option(names = "--block-size", converter = Units.ByteSize.class, defaultValue = "1MiB",
+        description = "Bytes per request (default: ${DEFAULT-VALUE}).")
+    long blockSize;
+
+    @Option(names = "--random", description = "Visit the target's blocks in a seeded random order (default: in order).")
+    boolean random;
+
+    @Option(names = "--batch-size", defaultValue = "32", description = "Requests per batch (default: ${DEFAULT-VALUE}).")
+    int batchSize;
+
+    @Option(names = "--window", defaultValue = "4",
+        description = "Batches in flight per thread (default: ${DEFAULT-VALUE}).")
+    int window;
+
+    @Option(names = "--threads", defaultValue = "1",
+        description = "Client threads, each with its own connection, segment and range (default: ${DEFAULT-VALUE}).")
+    int threads;
+
+    @Option(names = "--duration", converter = Units.TimeSpan.class, defaultValue = "10s",
+        description = "Timed phase (default: ${DEFAULT-VALUE}).")
+    Duration duration;
+
+    @Option(names = "--warmup", converter = Units.TimeSpan.class, defaultValue = "1s",
+        description = "Untimed warm-up before it (default: ${DEFAULT-VALUE}).")
+    Duration warmup;
+
+    @Option(names = "--verify", description = "Check the bytes after the timed phase (write: write a pattern and " +
+        "read it back; read: compare with the pattern bench-target --pattern SEED filled in).")
+    boolean verify;
+
+    @Option(names = "--seed", defaultValue = "42", description = "Seed of the verify pattern and the Poisson " +
+        "arrivals (default: ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--histogram-log", description = "Write the latency histograms as an HdrHistogram log.")
+    Path histogramLog;
+
+    @Option(names = "--workload", defaultValue = "throughput",
+        description = "throughput or kv (default: ${DEFAULT-VALUE}).")
+    String workload;
+
+    @Option(names = "--qps", defaultValue = "4", description = "kv: requests per second (default: ${DEFAULT-VALUE}).")
+    double qps;
+
+    @Option(names = "--prompt-tokens", split = ",", defaultValue = "1024,2048,4096,8192",
+        description = "kv: prompt sizes, one phase each (default: ${DEFAULT-VALUE}).")
+    List<Integer> promptTokens;
+
+    @Option(names = "--requests", defaultValue = "32",
+        description = "kv: arrivals per prompt size (default: ${DEFAULT-VALUE}).")
+    int requests;
+
+    @Option(names = "--arrival", defaultValue = "poisson",
+        description = "kv: poisson (exponential gaps) or fixed (1/QPS) (default: ${DEFAULT-VALUE}).")
+    String arrival;
+
+    @Option(names = "--max-outstanding", defaultValue = "16",
+        description = "kv: requests in flight at most; later arrivals are dropped and counted " +
+            "(default: ${DEFAULT-VALUE}).")
+    int maxOutstanding;
+
+    @Option(names = "--client-idle", defaultValue = "spin",
+        description = "How bench clients wait for completions: spin (the client library's default: spin, yield, " +
+            "park up to 50 us) or gentle (park up to 500 us, for hosts whose cores the daemons need; " +
+            "default: ${DEFAULT-VALUE}).")
+    String clientIdle;
+
+    @Override
+    public Integer call() throws Exception
+    {
+        final String problem = checkArguments();
+        if (problem != null)
+        {
+            System.err.println("bench: " + problem);
+            return 2;
+        }
+        final boolean daemonRunning = Files.exists(directory.resolve(CncFileDescriptor.SOCKET_FILE));
+        if (target != null && !daemonRunning)
+        {
+            System.err.println("bench: no xferd daemon in " + directory + " (start one: bin/xferd daemon --dir " +
+                directory + ")");
+            return 3;
+        }
+        XferDaemon embedded = null;
+        Process targetProcess = null;
+        try
+        {
+            if (target == null)
+            {
+                if (!daemonRunning)
+                {
+                    System.out.println("bench: no daemon in " + directory + ", starting one in this process");
+                    embedded = XferDaemon.launch(new DaemonContext().directory(directory));
+                }
+                targetProcess = startTarget();
+                if (target == null)
+                {
+                    return 3;
+                }
+            }
+            final LatencyReport log = new LatencyReport();
+            final int status;
+            try (BenchClients clients = new BenchClients(directory, target, targetAddress, targetSize,
+                BenchClients.idleStrategy(clientIdle)))
+            {
+                status = "kv".equals(workload) ? runKv(clients, log) : new ThroughputBench(clients, opcode(),
+                    blockSize, batchSize, window, System.out).randomOrder(random).run(threads, warmup, duration, verify, seed, log);
+            }
+            if (histogramLog != null)
+            {
+                log.write(histogramLog);
+                System.out.println("bench: histogram log written to " + histogramLog);
+            }
+            return status;
+        }
+        catch (final BenchClients.BenchSetupException | XferException ex)
+        {
+            System.out.println("bench: " + ex.getMessage());
+            return 3;
+        }
+        catch (final RuntimeException ex)
+        {
+            System.out.println("bench: FAILED: " + ex.getMessage());
+            ex.printStackTrace();
+            return 1;
+        }
+        finally
+        {
+            stopTarget(targetProcess);
+            if (embedded != null)
+            {
+                embedded.close();
+            }
+        }
+    }
+
+    private String checkArguments()
+    {
+        if (!"read".equals(operation) && !"write".equals(operation))
+        {
+            return "--operation must be read or write: " + operation;
+        }
+        if (!"throughput".equals(workload) && !"kv".equals(workload))
+        {
+            return "--workload must be throughput or kv: " + workload;
+        }
+        if (target != null && (targetAddress == null || targetSize == null))
+        {
+            return "--target needs --target-address and --target-size (bench-target prints all three)";
+        }
+        if (blockSize <= 0 || batchSize < 1 || batchSize > 65536 || window < 1 || threads < 1 || threads > 256)
+        {
+            return "need --block-size > 0, --batch-size 1..65536, --window >= 1, --threads 1..256";
+        }
+        if (!"spin".equals(clientIdle) && !"gentle".equals(clientIdle))
+        {
+            return "--client-idle must be spin or gentle: " + clientIdle;
+        }
+        if (duration.isNegative() || duration.isZero() || warmup.isNegative())
+        {
+            return "--duration must be positive and --warmup not negative";
+        }
+        if ("kv".equals(workload))
+        {
+            if (threads != 1 || verify)
+            {
+                return "--workload kv runs one client (one inference worker) and does not take --threads or --verify";
+            }
+            if (qps <= 0 || requests < 1 || maxOutstanding < 1 || promptTokens.isEmpty() ||
+                promptTokens.stream().anyMatch(tokens -> tokens < 1))
+            {
+                return "--qps, --requests, --max-outstanding and every --prompt-tokens must be positive";
+            }
+            if (!"poisson".equals(arrival) && !"fixed".equals(arrival))
+            {
+                return "--arrival must be poisson or fixed: " + arrival;
+            }
+        }
+        return null;
+    }
+
+    private int opcode()
+    {
+        return "read".equals(operation) ? Opcode.READ : Opcode.WRITE;
+    }
+
+    private int runKv(final BenchClients clients, final LatencyReport log)
+    {
+        final int maxTokens = Collections.max(promptTokens);
+        final XferClient client = clients.connect(0);
+        final SharedBuffer local = clients.allocate(client, KvWorkload.localBytes(maxTokens));
+        final KvWorkload kv = new KvWorkload(client, clients.openTarget(client), opcode(), local, maxTokens,
+            targetAddress, targetSize, maxOutstanding, System.out);
+        System.out.printf("bench: kv workload, %s of Qwen2.5-7B KV cache, prompts of %s tokens, %s arrivals at " +
+            "%.1f QPS, %d per prompt size, target %s%n", operation, promptTokens, arrival, qps, requests, target);
+        if (!warmup.isZero())
+        {
+            kv.warmUp(promptTokens.get(0), warmup);
+        }
+        final long failed = kv.run(promptTokens, qps, "poisson".equals(arrival), requests, seed, log);
+        if (failed > 0)
+        {
+            System.out.println("bench: FAILED " + failed + " KV request(s)");
+        }
+        return failed == 0 ? 0 : 1;
+    }
+
+    /**
+     * Start {@code xferd bench-target} on the same daemon and take its TARGET line.
+     */
+    private Process startTarget() throws IOException
+    {
+        final long size = targetSize != null ? targetSize : "kv".equals(workload) ?
+            KvWorkload.localBytes(Collections.max(promptTokens)) :
+            threads * ThroughputBench.spanPerThread(Long.MAX_VALUE / 2, 1, blockSize);
+        final Process process = JavaProcesses.builder(XferdMain.class, List.of("bench-target",
+            "--dir", directory.toString(), "--size", Long.toString(size), "--pattern", Long.toString(seed)))
+            .redirectErrorStream(true).start();
+        final BufferedReader output =
+            new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+        String line;
+        while ((line = output.readLine()) != null)
+        {
+            if (line.startsWith("TARGET "))
+            {
+                final String[] fields = line.split(" ");
+                target = fields[1];
+                targetAddress = Long.parseLong(fields[2]);
+                targetSize = Long.parseLong(fields[3]);
+                break;
+            }
+            System.out.println("target: " + line);
+        }
+        if (target == null)
+        {
+            System.out.println("bench: the bench-target process ended before it printed its TARGET line");
+        }
+        Thread.ofPlatform().daemon().name("bench-target-output").start(() -> forward(output));
+        return process;
+    }
+
+    private static void forward(final BufferedReader output)
+    {
+        try
+        {
+            String line;
+            while ((line = output.readLine()) != null)
+            {
+                System.out.println("target: " + line);
+            }
+        }
+        catch (final IOException ignore)
+        {
+            // the target is gone
+        }
+    }
+
+    private static void stopTarget(final Process process) throws InterruptedException
+    {
+        if (process == null)
+        {
+            return;
+        }
+        try
+        {
+            process.getOutputStream().close(); // bench-target exits when its stdin closes
+        }
+        catch (final IOException ignore)
+        {
+            // already gone
+        }
+        if (!process.waitFor(10, TimeUnit.SECONDS))
+        {
+            process.destroyForcibly();
+        }
+    }
+}

@@ -1,0 +1,196 @@
+package io.xferd.daemon.tools.cli;
+
+import io.xferd.daemon.XferDaemon;
+import io.xferd.daemon.config.DaemonContext;
+import io.xferd.daemon.tools.demo.DecodeConsumer;
+import io.xferd.daemon.tools.demo.DisaggregatedDemo;
+import io.xferd.daemon.tools.demo.KvCacheLayout;
+import io.xferd.daemon.tools.demo.PrefillProducer;
+import io.xferd.ipc.CncFileDescriptor;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code xferd demo}: the first run. Uses the daemon serving {@code --dir} or starts one, then runs a prefill
+ * producer and a decode consumer as two processes that move a KV cache between them through the daemon; the
+ * consumer verifies every byte. Exit 0 only when every byte arrived intact. With {@code --disagg}: a whole
+ * disaggregated deployment (daemon, proxy, stand-in prefill and decode servers), see {@link DisaggregatedDemo}.
+ */
+@Command(name = "demo", mixinStandardHelpOptions = true,
+    description = "Move a KV cache between a prefill and a decode process through the daemon, verify every byte, " +
+        "print GB/s and latency percentiles.")
+public final class DemoCommand implements java.util.concurrent.Callable<Integer>
+{
+    @Option(names = "--dir", description = "Daemon directory (default: ${DEFAULT-VALUE}).")
+    Path directory = DaemonContext.DEFAULT_DIRECTORY;
+
+    @Option(names = "--size-mib", description = "KV cache size to move (default: ${DEFAULT-VALUE}).")
+    long sizeMib = 256;
+
+    @Option(names = "--batch", description = "Requests per batch (default: ${DEFAULT-VALUE}).")
+    int batch = 32;
+
+    @Option(names = "--seed", description = "Seed of the random data (default: time based).")
+    long seed = System.nanoTime();
+
+    @Option(names = "--timeout-s", description = "Give up after (default: ${DEFAULT-VALUE}).")
+    long timeoutSeconds = 120;
+
+    @Option(names = "--disagg", description = "Run a disaggregated deployment instead: a daemon in its own " +
+        "directory, the proxy (V1), stand-in vLLM prefill and decode servers (Python, OpenAI API) moving a KV " +
+        "cache of Qwen2.5-7B shape through mooncake.engine; prompts go through the proxy. Ignores --dir.")
+    boolean disagg;
+
+    @Option(names = "--prompts", description = "--disagg: prompts to send (default: ${DEFAULT-VALUE}).")
+    int prompts = 3;
+
+    @Option(names = "--prompt-tokens", description = "--disagg: tokens per prompt, 16 per KV block; a block is " +
+        "896 KiB over 28 layers (default: ${DEFAULT-VALUE}).")
+    int promptTokens = 1024;
+
+    @Option(names = "--max-tokens", description = "--disagg: tokens generated per prompt (default: ${DEFAULT-VALUE}).")
+    int maxTokens = 16;
+
+    @Option(names = "--kv-blocks", description = "--disagg: KV blocks per instance; 0: what one prompt needs " +
+        "(default: ${DEFAULT-VALUE}).")
+    int kvBlocks = 0;
+
+    @Option(names = "--python",
+        description = "--disagg: Python interpreter, 3.10 or later (default: ${DEFAULT-VALUE}).")
+    String python = "python3";
+
+    @Option(names = "--python-path", description = "--disagg: the repository's python folder (default: found " +
+        "beside the daemon's jar).")
+    Path pythonPath;
+
+    @Option(names = "--corrupt-first", description = "--disagg: fault injection: prefill flips one KV byte of the " +
+        "first prompt; decode must refuse it and the demo fails.")
+    boolean corruptFirst;
+
+    @Override
+    public Integer call() throws Exception
+    {
+        if (disagg)
+        {
+            return runDisaggregated();
+        }
+        XferDaemon embedded = null;
+        if (!Files.exists(directory.resolve(CncFileDescriptor.SOCKET_FILE)))
+        {
+            System.out.println("demo: no daemon in " + directory + ", starting one in this process");
+            // a local-only daemon: any free port for the peer listener
+            embedded = XferDaemon.launch(new DaemonContext().directory(directory).rpcAddress("127.0.0.1:0"));
+        }
+        else
+        {
+            System.out.println("demo: using the daemon serving " + directory);
+        }
+        try
+        {
+            return run();
+        }
+        finally
+        {
+            if (embedded != null)
+            {
+                embedded.close();
+            }
+        }
+    }
+
+    private int runDisaggregated() throws Exception
+    {
+        final Path packages = pythonPath != null ? pythonPath : DisaggregatedDemo.findPythonPath();
+        if (packages == null || !Files.isDirectory(packages.resolve("xferd_demo")))
+        {
+            System.out.println("demo: cannot find the python folder with xferd_demo (give --python-path)");
+            return 2;
+        }
+        if (prompts < 1 || promptTokens < 16 || maxTokens < 1 || kvBlocks < 0)
+        {
+            System.out.println("demo: --prompts and --max-tokens must be at least 1, --prompt-tokens at least 16");
+            return 2;
+        }
+        try
+        {
+            return new DisaggregatedDemo(new DisaggregatedDemo.Settings(python, packages, prompts, promptTokens,
+                maxTokens, kvBlocks, corruptFirst, Duration.ofSeconds(timeoutSeconds)), System.out,
+                args -> JavaProcesses.builder(XferdMain.class, args)).run();
+        }
+        catch (final IllegalStateException | java.io.IOException ex)
+        {
+            // a stand-in or the proxy did not start: everything started is stopped by then
+            System.out.println("demo: FAILED: " + ex.getMessage());
+            return 1;
+        }
+    }
+
+    private int run() throws Exception
+    {
+        final KvCacheLayout layout = KvCacheLayout.qwen25_7bOfSize(sizeMib * 1024 * 1024);
+        final String suffix = Long.toString(ProcessHandle.current().pid());
+        final String consumerName = "decode-" + suffix;
+        System.out.printf("demo: KV cache of Qwen2.5-7B shape, %d layers x %d blocks of 16 tokens (%d bytes each), " +
+            "%.1f MiB%n", layout.layers(), layout.blocks(), layout.blockBytes(), layout.totalBytes() / 1048576.0);
+
+        final Process consumer = JavaProcesses.start(DecodeConsumer.class, List.of(directory.toString(), consumerName,
+            Integer.toString(layout.layers()), Integer.toString(layout.blocks()), Long.toString(seed),
+            Long.toString(timeoutSeconds * 1000)));
+        Process producer = null;
+        try
+        {
+            final BufferedReader consumerOut =
+                new BufferedReader(new InputStreamReader(consumer.getInputStream(), StandardCharsets.UTF_8));
+            String line;
+            String[] ready = null;
+            while ((line = consumerOut.readLine()) != null)
+            {
+                if (line.startsWith("READY "))
+                {
+                    ready = line.split(" ");
+                    break;
+                }
+                System.out.println("decode: " + line);
+            }
+            if (ready == null)
+            {
+                System.out.println("demo: the decode process ended before it was ready");
+                return 1;
+            }
+            final List<String> producerArgs = new ArrayList<>(List.of(directory.toString(), "prefill-" + suffix,
+                ready[1], Integer.toString(layout.layers()), Integer.toString(layout.blocks()), Long.toString(seed),
+                Integer.toString(batch)));
+            producerArgs.addAll(Arrays.asList(ready).subList(2, ready.length));
+            producer = JavaProcesses.builder(PrefillProducer.class, producerArgs).inheritIO().start();
+
+            final boolean producerDone = producer.waitFor(timeoutSeconds, TimeUnit.SECONDS);
+            while ((line = consumerOut.readLine()) != null)
+            {
+                System.out.println("decode: " + line);
+            }
+            final boolean consumerDone = consumer.waitFor(timeoutSeconds, TimeUnit.SECONDS);
+            final boolean ok = producerDone && consumerDone && producer.exitValue() == 0 && consumer.exitValue() == 0;
+            System.out.println(ok ? "demo: OK, every byte verified" : "demo: FAILED");
+            return ok ? 0 : 1;
+        }
+        finally
+        {
+            consumer.destroyForcibly();
+            if (producer != null)
+            {
+                producer.destroyForcibly();
+            }
+        }
+    }
+}

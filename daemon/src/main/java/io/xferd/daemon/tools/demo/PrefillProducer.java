@@ -1,0 +1,119 @@
+package io.xferd.daemon.tools.demo;
+
+import io.xferd.client.ClientContext;
+import io.xferd.client.SharedBuffer;
+import io.xferd.client.TaskStatus;
+import io.xferd.client.TransferRequest;
+import io.xferd.client.XferClient;
+import io.xferd.ipc.Opcode;
+import org.HdrHistogram.Histogram;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+/**
+ * The prefill side of the demo (the KV producer): fills its KV cache with seeded random data, then pushes
+ * every 16-token block of every layer into the consumer's cache with WRITEs in batches, the last block of each
+ * layer carrying a "layer N" notification. Prints throughput and submit-to-completion latency percentiles.
+ * <p>
+ * Arguments: directory segment-name target-segment layers blocks seed batch-size address...
+ */
+public final class PrefillProducer
+{
+    public static void main(final String[] args)
+    {
+        final Path directory = Path.of(args[0]);
+        final String name = args[1];
+        final String target = args[2];
+        final int layers = Integer.parseInt(args[3]);
+        final KvCacheLayout layout = KvCacheLayout.qwen25_7b(Integer.parseInt(args[4]));
+        final long seed = Long.parseLong(args[5]);
+        final int batchSize = Integer.parseInt(args[6]);
+        final long[] targetLayers = new long[layers];
+        for (int i = 0; i < layers; i++)
+        {
+            targetLayers[i] = Long.parseLong(args[7 + i]);
+        }
+
+        try (XferClient client = XferClient.connect(new ClientContext().directory(directory).segmentName(name)))
+        {
+            final SharedBuffer[] cache = new SharedBuffer[layers];
+            for (int layer = 0; layer < layers; layer++)
+            {
+                cache[layer] = client.allocateMemory(layout.layerBytes());
+                KvCacheLayout.fill(cache[layer].segment(), seed, layer);
+                client.registerMemory(cache[layer], "cpu:0");
+            }
+            final long segment = client.openSegment(target);
+            final Histogram latency = new Histogram(3_600_000_000_000L, 3);
+            final TransferRequest request = new TransferRequest();
+            final long blockBytes = layout.blockBytes();
+            int failed = 0;
+
+            final long start = System.nanoTime();
+            // keep a few batches in flight, as a connector pushing layer after layer would
+            final int window = 4;
+            final long[] inFlight = new long[window];
+            final int[] inFlightCount = new int[window];
+            int submittedBatches = 0;
+            for (int layer = 0; layer < layers; layer++)
+            {
+                for (int first = 0; first < layout.blocks(); first += batchSize)
+                {
+                    final int slot = submittedBatches % window;
+                    if (submittedBatches >= window)
+                    {
+                        failed += finish(client, inFlight[slot], inFlightCount[slot], latency);
+                    }
+                    final int count = Math.min(batchSize, layout.blocks() - first);
+                    final long batch = client.allocateBatch(count);
+                    for (int i = 0; i < count; i++)
+                    {
+                        final int block = first + i;
+                        request.set(Opcode.WRITE, cache[layer].address() + block * blockBytes, segment,
+                            targetLayers[layer] + block * blockBytes, blockBytes);
+                        if (block == layout.blocks() - 1)
+                        {
+                            request.notify(("layer " + layer).getBytes(StandardCharsets.UTF_8));
+                        }
+                        client.submitTransfer(batch, request);
+                    }
+                    inFlight[slot] = batch;
+                    inFlightCount[slot] = count;
+                    submittedBatches++;
+                }
+            }
+            for (int i = Math.max(0, submittedBatches - window); i < submittedBatches; i++)
+            {
+                failed += finish(client, inFlight[i % window], inFlightCount[i % window], latency);
+            }
+            final long elapsed = System.nanoTime() - start;
+            final double gbps = layout.totalBytes() / (double)elapsed;
+            System.out.printf("MOVED %d bytes in %d requests of %d bytes: %.2f GB/s%n",
+                layout.totalBytes(), latency.getTotalCount(), blockBytes, gbps);
+            System.out.printf("LATENCY submit->completion us: p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f%n",
+                latency.getValueAtPercentile(50) / 1e3, latency.getValueAtPercentile(90) / 1e3,
+                latency.getValueAtPercentile(99) / 1e3, latency.getValueAtPercentile(99.9) / 1e3,
+                latency.getMaxValue() / 1e3);
+            System.out.println(failed == 0 ? "SENT" : "FAILED " + failed + " request(s)");
+            System.out.flush();
+            System.exit(failed == 0 ? 0 : 1);
+        }
+    }
+
+    private static int finish(final XferClient client, final long batch, final int count, final Histogram latency)
+    {
+        int failed = 0;
+        client.awaitBatch(batch, 30_000);
+        for (int i = 0; i < count; i++)
+        {
+            if (client.taskState(batch, i) != TaskStatus.COMPLETED)
+            {
+                failed++;
+            }
+            latency.recordValue(Math.max(0, client.taskLatencyNanos(batch, i)));
+        }
+        client.freeBatch(batch);
+        return failed;
+    }
+}

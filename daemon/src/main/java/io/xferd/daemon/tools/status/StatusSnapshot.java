@@ -1,0 +1,271 @@
+package io.xferd.daemon.tools.status;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.xferd.daemon.statusmap.StatusMapFile;
+import io.xferd.daemon.statusmap.StatusMapReader;
+import io.xferd.ipc.CncFileDescriptor;
+import io.xferd.ipc.SystemCounter;
+import io.xferd.nativebindings.verbs.Verbs;
+import org.agrona.IoUtil;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.CountersReader;
+
+import java.nio.MappedByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What {@code xferd status} shows, read without asking the daemon (as Aeron's AeronStat does): the cnc file's
+ * header, heartbeat, counters and to-daemon ring positions, and the registry file's clients, regions, peers and
+ * NICs. Plain maps and lists, in the order shown, so that text and JSON come from the same data.
+ */
+public final class StatusSnapshot
+{
+    private StatusSnapshot()
+    {
+    }
+
+    /**
+     * @return the snapshot; {@code running} false (with {@code reason}) when no daemon serves the directory.
+     */
+    public static Map<String, Object> read(final Path directory)
+    {
+        final Map<String, Object> status = new LinkedHashMap<>();
+        status.put("directory", directory.toString());
+        final Path cncFile = directory.resolve(CncFileDescriptor.CNC_FILE);
+        if (!Files.exists(cncFile))
+        {
+            status.put("running", false);
+            status.put("reason", "no xferd daemon in " + directory + " (no " + CncFileDescriptor.CNC_FILE +
+                "; start one with: xferd daemon --dir " + directory + ")");
+            return status;
+        }
+        final MappedByteBuffer mapped = IoUtil.mapExistingFile(cncFile.toFile(), "cnc");
+        try
+        {
+            final UnsafeBuffer cnc = new UnsafeBuffer(mapped);
+            try
+            {
+                CncFileDescriptor.checkHeader(cnc);
+            }
+            catch (final IllegalStateException ex)
+            {
+                status.put("running", false);
+                status.put("reason", ex.getMessage());
+                return status;
+            }
+            readCnc(cnc, status);
+        }
+        finally
+        {
+            IoUtil.unmap(mapped);
+        }
+        if ((Boolean)status.get("running"))
+        {
+            readRegistry(directory, status);
+        }
+        status.put("rdma", Verbs.availability().toString());
+        return status;
+    }
+
+    private static void readCnc(final UnsafeBuffer cnc, final Map<String, Object> status)
+    {
+        final long now = System.currentTimeMillis();
+        final long age = now - CncFileDescriptor.heartbeatMs(cnc);
+        final boolean alive = age <= CncFileDescriptor.livenessTimeoutMs(cnc);
+        status.put("running", alive);
+        if (!alive)
+        {
+            status.put("reason", "the daemon's heartbeat is " + age + " ms old: it stopped without cleaning up");
+        }
+        final Map<String, Object> daemon = new LinkedHashMap<>();
+        daemon.put("pid", CncFileDescriptor.daemonPid(cnc));
+        daemon.put("started_at", Instant.ofEpochMilli(CncFileDescriptor.startTimeMs(cnc)).toString());
+        daemon.put("uptime_s", (now - CncFileDescriptor.startTimeMs(cnc)) / 1000);
+        daemon.put("heartbeat_age_ms", age);
+        status.put("daemon", daemon);
+
+        final CountersReader reader = new CountersReader(
+            CncFileDescriptor.countersMetadataBuffer(cnc), CncFileDescriptor.countersValuesBuffer(cnc));
+        final long[] values = new long[SystemCounter.values().length];
+        final Map<String, Object> counters = new LinkedHashMap<>();
+        final Map<String, Map<String, Object>> paths = new java.util.TreeMap<>();
+        reader.forEach((value, id, label) ->
+        {
+            final int type = reader.getCounterTypeId(id);
+            if (type == io.xferd.daemon.transport.tcp.PeerPath.BYTES_TYPE_ID || type == io.xferd.daemon.transport.tcp.PeerPath.FAILURES_TYPE_ID ||
+                type == io.xferd.daemon.transport.tcp.PeerPath.STATE_TYPE_ID)
+            {
+                pathCounter(paths, type, label, value);
+            }
+            if (reader.getCounterTypeId(id) == SystemCounter.TYPE_ID)
+            {
+                counters.put(label, value);
+                if (id < values.length)
+                {
+                    values[id] = value;
+                }
+            }
+        });
+        final Map<String, Object> storage = new LinkedHashMap<>();
+        storage.put("bytes_read", values[SystemCounter.STORAGE_BYTES_READ.id()]);
+        storage.put("bytes_written", values[SystemCounter.STORAGE_BYTES_WRITTEN.id()]);
+        storage.put("errors", values[SystemCounter.STORAGE_ERRORS.id()]);
+        status.put("storage", storage);
+        final long submitted = values[SystemCounter.REQUESTS_SUBMITTED.id()];
+        final long completed = values[SystemCounter.REQUESTS_COMPLETED.id()];
+        final long failed = values[SystemCounter.REQUESTS_FAILED.id()];
+        final Map<String, Object> requests = new LinkedHashMap<>();
+        requests.put("submitted", submitted);
+        requests.put("completed_ok", completed);
+        requests.put("failed", failed);
+        requests.put("in_flight", submitted - completed - failed);
+        status.put("requests", requests);
+
+        status.put("clients_cut_off", values[SystemCounter.CLIENTS_CUT_OFF.id()]);
+        status.put("malformed_ring_records", values[SystemCounter.MALFORMED_RECORDS.id()]);
+        status.put("journal_write_failures", values[SystemCounter.JOURNAL_WRITE_FAILURES.id()]);
+        status.put("journal_dropped", values[SystemCounter.JOURNAL_DROPPED.id()]);
+
+        final Map<String, Object> shm = new LinkedHashMap<>();
+        shm.put("name", "shm");
+        shm.put("kind", "local");
+        shm.put("bytes", values[SystemCounter.BYTES_READ.id()] + values[SystemCounter.BYTES_WRITTEN.id()]);
+        shm.put("errors", failed);
+        final List<Object> nics = new ArrayList<>(List.of(shm));
+        nics.addAll(paths.values());
+        status.put("nics", nics);
+        final Map<String, Map<String, Object>> peers = new java.util.TreeMap<>();
+        for (final Map<String, Object> path : paths.values())
+        {
+            final Map<String, Object> peer = peers.computeIfAbsent((String)path.get("peer"), address ->
+            {
+                final Map<String, Object> entry = new LinkedHashMap<>();
+                entry.put("address", address);
+                entry.put("paths", 0);
+                entry.put("paths_paused", 0);
+                entry.put("bytes", 0L);
+                entry.put("failures", 0L);
+                return entry;
+            });
+            peer.merge("paths", 1, (a, b) -> (Integer)a + (Integer)b);
+            peer.merge("paths_paused", "paused".equals(path.get("state")) ? 1 : 0, (a, b) -> (Integer)a + (Integer)b);
+            peer.merge("bytes", path.get("bytes"), (a, b) -> (Long)a + (Long)b);
+            peer.merge("failures", path.get("errors"), (a, b) -> (Long)a + (Long)b);
+        }
+        status.put("peers_by_path", new ArrayList<>(peers.values()));
+        status.put("counters", counters);
+    }
+
+    /**
+     * A peer path's counters are labelled "path NIC -> host:port (peer host:port) bytes|failures|state ...".
+     */
+    private static void pathCounter(
+        final Map<String, Map<String, Object>> paths, final int type, final String label, final long value)
+    {
+        final int peerAt = label.lastIndexOf(" (peer ");
+        final int peerEnd = label.indexOf(')', peerAt);
+        if (!label.startsWith("path ") || peerAt < 0 || peerEnd < 0)
+        {
+            return;
+        }
+        final String key = label.substring(0, peerEnd + 1);
+        final Map<String, Object> path = paths.computeIfAbsent(key, ignored ->
+        {
+            final String description = label.substring("path ".length(), peerAt);
+            final Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("name", description.substring(0, description.indexOf(" -> ")));
+            // a TCP path ends at host:port, an RDMA path at the peer's device
+            entry.put("kind", description.substring(description.indexOf(" -> ") + 4).contains(":") ? "tcp" : "rdma");
+            entry.put("path", description);
+            entry.put("peer", label.substring(peerAt + " (peer ".length(), peerEnd));
+            entry.put("bytes", 0L);
+            entry.put("errors", 0L);
+            entry.put("state", "active");
+            return entry;
+        });
+        if (type == io.xferd.daemon.transport.tcp.PeerPath.BYTES_TYPE_ID)
+        {
+            path.put("bytes", value);
+        }
+        else if (type == io.xferd.daemon.transport.tcp.PeerPath.FAILURES_TYPE_ID)
+        {
+            path.put("errors", value);
+        }
+        else
+        {
+            path.put("state", value == io.xferd.daemon.transport.tcp.PeerPath.PAUSED ? "paused" : "active");
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void readRegistry(final Path directory, final Map<String, Object> status)
+    {
+        final Map<String, JsonNode> entries;
+        try
+        {
+            entries = StatusMapReader.read(directory);
+        }
+        catch (final RuntimeException ex)
+        {
+            status.put("registry", "unreadable: " + ex.getMessage());
+            return;
+        }
+        if (entries == null)
+        {
+            status.put("registry", "absent (" + StatusMapFile.FILE + ")");
+            return;
+        }
+        final JsonNode daemon = entries.get(StatusMapFile.DAEMON_KEY);
+        if (daemon != null && daemon.has("config"))
+        {
+            status.put("config", daemon.get("config"));
+        }
+        final Map<Integer, Map<String, Object>> clients = new java.util.TreeMap<>();
+        final List<Object> peers = new ArrayList<>();
+        entries.forEach((key, value) ->
+        {
+            if (key.startsWith(StatusMapFile.CLIENT_PREFIX))
+            {
+                final Map<String, Object> client = StatusMapFile.asMap(value);
+                client.put("region_list", new ArrayList<>());
+                clients.put(value.path("slot").asInt(), client);
+            }
+            else if (key.startsWith(StatusMapFile.PEER_PREFIX))
+            {
+                peers.add(value);
+            }
+        });
+        entries.forEach((key, value) ->
+        {
+            if (key.startsWith(StatusMapFile.REGION_PREFIX))
+            {
+                final Map<String, Object> client = clients.get(value.path("slot").asInt());
+                if (client != null)
+                {
+                    final Map<String, Object> region = new LinkedHashMap<>();
+                    region.put("address", "0x" + Long.toHexString(value.path("address").asLong()));
+                    region.put("length", value.path("length").asLong());
+                    region.put("location", value.path("location").asText());
+                    if (value.hasNonNull("storage"))
+                    {
+                        region.put("storage", value.path("storage").asText());
+                    }
+                    ((List<Object>)client.get("region_list")).add(region);
+                }
+            }
+        });
+        status.put("clients", new ArrayList<>(clients.values()));
+        final Object byPath = status.remove("peers_by_path");
+        if (peers.isEmpty() && byPath != null)
+        {
+            peers.addAll((List<Object>)byPath);
+        }
+        status.put("peers", peers);
+    }
+}

@@ -1,0 +1,102 @@
+package io.xferd.daemon.transport;
+
+import io.xferd.daemon.journal.TransferJournal;
+import io.xferd.daemon.memory.Region;
+import io.xferd.daemon.session.BatchTracker;
+import io.xferd.daemon.session.ClientSession;
+import org.agrona.DirectBuffer;
+
+import java.util.function.Consumer;
+
+/**
+ * What the data plane and the control plane need from the transport that moves bytes to and from other daemons
+ * (TCP or RDMA): open a peer's segment, start a remote request, report per-path state. Which one runs is chosen
+ * once, at start, by {@link io.xferd.daemon.transport.TransportSelector}; nothing else knows.
+ */
+public interface PeerTransport extends AutoCloseable
+{
+    /**
+     * @return the transport's name as {@code xferd status} shows it ("tcp", "rdma").
+     */
+    String name();
+
+    /**
+     * Where remote requests' slices and completions are journaled (set before the first peer is opened).
+     */
+    void journal(TransferJournal journal);
+
+    RemoteSegments remoteSegments();
+
+    /**
+     * Start a remote request. On {@link io.xferd.ipc.TransferStatus#OK} the transport owns the submitter's borrow
+     * and the local region's borrow until it writes the completion; on any other status nothing was taken.
+     * Allocation-free.
+     */
+    default int submit(
+        ClientSession submitter,
+        long requestId,
+        long traceId,
+        int opcode,
+        Region local,
+        long localAddress,
+        RemoteSegment target,
+        long targetAddress,
+        long length,
+        long submitNanos,
+        long intakeNanos,
+        DirectBuffer notify,
+        int notifyLength)
+    {
+        return submit(submitter, requestId, traceId, opcode, local, localAddress, target, targetAddress, length,
+            submitNanos, intakeNanos, notify, notifyLength, null, 0);
+    }
+
+    /**
+     * As above, for a request that may be entry {@code batchEntry} of a SUBMIT_BATCH: its end is counted into
+     * {@code batch} ({@link io.xferd.daemon.session.CompletionSender#complete(ClientSession, BatchTracker, int, long,
+     * int, long, long, long)}), which answers the client once for the whole batch. {@code batch} is null for a SUBMIT.
+     */
+    int submit(
+        ClientSession submitter,
+        long requestId,
+        long traceId,
+        int opcode,
+        Region local,
+        long localAddress,
+        RemoteSegment target,
+        long targetAddress,
+        long length,
+        long submitNanos,
+        long intakeNanos,
+        DirectBuffer notify,
+        int notifyLength,
+        BatchTracker batch,
+        int batchEntry);
+
+    /**
+     * Open the segment {@code segmentName} of the daemon at {@code host:port}, off the caller's thread; the answer
+     * (a handle as a Long, or an error message as a String) goes to {@code onResult} on a transport thread.
+     */
+    void openAsync(String peerAddress, String segmentName, Consumer<Object> onResult);
+
+    /**
+     * @return whether a local GPU range can take part in a remote request; RDMA would need GPUDirect, which this
+     * build does not have.
+     */
+    default boolean carriesDeviceMemory()
+    {
+        return false;
+    }
+
+    /**
+     * @return whether a local process-memory range (reached with process_vm_readv/writev) can take part in a remote
+     * request; RDMA cannot register another process's memory with the NIC.
+     */
+    default boolean carriesProcessMemory()
+    {
+        return false;
+    }
+
+    @Override
+    void close();
+}

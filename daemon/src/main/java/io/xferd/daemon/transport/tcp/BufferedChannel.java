@@ -1,0 +1,242 @@
+package io.xferd.daemon.transport.tcp;
+
+import io.xferd.daemon.auth.FrameMac;
+import io.xferd.daemon.transport.PeerProtocol;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+
+/**
+ * A blocking socket with an input buffer and an output buffer, so that many small frames (headers, answers)
+ * cost one system call instead of one each: reads take whatever the socket has, answers wait in the output
+ * buffer until the reader would block, and only then go out together. Large payloads bypass both buffers:
+ * what is already buffered is copied, the rest is read or written straight from or into registered memory;
+ * reads run at most {@link #READ_AHEAD} bytes past what was asked for, so that rest is nearly all of it.
+ * One reader thread and one writer thread at most.
+ */
+final class BufferedChannel
+{
+    static final int MAX_ANSWERS = 64;
+    // how far a read may run past the frame asked for: enough for a burst of headers and acks in one call, small
+    // enough that a payload following a header is mostly read straight into registered memory, not copied twice
+    static final int READ_AHEAD = 8 * 1024;
+    private static final long MAX_PENDING_BYTES = 1 << 20;
+
+    private final SocketChannel channel;
+    private final ByteBuffer in;
+    // answers wait here, each a small header of its own followed by an optional payload view, and leave together
+    private final ByteBuffer[] headers;
+    private final ByteBuffer[] gather;
+    private final io.xferd.daemon.memory.Region[] borrowed;
+    private int headerCount;
+    private int gatherCount;
+    private int borrowedCount;
+    private long pendingBytes;
+    private FrameMac answerMac = new FrameMac(null);
+    // when the frame being served began, or while answers are being sent, when that began; 0 while waiting for the
+    // next frame: a deadline watchdog cuts off a connection that stays busy too long (a stalled peer)
+    private volatile long busySinceNanos;
+
+    BufferedChannel(final SocketChannel channel, final int inputCapacity, final int answerHeaderLength)
+    {
+        this.channel = channel;
+        this.in = FrameIo.newBuffer(inputCapacity);
+        this.in.flip();
+        final int answers = answerHeaderLength > 0 ? MAX_ANSWERS : 0;
+        this.headers = new ByteBuffer[answers];
+        for (int i = 0; i < answers; i++)
+        {
+            headers[i] = FrameIo.newBuffer(answerHeaderLength);
+        }
+        this.gather = new ByteBuffer[2 * answers];
+        this.borrowed = new io.xferd.daemon.memory.Region[answers];
+    }
+
+    /**
+     * Tag every answer queued from now on with {@code mac} (the session's, once the handshake is done).
+     */
+    void signAnswersWith(final FrameMac mac)
+    {
+        this.answerMac = mac;
+    }
+
+    /**
+     * A frame's header was read: from now until {@link #frameDone()} the connection waits on its peer only for the
+     * rest of that frame, which must come within the deadline.
+     */
+    void frameStarted(final long nowNanos)
+    {
+        busySinceNanos = nowNanos;
+    }
+
+    void frameDone()
+    {
+        busySinceNanos = 0;
+    }
+
+    /**
+     * @return when the current frame (or the sending of answers) began, 0 when idle between frames.
+     */
+    long busySinceNanos()
+    {
+        return busySinceNanos;
+    }
+
+    /**
+     * Make {@code length} bytes readable from {@link #input()} (relative gets), reading more only when needed;
+     * answers waiting in the output buffer are sent before blocking.
+     */
+    ByteBuffer require(final int length) throws IOException
+    {
+        if (in.remaining() < length)
+        {
+            in.compact();
+            in.limit(Math.min(in.capacity(), Math.max(length, READ_AHEAD)));
+            while (in.position() < length)
+            {
+                flush();
+                if (channel.read(in) < 0)
+                {
+                    throw new EOFException("peer closed the connection");
+                }
+            }
+            in.flip();
+        }
+        return in;
+    }
+
+    ByteBuffer input()
+    {
+        return in;
+    }
+
+    /**
+     * Fill {@code target} (a view of registered memory): buffered bytes first, then straight from the socket.
+     */
+    void readFully(final ByteBuffer target) throws IOException
+    {
+        final int buffered = Math.min(in.remaining(), target.remaining());
+        if (buffered > 0)
+        {
+            final int limit = in.limit();
+            in.limit(in.position() + buffered);
+            target.put(in);
+            in.limit(limit);
+        }
+        if (target.hasRemaining())
+        {
+            flush();
+            FrameIo.readFully(channel, target);
+        }
+    }
+
+    void skip(final long length) throws IOException
+    {
+        long left = length;
+        while (left > 0)
+        {
+            final ByteBuffer buffer = require((int)Math.min(left, in.capacity()));
+            final int n = (int)Math.min(left, buffer.remaining());
+            buffer.position(buffer.position() + n);
+            left -= n;
+        }
+    }
+
+    /**
+     * The header buffer for the next answer (cleared); fill it, then {@link #answer}.
+     */
+    ByteBuffer nextAnswerHeader() throws IOException
+    {
+        if (headerCount == headers.length)
+        {
+            flush();
+        }
+        return headers[headerCount].clear();
+    }
+
+    /**
+     * Queue the answer whose header {@link #nextAnswerHeader()} returned (filled up to, not including, its tag),
+     * with the bytes of a READ when {@code payload} is not null: {@code region} stays borrowed until the bytes
+     * have left and is released then. The header is tagged here, in the order answers leave.
+     */
+    void answer(final ByteBuffer payload, final io.xferd.daemon.memory.Region region) throws IOException
+    {
+        final ByteBuffer header = headers[headerCount++];
+        final int end = header.position();
+        answerMac.sign(header.getInt(0), header.getInt(4), header, PeerProtocol.HEADER_LENGTH, end);
+        header.position(end + PeerProtocol.TAG_LENGTH);
+        header.flip();
+        gather[gatherCount++] = header;
+        pendingBytes += header.remaining();
+        if (payload != null)
+        {
+            gather[gatherCount++] = payload;
+            borrowed[borrowedCount++] = region;
+            pendingBytes += payload.remaining();
+        }
+        if (pendingBytes >= MAX_PENDING_BYTES)
+        {
+            flush();
+        }
+    }
+
+    /**
+     * Send every queued answer in one gathering write, then release the memory their payloads came from.
+     */
+    void flush() throws IOException
+    {
+        if (gatherCount == 0)
+        {
+            return;
+        }
+        // a peer that stops taking answers keeps READ payloads' regions borrowed: sending is under the deadline too
+        final long busySince = busySinceNanos;
+        if (busySince == 0)
+        {
+            busySinceNanos = System.nanoTime();
+        }
+        try
+        {
+            long remaining = pendingBytes;
+            while (remaining > 0)
+            {
+                remaining -= channel.write(gather, 0, gatherCount);
+            }
+        }
+        finally
+        {
+            busySinceNanos = busySince;
+            for (int i = 0; i < borrowedCount; i++)
+            {
+                borrowed[i].release();
+                borrowed[i] = null;
+            }
+            for (int i = 0; i < gatherCount; i++)
+            {
+                gather[i] = null;
+            }
+            borrowedCount = 0;
+            gatherCount = 0;
+            headerCount = 0;
+            pendingBytes = 0;
+        }
+    }
+
+    /**
+     * Release what queued answers still borrow without sending them (the connection is gone).
+     */
+    void discard()
+    {
+        for (int i = 0; i < borrowedCount; i++)
+        {
+            borrowed[i].release();
+            borrowed[i] = null;
+        }
+        borrowedCount = 0;
+        gatherCount = 0;
+        headerCount = 0;
+        pendingBytes = 0;
+    }
+}

@@ -1,0 +1,632 @@
+package io.xferd.daemon.transport.tcp;
+
+import io.xferd.daemon.auth.FrameMac;
+import io.xferd.daemon.auth.PeerSession;
+import io.xferd.daemon.transport.PeerProtocol;
+import io.xferd.ipc.Opcode;
+import io.xferd.ipc.TransferStatus;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * One pooled TCP connection to a peer daemon. A sender thread takes slices from this connection's queue and
+ * writes them (bytes straight from registered memory), keeping up to a window of slices in flight; a receiver
+ * thread reads the answers, which come back in order, and completes the slices (a READ's bytes land straight
+ * in registered memory). GPU and process memory cross each thread's {@link StagingBuffer} instead. When the connection
+ * breaks or its oldest slice waits past the transfer timeout, every slice on it fails with a typed status and
+ * the connection is re-established for the next slice.
+ */
+final class PeerConnection implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(PeerConnection.class);
+    private static final int WINDOW = 64;
+    private static final int IDLES_BEFORE_SLEEP = 80;
+    private static final long MAX_SLEEP_NS = 10_000_000L;
+    private static final long MIN_RECONNECT_DELAY_NS = 100_000_000L;
+    private static final long MAX_RECONNECT_DELAY_NS = 1_000_000_000L;
+
+    private final PeerLink link;
+    private final PeerPath path;
+    private final int number;
+    private final TcpTransport transport;
+    private final ManyToOneConcurrentArrayQueue<Slice> sendQueue = new ManyToOneConcurrentArrayQueue<>(4096);
+    // many-to-many: the receiver takes answered slices, and whoever notices a break fails the rest
+    private final ManyToManyConcurrentArrayQueue<Slice> inFlight = new ManyToManyConcurrentArrayQueue<>(2 * WINDOW);
+    private static final int MAX_GATHER = 16;
+    private static final long MAX_GATHER_BYTES = 1 << 20;
+    private final ByteBuffer notifyHeader =
+        FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.NOTIFY_FIELDS_LENGTH);
+    // tags of the frames sent on the current connection (sender thread only; replaced at each handshake)
+    private FrameMac out;
+    // requests queued back to back leave in one gathering write: headers from this pool, payloads as views
+    private final ByteBuffer[] headers = new ByteBuffer[MAX_GATHER];
+    private final ByteBuffer[] gather = new ByteBuffer[2 * MAX_GATHER];
+    private final RegionWindows payloadWindows = new RegionWindows(MAX_GATHER + 1);
+    private final StagingBuffer staging;
+    // a staged (GPU or process memory) WRITE being sent, as send() took it before the slice went in flight (sender
+    // thread only): the region with the sender's own borrow (null when it could not be borrowed), where and how
+    // much, and which use of it
+    private io.xferd.daemon.memory.Region stagedRegion;
+    private long stagedAddress;
+    private long stagedLength;
+    private int stagedGeneration;
+    private int gatherCount;
+    private int gatherSlices;
+    private long gatherBytes;
+    private SocketChannel gatherChannel;
+    private final Thread sender;
+    private final IdleStrategy windowIdle = new BackoffIdleStrategy(20, 10, 1_000, 50_000);
+    // set while the sender sleeps on an empty queue, so that whoever queues a slice wakes it (Dekker style:
+    // the sender sets it and then looks at the queue, the producer queues and then looks at it)
+    private volatile boolean senderAsleep;
+    private volatile SocketChannel channel;
+    private volatile long epoch;
+    private volatile long busySinceNanos;
+    private volatile boolean running = true;
+    private long reconnectAfterNanos;
+    private long reconnectDelayNanos = MIN_RECONNECT_DELAY_NS;
+
+    PeerConnection(final PeerLink link, final PeerPath path, final int number, final TcpTransport transport)
+    {
+        this.link = link;
+        this.path = path;
+        this.number = number;
+        this.transport = transport;
+        this.staging = transport.newStagingBuffer();
+        this.sender = new Thread(this::sendLoop, "xferd-peer-out-" + path.remoteHost() + "-" + number);
+        this.sender.setDaemon(true);
+        this.sender.start();
+    }
+
+    /**
+     * Queue a slice; false when the queue is full (the caller retries).
+     */
+    boolean offer(final Slice slice)
+    {
+        if (!sendQueue.offer(slice))
+        {
+            return false;
+        }
+        if (senderAsleep)
+        {
+            LockSupport.unpark(sender);
+        }
+        return true;
+    }
+
+    private void sendLoop()
+    {
+        for (int i = 0; i < MAX_GATHER; i++)
+        {
+            headers[i] = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_FIELDS_LENGTH);
+        }
+        // a short back-off keeps a busy stream off the futex; after it the sender sleeps until a slice comes
+        final IdleStrategy idle = new BackoffIdleStrategy(50, 10, 1_000, 50_000);
+        int idles = 0;
+        while (running)
+        {
+            final Slice slice = sendQueue.poll();
+            if (slice == null)
+            {
+                flushGather();
+                if (channel == null && !inFlight.isEmpty())
+                {
+                    failStranded();
+                }
+                if (idles < IDLES_BEFORE_SLEEP)
+                {
+                    idles++;
+                    idle.idle();
+                }
+                else
+                {
+                    sleepUntilOffered();
+                }
+                continue;
+            }
+            idles = 0;
+            idle.reset();
+            send(slice);
+            if (sendQueue.isEmpty())
+            {
+                flushGather();
+            }
+        }
+        flushGather();
+        staging.close();
+        Slice slice;
+        while ((slice = sendQueue.poll()) != null)
+        {
+            transport.finishSlice(slice, TransferStatus.SHUTTING_DOWN, path);
+        }
+    }
+
+    private void sleepUntilOffered()
+    {
+        senderAsleep = true;
+        if (sendQueue.isEmpty() && running)
+        {
+            // bounded, so stranded slices of a broken connection are still noticed without a producer
+            LockSupport.parkNanos(MAX_SLEEP_NS);
+        }
+        senderAsleep = false;
+    }
+
+    private void send(final Slice slice)
+    {
+        final SocketChannel current = connectedChannel();
+        if (current == null)
+        {
+            transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
+            return;
+        }
+        final RemoteTransfer transfer = slice.transfer;
+        if (epoch != transfer.target.epoch())
+        {
+            // the peer restarted since the segment was opened: its handles mean nothing now
+            transport.finishSlice(slice, TransferStatus.UNKNOWN_SEGMENT, path);
+            return;
+        }
+        if (inFlight.size() >= WINDOW)
+        {
+            flushGather();
+        }
+        // a full window waits for answers without spinning: on a small host the receiver needs the CPU
+        windowIdle.reset();
+        while (inFlight.size() >= WINDOW && running && channel == current)
+        {
+            windowIdle.idle();
+        }
+        if (channel != current)
+        {
+            transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
+            return;
+        }
+        slice.sentNanos = System.nanoTime();
+        if (inFlight.isEmpty())
+        {
+            busySinceNanos = slice.sentNanos;
+        }
+        if (slice.kind == Slice.DATA && transfer.opcode == Opcode.WRITE && !transfer.local.isMapped())
+        {
+            // the request's borrow can end as soon as the slice is in flight (a break fails it): copies out of the
+            // device memory hold a borrow of their own; a slice still ours has its request's, so this only fails
+            // once the owner has let the region go
+            stagedRegion = transfer.local.tryAcquire() ? transfer.local : null;
+            stagedAddress = transfer.localAddress + slice.offset;
+            stagedLength = slice.length;
+            stagedGeneration = slice.generation;
+            // a slice retried here after its copy failed on a path that then broke starts clean
+            slice.stagingFailure = TransferStatus.OK;
+        }
+        // never drop: a slot the receiver just freed may not be reusable yet (bounded MPMC queue), so retry;
+        // the queue is twice the window, so this is rare and short
+        while (!inFlight.offer(slice))
+        {
+            Thread.onSpinWait();
+        }
+        try
+        {
+            writeRequest(current, slice, transfer);
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            // also a runtime failure (no pinned memory for a GPU slice): its frame may be cut short
+            resetGather();
+            broken(current, "send failed: " + ex);
+        }
+        finally
+        {
+            final io.xferd.daemon.memory.Region borrowed = stagedRegion;
+            if (borrowed != null)
+            {
+                stagedRegion = null;
+                borrowed.release();
+            }
+        }
+        if (channel != current)
+        {
+            resetGather();
+            failStranded();
+        }
+    }
+
+    private void flushGather()
+    {
+        final SocketChannel current = gatherChannel;
+        if (gatherCount == 0 || current == null)
+        {
+            return;
+        }
+        try
+        {
+            long remaining = 0;
+            for (int i = 0; i < gatherCount; i++)
+            {
+                remaining += gather[i].remaining();
+            }
+            while (remaining > 0)
+            {
+                remaining -= current.write(gather, 0, gatherCount);
+            }
+            transport.bytesSent(gatherBytes);
+        }
+        catch (final IOException ex)
+        {
+            broken(current, "send failed: " + ex);
+        }
+        finally
+        {
+            resetGather();
+        }
+    }
+
+    private void resetGather()
+    {
+        for (int i = 0; i < gatherCount; i++)
+        {
+            gather[i] = null;
+        }
+        gatherCount = 0;
+        gatherSlices = 0;
+        gatherBytes = 0;
+        gatherChannel = null;
+    }
+
+    /**
+     * The path cannot be reached now: hand every queued slice back at once (the transport retries each on
+     * another path) instead of letting them wait here for connect attempts one by one.
+     */
+    private void failQueued()
+    {
+        Slice slice;
+        while ((slice = sendQueue.poll()) != null)
+        {
+            transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
+        }
+    }
+
+    /**
+     * Fail slices left in flight by a connection that broke while they were being queued.
+     */
+    private void failStranded()
+    {
+        Slice slice;
+        while ((slice = inFlight.poll()) != null)
+        {
+            transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
+        }
+    }
+
+    private void writeRequest(final SocketChannel current, final Slice slice, final RemoteTransfer transfer)
+        throws IOException
+    {
+        if (slice.kind == Slice.NOTIFY)
+        {
+            flushGather();
+            final byte[] source = transfer.submitter.segmentNameUtf8();
+            final int bodyLength = PeerProtocol.NOTIFY_FIELDS_LENGTH + source.length + transfer.notifyLength;
+            notifyHeader.clear();
+            notifyHeader.putInt(bodyLength).putInt(PeerProtocol.NOTIFY)
+                .putLong(slice.wireId()).putLong(transfer.target.remoteHandle()).putLong(transfer.traceId)
+                .putInt(source.length).putInt(transfer.notifyLength);
+            final int tagAt = PeerProtocol.HEADER_LENGTH + PeerProtocol.NOTIFY_SIGNED_LENGTH;
+            out.start(bodyLength, PeerProtocol.NOTIFY);
+            out.update(notifyHeader, PeerProtocol.HEADER_LENGTH, tagAt);
+            out.update(source, 0, source.length);
+            out.update(transfer.notify, 0, transfer.notifyLength);
+            out.finishInto(notifyHeader, tagAt);
+            notifyHeader.position(tagAt + PeerProtocol.TAG_LENGTH).flip();
+            FrameIo.writeFully(current, notifyHeader);
+            FrameIo.writeFully(current, ByteBuffer.wrap(source));
+            FrameIo.writeFully(current, ByteBuffer.wrap(transfer.notify, 0, transfer.notifyLength));
+            return;
+        }
+        if (gatherChannel != null && gatherChannel != current)
+        {
+            resetGather();
+        }
+        gatherChannel = current;
+        final boolean write = transfer.opcode == Opcode.WRITE;
+        final ByteBuffer header = headers[gatherSlices++];
+        final int bodyLength = PeerProtocol.REQUEST_FIELDS_LENGTH + (write ? (int)slice.length : 0);
+        final int type = write ? PeerProtocol.WRITE : PeerProtocol.READ;
+        final int tagAt = PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_SIGNED_LENGTH;
+        header.clear();
+        header.putInt(bodyLength)
+            .putInt(type)
+            .putLong(slice.wireId())
+            .putLong(transfer.target.remoteHandle())
+            .putLong(transfer.targetAddress + slice.offset)
+            .putLong(slice.length)
+            .putLong(transfer.targetAddress)
+            .putLong(transfer.length);
+        out.sign(bodyLength, type, header, PeerProtocol.HEADER_LENGTH, tagAt);
+        header.position(tagAt + PeerProtocol.TAG_LENGTH).flip();
+        gather[gatherCount++] = header;
+        if (write && !transfer.local.isMapped())
+        {
+            flushGather();
+            if (channel == current)
+            {
+                writeStaged(current, slice);
+            }
+            return;
+        }
+        if (write)
+        {
+            gather[gatherCount++] = payloadWindows.window(transfer.local,
+                transfer.local.offsetOf(transfer.localAddress) + slice.offset, slice.length);
+            gatherBytes += slice.length;
+        }
+        if (gatherSlices == MAX_GATHER || gatherBytes >= MAX_GATHER_BYTES)
+        {
+            flushGather();
+        }
+    }
+
+    /**
+     * A WRITE from GPU or process memory, after its header: chunk by chunk through the staging buffer. A failed copy
+     * cannot take back the header, so the frame is completed with zeros and the slice fails when its answer comes.
+     */
+    private void writeStaged(final SocketChannel current, final Slice slice) throws IOException
+    {
+        // the slice is in flight, so a break noticed by another thread (the receiver, the watchdog) may fail it,
+        // finish its request and recycle both: only what send() took before the slice went in flight is used here
+        final long sent = stagedRegion == null ? 0 :
+            staging.send(current, stagedRegion, stagedAddress, stagedLength, false);
+        if (sent < stagedLength)
+        {
+            if (slice.generation == stagedGeneration)
+            {
+                slice.stagingFailure = stagedRegion == null ? TransferStatus.TRANSPORT_ERROR :
+                    staging.lastSendFailure();
+            }
+            staging.pad(current, stagedLength - sent);
+        }
+        transport.bytesSent(stagedLength);
+    }
+
+    private void receiveLoop(final SocketChannel current, final FrameMac in)
+    {
+        final BufferedChannel answers = new BufferedChannel(current, 64 * 1024, 0);
+        final RegionWindows landing = new RegionWindows(1);
+        final StagingBuffer landingStaging = transport.newStagingBuffer();
+        Slice answering = null;
+        try
+        {
+            while (running && channel == current)
+            {
+                final ByteBuffer ackHeader = answers.require(PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
+                final int base = ackHeader.position();
+                final int bodyLength = ackHeader.getInt();
+                final int type = ackHeader.getInt();
+                if (!in.verify(bodyLength, type, ackHeader, base + PeerProtocol.HEADER_LENGTH,
+                    base + PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_SIGNED_LENGTH))
+                {
+                    throw new FrameAuthenticationException(type);
+                }
+                final long wireId = ackHeader.getLong();
+                final int status = ackHeader.getInt();
+                ackHeader.getInt();
+                final long length = ackHeader.getLong();
+                ackHeader.position(base + PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
+                final Slice slice = inFlight.poll();
+                answering = slice;
+                if (type != PeerProtocol.ACK || slice == null || slice.wireId() != wireId ||
+                    bodyLength != PeerProtocol.ACK_FIELDS_LENGTH + length)
+                {
+                    answering = null;
+                    if (slice != null)
+                    {
+                        transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
+                    }
+                    throw new IOException("answer out of step with the requests (type " + type + ", slice " +
+                        Long.toHexString(wireId) + " length " + length + " body " + bodyLength + ", expected " +
+                        (slice == null ? "none" : Long.toHexString(slice.wireId()) + " length " + slice.length) + ")");
+                }
+                busySinceNanos = inFlight.isEmpty() ? 0 : System.nanoTime();
+                final RemoteTransfer transfer = slice.transfer;
+                // a READ answered OK carries exactly its slice's bytes; every other answer carries none: an OK
+                // with fewer (none at all), more, or bytes where none belong fails the slice, never completes it
+                final long expected = status == TransferStatus.OK && slice.kind == Slice.DATA &&
+                    transfer.opcode == Opcode.READ ? slice.length : 0;
+                if (length != expected)
+                {
+                    answering = null;
+                    transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
+                    throw new IOException("answer with a payload of " + length + " bytes to a slice expecting " +
+                        expected);
+                }
+                if (length > 0)
+                {
+                    if (!transfer.local.isMapped())
+                    {
+                        final int landed = landingStaging.receive(answers, transfer.local,
+                            transfer.localAddress + slice.offset, length);
+                        if (landed != TransferStatus.OK)
+                        {
+                            transport.bytesReceived(length);
+                            answering = null;
+                            transport.failStaging(slice, path, landed);
+                            continue;
+                        }
+                    }
+                    else
+                    {
+                        answers.readFully(landing.window(transfer.local,
+                            transfer.local.offsetOf(transfer.localAddress) + slice.offset, length));
+                    }
+                    transport.bytesReceived(length);
+                }
+                else if (!transfer.local.isMapped() && slice.stagingFailure != TransferStatus.OK)
+                {
+                    answering = null;
+                    transport.failStaging(slice, path, slice.stagingFailure);
+                    continue;
+                }
+                answering = null;
+                transport.finishSlice(slice, status, path);
+            }
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            if (answering != null)
+            {
+                // its answer was being read when the connection failed: it is no longer in flight anywhere
+                transport.finishSlice(answering, TransferStatus.TRANSPORT_ERROR, path);
+            }
+            broken(current, ex.toString());
+        }
+        finally
+        {
+            landingStaging.close();
+        }
+    }
+
+    private SocketChannel connectedChannel()
+    {
+        final SocketChannel current = channel;
+        if (current != null)
+        {
+            return current;
+        }
+        final long now = System.nanoTime();
+        if (now < reconnectAfterNanos)
+        {
+            return null;
+        }
+        failStranded();
+        SocketChannel fresh = null;
+        try
+        {
+            fresh = SocketChannel.open();
+            fresh.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            fresh.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+            busySinceNanos = now;
+            channel = fresh;
+            if (path.bindAddress() != null)
+            {
+                // leave through this path's NIC
+                fresh.bind(new InetSocketAddress(path.bindAddress(), 0));
+            }
+            fresh.socket().connect(new InetSocketAddress(path.remoteHost(), path.remotePort()),
+                (int)transport.timeoutMs());
+            final PeerSession session = PeerHandshake.asInitiator(fresh, transport.authenticator());
+            epoch = session.peerEpoch();
+            out = session.out();
+            busySinceNanos = 0;
+            reconnectDelayNanos = MIN_RECONNECT_DELAY_NS;
+            link.connected(this, epoch);
+            final SocketChannel established = fresh;
+            final FrameMac in = session.in();
+            final Thread receiver = new Thread(() -> receiveLoop(established, in),
+                "xferd-peer-ack-" + path.remoteHost() + "-" + number);
+            receiver.setDaemon(true);
+            receiver.start();
+            return fresh;
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            channel = null;
+            busySinceNanos = 0;
+            closeQuietly(fresh);
+            // back off from the moment the attempt failed (a connect can take the whole timeout)
+            reconnectAfterNanos = System.nanoTime() + reconnectDelayNanos;
+            reconnectDelayNanos = Math.min(MAX_RECONNECT_DELAY_NS, reconnectDelayNanos * 2);
+            link.connectFailed(this, ex);
+            path.failed("cannot connect: " + ex);
+            failQueued();
+            return null;
+        }
+    }
+
+    /**
+     * Close the connection when it has waited on its peer longer than the timeout: the blocked threads wake with
+     * an error and fail their slices. Called by the transport's watchdog.
+     */
+    void checkTimeout(final long nowNanos, final long timeoutNanos)
+    {
+        final long since = busySinceNanos;
+        final SocketChannel current = channel;
+        if (current != null && since != 0 && nowNanos - since > timeoutNanos)
+        {
+            transport.sliceTimedOut();
+            broken(current, "no answer for " + timeoutNanos / 1_000_000 + " ms");
+        }
+    }
+
+    private void broken(final SocketChannel which, final String reason)
+    {
+        synchronized (this)
+        {
+            if (channel != which)
+            {
+                if (channel == null)
+                {
+                    // already broken by another thread: slices queued since then must not wait for an answer
+                    failStranded();
+                }
+                return;
+            }
+            channel = null;
+            busySinceNanos = 0;
+            reconnectAfterNanos = 0;
+        }
+        closeQuietly(which);
+        path.failed(reason);
+        failStranded();
+        link.lost(this, reason);
+    }
+
+    long epoch()
+    {
+        return epoch;
+    }
+
+    private static void closeQuietly(final SocketChannel channel)
+    {
+        if (channel != null)
+        {
+            try
+            {
+                channel.close();
+            }
+            catch (final IOException ignore)
+            {
+                // closing anyway
+            }
+        }
+    }
+
+    @Override
+    public void close()
+    {
+        running = false;
+        LockSupport.unpark(sender);
+        final SocketChannel current = channel;
+        if (current != null)
+        {
+            broken(current, "daemon shutting down");
+        }
+        try
+        {
+            sender.join(2000);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,208 @@
+package io.xferd.daemon.transport.tcp;
+
+import io.xferd.daemon.agent.SystemCounters;
+import org.agrona.concurrent.status.AtomicCounter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One way to a peer: a local NIC (or the OS's choice) to one of the peer's addresses, with its own pooled
+ * connections and health. Slices go to the path with the fewest bytes waiting, so a slower NIC takes fewer;
+ * a path whose connection breaks is paused with a growing back-off and is tried again when the pause ends.
+ * Its bytes, failures and state are counters in the cnc file, for {@code xferd status} and the metrics.
+ */
+public final class PeerPath implements AutoCloseable
+{
+    public static final int BYTES_TYPE_ID = 2;
+    public static final int FAILURES_TYPE_ID = 3;
+    public static final int STATE_TYPE_ID = 4;
+    public static final long ACTIVE = 0;
+    public static final long PAUSED = 1;
+
+    private static final Logger LOG = LoggerFactory.getLogger(PeerPath.class);
+    private static final long MIN_PAUSE_NS = 200_000_000L;
+    private static final long MAX_PAUSE_NS = 5_000_000_000L;
+
+    private final String localNic;
+    private final String remoteNic;
+    private final String bindAddress;
+    private final String remoteHost;
+    private final int remotePort;
+    private final String description;
+    private final int journalNicId;
+    private final PeerConnection[] connections;
+    private final AtomicLong queuedBytes = new AtomicLong();
+    private final AtomicLong nextConnection = new AtomicLong();
+    private final AtomicCounter bytes;
+    private final AtomicCounter failures;
+    private final AtomicCounter state;
+    private volatile long pausedUntilNanos;
+    private long pauseNanos = MIN_PAUSE_NS;
+
+    PeerPath(
+        final PeerLink link,
+        final String localNic,
+        final String bindAddress,
+        final String remoteNic,
+        final String remoteHost,
+        final int remotePort,
+        final int connectionCount,
+        final TcpTransport transport)
+    {
+        this.localNic = localNic;
+        this.remoteNic = remoteNic;
+        this.bindAddress = bindAddress;
+        this.remoteHost = remoteHost;
+        this.remotePort = remotePort;
+        this.description = (localNic == null ? "default route" : localNic) + " -> " + remoteHost + ":" + remotePort;
+        this.journalNicId = transport.journal().nameId(localNic == null ? "tcp" : localNic);
+        final SystemCounters counters = transport.counters();
+        final String label = "path " + description + " (peer " + link.address() + ")";
+        this.bytes = counters.newCounter(label + " bytes", BYTES_TYPE_ID);
+        this.failures = counters.newCounter(label + " failures", FAILURES_TYPE_ID);
+        this.state = counters.newCounter(label + " state (0 active, 1 paused)", STATE_TYPE_ID);
+        this.connections = new PeerConnection[connectionCount];
+        for (int i = 0; i < connectionCount; i++)
+        {
+            connections[i] = new PeerConnection(link, this, i, transport);
+        }
+    }
+
+    public String localNic()
+    {
+        return localNic;
+    }
+
+    /**
+     * @return the peer's NIC this path ends on, or null when the OS routes to the peer's RPC address.
+     */
+    public String remoteNic()
+    {
+        return remoteNic;
+    }
+
+    String bindAddress()
+    {
+        return bindAddress;
+    }
+
+    String remoteHost()
+    {
+        return remoteHost;
+    }
+
+    int remotePort()
+    {
+        return remotePort;
+    }
+
+    PeerConnection nextConnection()
+    {
+        return connections[(int)((nextConnection.getAndIncrement() & Long.MAX_VALUE) % connections.length)];
+    }
+
+    PeerConnection[] connections()
+    {
+        return connections;
+    }
+
+    /**
+     * @return true unless paused and the pause has not ended (an ended pause lets the next slice probe it).
+     */
+    boolean isUsable(final long nowNanos)
+    {
+        return nowNanos >= pausedUntilNanos;
+    }
+
+    long pausedUntilNanos()
+    {
+        return pausedUntilNanos;
+    }
+
+    long queuedBytes()
+    {
+        return queuedBytes.get();
+    }
+
+    void queued(final long length)
+    {
+        queuedBytes.getAndAdd(length);
+    }
+
+    void answered(final long length, final boolean ok)
+    {
+        queuedBytes.getAndAdd(-length);
+        if (ok)
+        {
+            bytes.getAndAdd(length);
+            if (state.get() != ACTIVE)
+            {
+                synchronized (this)
+                {
+                    if (state.get() != ACTIVE)
+                    {
+                        state.set(ACTIVE);
+                        pauseNanos = MIN_PAUSE_NS;
+                        LOG.info("path {} active again", description);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * The path's connection broke or timed out: pause it so new slices take other paths.
+     */
+    synchronized void failed(final String reason)
+    {
+        failures.increment();
+        final long now = System.nanoTime();
+        if (now < pausedUntilNanos)
+        {
+            return;
+        }
+        pausedUntilNanos = now + pauseNanos;
+        LOG.warn("path {} paused for {} ms: {}", description, pauseNanos / 1_000_000, reason);
+        pauseNanos = Math.min(MAX_PAUSE_NS, pauseNanos * 2);
+        state.set(PAUSED);
+    }
+
+    int journalNicId()
+    {
+        return journalNicId;
+    }
+
+    public String description()
+    {
+        return description;
+    }
+
+    public long bytes()
+    {
+        return bytes.get();
+    }
+
+    public long failures()
+    {
+        return failures.get();
+    }
+
+    public boolean isPaused()
+    {
+        return state.get() == PAUSED;
+    }
+
+    @Override
+    public void close()
+    {
+        for (final PeerConnection connection : connections)
+        {
+            connection.close();
+        }
+        bytes.close();
+        failures.close();
+        state.close();
+    }
+}

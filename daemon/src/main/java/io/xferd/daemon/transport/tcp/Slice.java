@@ -1,0 +1,34 @@
+package io.xferd.daemon.transport.tcp;
+
+/**
+ * One piece of a {@link RemoteTransfer} on one connection: an offset and length within the request, or the
+ * request's notification. Pooled; the id on the wire is {@code generation << 32 | index}, so a late answer to
+ * a slice that was already failed and reused is recognised.
+ */
+final class Slice
+{
+    static final int DATA = 0;
+    static final int NOTIFY = 1;
+
+    final int index;
+    int generation;
+    int kind;
+    RemoteTransfer transfer;
+    long offset;
+    long length;
+    long sentNanos;
+    int attempts;
+    // set by the sender when a staged WRITE's copy (GPU or process memory) failed mid-frame (the frame went out
+    // padded), read by the receiver when the answer comes: the slice fails with this status whatever the target says
+    volatile int stagingFailure;
+
+    Slice(final int index)
+    {
+        this.index = index;
+    }
+
+    long wireId()
+    {
+        return ((long)generation << 32) | index;
+    }
+}

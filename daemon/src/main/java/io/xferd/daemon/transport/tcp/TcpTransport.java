@@ -1,0 +1,514 @@
+package io.xferd.daemon.transport.tcp;
+
+import io.xferd.daemon.agent.SystemCounters;
+import io.xferd.daemon.auth.PeerAuthenticator;
+import io.xferd.daemon.auth.PeerSession;
+import io.xferd.daemon.config.DaemonContext;
+import io.xferd.daemon.host.LocalNics;
+import io.xferd.daemon.memory.Region;
+import io.xferd.daemon.session.BatchTracker;
+import io.xferd.daemon.session.ClientSession;
+import io.xferd.daemon.session.CompletionSender;
+import io.xferd.daemon.transport.PeerProtocol;
+import io.xferd.daemon.transport.PeerTransport;
+import io.xferd.daemon.transport.RemoteSegment;
+import io.xferd.daemon.transport.RemoteSegments;
+import io.xferd.daemon.transport.SegmentDescriptor;
+import io.xferd.ipc.Opcode;
+import io.xferd.ipc.SystemCounter;
+import io.xferd.ipc.TransferStatus;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.status.AtomicCounter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * The TCP transport to other daemons: cuts each remote request into slices, spreads them over the peer's
+ * pooled connections, and writes the request's completion when the last slice is answered (a WRITE only once
+ * the target acknowledged that its bytes are in memory; a READ only once every byte arrived). A watchdog fails
+ * connections that wait past the transfer timeout, so nothing hangs. Requests and slices come from pools.
+ * GPU memory goes through each peer thread's {@link StagingBuffer} on either side.
+ */
+public final class TcpTransport implements PeerTransport
+{
+    private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
+    private static final int TRANSFER_POOL = 16 * 1024;
+    private static final int SLICE_POOL = 16 * 1024;
+
+    private final DaemonContext context;
+    private final SystemCounters counters;
+    private final PeerAuthenticator authenticator;
+    private final RemoteSegments remoteSegments = new RemoteSegments();
+    private final Map<String, PeerLink> links = new ConcurrentHashMap<>();
+    private final ManyToManyConcurrentArrayQueue<RemoteTransfer> transfers =
+        new ManyToManyConcurrentArrayQueue<>(TRANSFER_POOL);
+    private final ManyToManyConcurrentArrayQueue<Slice> slices = new ManyToManyConcurrentArrayQueue<>(SLICE_POOL);
+    private final ThreadLocal<CompletionSender> senders;
+    private final ExecutorService resolver = Executors.newSingleThreadExecutor(runnable ->
+    {
+        final Thread thread = new Thread(runnable, "xferd-peer-resolver");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(runnable ->
+    {
+        final Thread thread = new Thread(runnable, "xferd-peer-watchdog");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private final AtomicCounter completed;
+    private final AtomicCounter failed;
+    private final AtomicCounter bytesRead;
+    private final AtomicCounter bytesWritten;
+    private final long sliceSize;
+    private final LocalNics localNics;
+    private volatile io.xferd.daemon.journal.TransferJournal journal = io.xferd.daemon.journal.TransferJournal.DISABLED;
+    private volatile boolean running = true;
+    private static final int MAX_ATTEMPTS = 3;
+
+    public TcpTransport(
+        final DaemonContext context,
+        final SystemCounters counters,
+        final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
+        final LocalNics localNics,
+        final PeerAuthenticator authenticator)
+    {
+        this.context = context;
+        this.localNics = localNics;
+        this.counters = counters;
+        this.authenticator = authenticator;
+        this.senders = ThreadLocal.withInitial(() -> new CompletionSender(disconnects, counters));
+        this.sliceSize = context.sliceSize();
+        this.completed = counters.get(SystemCounter.REQUESTS_COMPLETED);
+        this.failed = counters.get(SystemCounter.REQUESTS_FAILED);
+        this.bytesRead = counters.get(SystemCounter.BYTES_READ);
+        this.bytesWritten = counters.get(SystemCounter.BYTES_WRITTEN);
+        for (int i = 0; i < TRANSFER_POOL; i++)
+        {
+            transfers.offer(new RemoteTransfer());
+        }
+        for (int i = 0; i < SLICE_POOL; i++)
+        {
+            slices.offer(new Slice(i));
+        }
+        final long period = Math.max(10, context.transferTimeoutMs() / 10);
+        watchdog.scheduleAtFixedRate(this::checkTimeouts, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Where remote requests' slices and completions are journaled (before the first peer is opened).
+     */
+    @Override
+    public String name()
+    {
+        return "tcp";
+    }
+
+    @Override
+    public void journal(final io.xferd.daemon.journal.TransferJournal journal)
+    {
+        this.journal = journal;
+    }
+
+    io.xferd.daemon.journal.TransferJournal journal()
+    {
+        return journal;
+    }
+
+    @Override
+    public RemoteSegments remoteSegments()
+    {
+        return remoteSegments;
+    }
+
+    /**
+     * Start a remote request. On {@link TransferStatus#OK} the transport owns the submitter's borrow and the local
+     * region's borrow until it writes the completion; on any other status nothing was taken.
+     */
+    @Override
+    public int submit(
+        final ClientSession submitter,
+        final long requestId,
+        final long traceId,
+        final int opcode,
+        final Region local,
+        final long localAddress,
+        final RemoteSegment target,
+        final long targetAddress,
+        final long length,
+        final long submitNanos,
+        final long intakeNanos,
+        final DirectBuffer notify,
+        final int notifyLength,
+        final BatchTracker batch,
+        final int batchEntry)
+    {
+        if (!running)
+        {
+            return TransferStatus.SHUTTING_DOWN;
+        }
+        final RemoteTransfer transfer = transfers.poll();
+        if (transfer == null)
+        {
+            return TransferStatus.TRANSPORT_ERROR;
+        }
+        transfer.reset();
+        transfer.submitter = submitter;
+        transfer.local = local;
+        transfer.target = target;
+        transfer.remotePreferred = target.preferredNicsFor(targetAddress);
+        transfer.requestId = requestId;
+        transfer.batch = batch;
+        transfer.batchEntry = batchEntry;
+        transfer.traceId = traceId;
+        transfer.opcode = opcode;
+        transfer.localAddress = localAddress;
+        transfer.targetAddress = targetAddress;
+        transfer.length = length;
+        transfer.intakeNanos = intakeNanos;
+        transfer.submitNanos = submitNanos;
+        if (opcode == Opcode.WRITE && notifyLength > 0)
+        {
+            notify.getBytes(0, transfer.notify, 0, notifyLength);
+            transfer.notifyLength = notifyLength;
+        }
+        final int sliceCount = (int)((length + sliceSize - 1) / sliceSize);
+        transfer.pendingSlices.set(sliceCount);
+        journal.onSliced(submitter.slot(), requestId, traceId, sliceCount, System.nanoTime());
+        for (int i = 0; i < sliceCount; i++)
+        {
+            final long offset = i * sliceSize;
+            enqueue(transfer, Slice.DATA, offset, Math.min(sliceSize, length - offset));
+        }
+        return TransferStatus.OK;
+    }
+
+    private void enqueue(final RemoteTransfer transfer, final int kind, final long offset, final long length)
+    {
+        Slice slice;
+        while ((slice = slices.poll()) == null)
+        {
+            java.util.concurrent.locks.LockSupport.parkNanos(10_000);
+        }
+        slice.transfer = transfer;
+        slice.kind = kind;
+        slice.offset = offset;
+        slice.length = length;
+        slice.attempts = 1;
+        if (slice.stagingFailure != TransferStatus.OK)
+        {
+            slice.stagingFailure = TransferStatus.OK;
+        }
+        final PeerPath path = ((PeerLink)transfer.target.link()).choosePath(
+            localNics.preferred(transfer.local.location()), transfer.remotePreferred, null, System.nanoTime());
+        if (path == null)
+        {
+            finishSlice(slice, TransferStatus.TRANSPORT_ERROR, null);
+            return;
+        }
+        send(slice, path);
+    }
+
+    private static void send(final Slice slice, final PeerPath path)
+    {
+        path.queued(slice.length);
+        final PeerConnection connection = path.nextConnection();
+        while (!connection.offer(slice))
+        {
+            java.util.concurrent.locks.LockSupport.parkNanos(10_000);
+        }
+    }
+
+    /**
+     * A slice was answered (or failed) on a path: a slice the path failed is retried on another usable path
+     * (a bounded number of times); otherwise it returns to the pool and, if it was the request's last, the
+     * request is finished. Any thread.
+     */
+    void finishSlice(final Slice slice, final int status, final PeerPath path)
+    {
+        final RemoteTransfer transfer = slice.transfer;
+        if (path != null)
+        {
+            path.answered(slice.length, status == TransferStatus.OK);
+            transfer.lastNicId = path.journalNicId();
+            journal.onSlice(transfer.submitter.slot(), transfer.requestId, transfer.traceId,
+                (int)(slice.offset / sliceSize), ((PeerLink)transfer.target.link()).journalPeerId(), path.journalNicId(),
+                slice.length, slice.sentNanos, System.nanoTime(), status);
+        }
+        if (status == TransferStatus.TRANSPORT_ERROR && running && slice.attempts < MAX_ATTEMPTS && path != null)
+        {
+            final PeerPath other = ((PeerLink)transfer.target.link()).choosePath(
+                localNics.preferred(transfer.local.location()), transfer.remotePreferred, path, System.nanoTime());
+            if (other != null && other != path)
+            {
+                slice.attempts++;
+                send(slice, other);
+                return;
+            }
+        }
+        slice.transfer = null;
+        slice.generation++;
+        slices.offer(slice);
+        if (transfer.sliceDone(status))
+        {
+            finishTransfer(transfer);
+        }
+    }
+
+    private void finishTransfer(final RemoteTransfer transfer)
+    {
+        final int status = transfer.firstError.get();
+        if (status == TransferStatus.OK && transfer.notifyLength > 0 && !transfer.notifySent)
+        {
+            transfer.notifySent = true;
+            transfer.pendingSlices.set(1);
+            enqueue(transfer, Slice.NOTIFY, 0, 0);
+            return;
+        }
+        final ClientSession submitter = transfer.submitter;
+        final long bytes = status == TransferStatus.OK ? transfer.length : 0;
+        if (status == TransferStatus.OK)
+        {
+            completed.increment();
+            (transfer.opcode == Opcode.READ ? bytesRead : bytesWritten).getAndAdd(bytes);
+        }
+        else
+        {
+            failed.increment();
+        }
+        final long completeNanos = System.nanoTime();
+        senders.get().complete(submitter, transfer.batch, transfer.batchEntry, transfer.requestId, status, bytes,
+            transfer.intakeNanos, completeNanos);
+        journal.onCompleted(submitter.slot(), transfer.requestId, transfer.traceId, transfer.opcode, status,
+            transfer.length, bytes, ((PeerLink)transfer.target.link()).journalPeerId(), transfer.lastNicId, transfer.submitNanos,
+            transfer.intakeNanos, completeNanos);
+        transfer.local.release();
+        submitter.release();
+        transfer.reset();
+        transfers.offer(transfer);
+    }
+
+    /**
+     * A slice whose bytes could not be staged through device or process memory on this side: it fails with
+     * {@code status}, and is not retried on another path, which would not help (the path is not at fault).
+     */
+    void failStaging(final Slice slice, final PeerPath path, final int status)
+    {
+        slice.attempts = MAX_ATTEMPTS;
+        finishSlice(slice, status, path);
+    }
+
+    /**
+     * Ask the daemon at {@code host:port} for a segment's descriptor, off the caller's thread; the answer (a
+     * handle, or an error message) goes to {@code onResult} on the resolver thread. With an empty
+     * {@code segmentName}, {@code host:port} is a segment's own port (a Mooncake session): the descriptor names the
+     * segment, and data goes to its daemon's RPC port on the same host, shared with that daemon's other segments.
+     */
+    @Override
+    public void openAsync(final String peerAddress, final String segmentName, final Consumer<Object> onResult)
+    {
+        resolver.execute(() ->
+        {
+            try
+            {
+                final SegmentDescriptor descriptor = fetchDescriptor(peerAddress, segmentName);
+                final PeerLink link = links.computeIfAbsent(rpcAddressOf(peerAddress, descriptor),
+                    address -> new PeerLink(address, context.connectionsPerPeer(), this, localNics, descriptor.nics()));
+                onResult.accept(remoteSegments.add(new RemoteSegment(
+                    segmentName.isEmpty() ? peerAddress : peerAddress + "/" + segmentName, link,
+                    descriptor.handle(), descriptor.epoch(), descriptor)));
+            }
+            catch (final IOException | RuntimeException ex)
+            {
+                onResult.accept(ex.getMessage() == null ? ex.toString() : ex.getMessage());
+            }
+        });
+    }
+
+    /**
+     * @return the daemon's RPC port on the host as the requester named it (the host a descriptor gives may not be
+     * reachable by that name from here; the port is the daemon's own).
+     */
+    static String rpcAddressOf(final String peerAddress, final SegmentDescriptor descriptor)
+    {
+        final String rpcAddress = descriptor.rpcAddress();
+        final int colon = rpcAddress == null ? -1 : rpcAddress.lastIndexOf(':');
+        if (colon < 0)
+        {
+            throw new IllegalArgumentException("descriptor from " + peerAddress + " has no rpc_address");
+        }
+        final int port;
+        try
+        {
+            port = Integer.parseInt(rpcAddress.substring(colon + 1));
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw new IllegalArgumentException("descriptor from " + peerAddress + " has a bad rpc_address " +
+                rpcAddress);
+        }
+        if (port < 1 || port > 65535)
+        {
+            throw new IllegalArgumentException("descriptor from " + peerAddress + " has a bad rpc_address " +
+                rpcAddress);
+        }
+        return peerAddress.substring(0, peerAddress.lastIndexOf(':')) + ":" + port;
+    }
+
+    private SegmentDescriptor fetchDescriptor(final String peerAddress, final String segmentName) throws IOException
+    {
+        final InetSocketAddress address = PeerRpcClient.socketAddress(peerAddress);
+        try (SocketChannel channel = SocketChannel.open())
+        {
+            channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            final var timeout = watchdog.schedule(() -> closeQuietly(channel), context.transferTimeoutMs(),
+                TimeUnit.MILLISECONDS);
+            try
+            {
+                channel.socket().connect(address, (int)context.transferTimeoutMs());
+                final PeerSession session = PeerHandshake.asInitiator(channel, authenticator);
+                FrameIo.sendFrame(channel, session.out(), PeerProtocol.GET_SEGMENT,
+                    segmentName.getBytes(StandardCharsets.UTF_8));
+                final ByteBuffer answer = FrameIo.receiveFrame(channel, session.in(), PeerProtocol.DESCRIPTOR);
+                final int status = answer.getInt();
+                final String text = FrameIo.utf8(answer);
+                if (status != TransferStatus.OK)
+                {
+                    throw new PeerRefusedException(text);
+                }
+                return SegmentDescriptor.fromJson(text).requireSegment(segmentName);
+            }
+            catch (final IOException ex)
+            {
+                if (!channel.isOpen())
+                {
+                    throw new IOException("peer " + peerAddress + " did not answer within " +
+                        context.transferTimeoutMs() + " ms");
+                }
+                throw new IOException("peer " + peerAddress + ": " + ex.getMessage(), ex);
+            }
+            finally
+            {
+                timeout.cancel(false);
+            }
+        }
+    }
+
+    private void checkTimeouts()
+    {
+        final long now = System.nanoTime();
+        final long timeoutNanos = context.transferTimeoutMs() * 1_000_000L;
+        for (final PeerLink link : links.values())
+        {
+            for (final PeerPath path : link.paths())
+            {
+                for (final PeerConnection connection : path.connections())
+                {
+                    connection.checkTimeout(now, timeoutNanos);
+                }
+            }
+        }
+    }
+
+    void bytesSent(final long bytes)
+    {
+        counters.get(SystemCounter.REMOTE_BYTES_SENT).getAndAdd(bytes);
+    }
+
+    void bytesReceived(final long bytes)
+    {
+        counters.get(SystemCounter.REMOTE_BYTES_RECEIVED).getAndAdd(bytes);
+    }
+
+    void sliceTimedOut()
+    {
+        counters.get(SystemCounter.SLICES_TIMED_OUT).increment();
+    }
+
+    /**
+     * Staging through pinned host memory.
+     */
+    @Override
+    public boolean carriesDeviceMemory()
+    {
+        return true;
+    }
+
+    /**
+     * Staging through plain host memory with process_vm_readv/writev.
+     */
+    @Override
+    public boolean carriesProcessMemory()
+    {
+        return true;
+    }
+
+    StagingBuffer newStagingBuffer()
+    {
+        return StagingBuffer.create(context, counters);
+    }
+
+    PeerAuthenticator authenticator()
+    {
+        return authenticator;
+    }
+
+    SystemCounters counters()
+    {
+        return counters;
+    }
+
+    long timeoutMs()
+    {
+        return context.transferTimeoutMs();
+    }
+
+    /**
+     * @return the per-peer links with their paths' counters.
+     */
+    public Map<String, PeerLink> links()
+    {
+        return links;
+    }
+
+    private static void closeQuietly(final SocketChannel channel)
+    {
+        try
+        {
+            channel.close();
+        }
+        catch (final IOException ignore)
+        {
+            // closing anyway
+        }
+    }
+
+    @Override
+    public void close()
+    {
+        running = false;
+        for (final PeerLink link : links.values())
+        {
+            link.close();
+        }
+        resolver.shutdownNow();
+        watchdog.shutdownNow();
+        LOG.debug("tcp transport closed");
+    }
+}

@@ -1,0 +1,43 @@
+package io.xferd.daemon.agent;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class DozingBackoffIdleStrategyTest
+{
+    private final DozingBackoffIdleStrategy idle = new DozingBackoffIdleStrategy(2, 1, 1_000, 10_000, 10, 20_000);
+
+    @Test
+    void backsOffFirstAndDozesOnlyAfterALongQuietStretch()
+    {
+        for (int i = 0; i < 9; i++)
+        {
+            idle.idle(0);
+            assertFalse(idle.isDozing(), "still backing off after " + (i + 1) + " idle calls");
+        }
+        idle.idle(0);
+        assertTrue(idle.isDozing());
+        idle.idle(0);
+        assertTrue(idle.isDozing(), "keeps dozing while nothing comes");
+    }
+
+    @Test
+    void workWakesItBackToTheShortBackOff()
+    {
+        for (int i = 0; i < 10; i++)
+        {
+            idle.idle();
+        }
+        assertTrue(idle.isDozing());
+        idle.idle(1);
+        assertFalse(idle.isDozing());
+        for (int i = 0; i < 10; i++)
+        {
+            idle.idle(0);
+        }
+        idle.reset();
+        assertFalse(idle.isDozing());
+    }
+}

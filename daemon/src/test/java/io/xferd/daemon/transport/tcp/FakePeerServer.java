@@ -1,0 +1,183 @@
+package io.xferd.daemon.transport.tcp;
+
+import io.xferd.daemon.auth.PeerAuthenticator;
+import io.xferd.daemon.auth.PeerSession;
+import io.xferd.daemon.transport.PeerProtocol;
+import io.xferd.daemon.transport.SegmentDescriptor;
+import io.xferd.ipc.TransferStatus;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A peer daemon that passes the handshake (it has the cluster token) and then answers as a broken or hostile one
+ * would: every READ gets an ACK with status OK and a payload of the wrong size. For tests of the initiator, which
+ * must fail such slices, never complete them.
+ */
+public final class FakePeerServer implements AutoCloseable
+{
+    /** What an OK answer to a READ of n bytes carries. */
+    public enum ReadAnswer
+    {
+        /** no bytes at all */
+        EMPTY,
+        /** n / 2 bytes */
+        SHORT,
+        /** 2n bytes */
+        OVERSIZE,
+        /** the n bytes asked for, byte i of the buffer being (byte)i: an honest peer */
+        EXACT
+    }
+
+    public static final long BUFFER_ADDRESS = 0x100000;
+    public static final long BUFFER_LENGTH = 1 << 20;
+
+    private final ServerSocketChannel listener;
+    private final PeerAuthenticator authenticator;
+    private final ReadAnswer answer;
+    private final Thread thread;
+    private final AtomicInteger readsAnswered = new AtomicInteger();
+    private final String address;
+    private final String describedSegment;
+    private final List<SegmentDescriptor.Nic> nics;
+
+    public FakePeerServer(final String token, final ReadAnswer answer) throws IOException
+    {
+        this(token, answer, null, List.of());
+    }
+
+    /**
+     * An honest peer whose descriptor lists {@code nics} (where it does not necessarily listen).
+     */
+    public static FakePeerServer withNics(final String token, final List<SegmentDescriptor.Nic> nics)
+        throws IOException
+    {
+        return new FakePeerServer(token, ReadAnswer.EXACT, null, nics);
+    }
+
+    /**
+     * A peer that answers every GET_SEGMENT with the descriptor of {@code segment}, whatever was asked.
+     */
+    public static FakePeerServer answeringFor(final String token, final String segment) throws IOException
+    {
+        return new FakePeerServer(token, ReadAnswer.EMPTY, segment, List.of());
+    }
+
+    private FakePeerServer(
+        final String token, final ReadAnswer answer, final String describedSegment,
+        final List<SegmentDescriptor.Nic> nics) throws IOException
+    {
+        this.describedSegment = describedSegment;
+        this.nics = nics;
+        this.listener = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+        this.address = "127.0.0.1:" + ((InetSocketAddress)listener.getLocalAddress()).getPort();
+        this.authenticator = PeerAuthenticator.withToken(token, 5);
+        this.answer = answer;
+        this.thread = new Thread(this::acceptLoop, "fake-peer-server");
+        this.thread.setDaemon(true);
+        this.thread.start();
+    }
+
+    /**
+     * @return host:port of this fake daemon.
+     */
+    public String address()
+    {
+        return address;
+    }
+
+    public int readsAnswered()
+    {
+        return readsAnswered.get();
+    }
+
+    private void acceptLoop()
+    {
+        while (listener.isOpen())
+        {
+            try (SocketChannel channel = listener.accept())
+            {
+                serve(channel);
+            }
+            catch (final IOException | RuntimeException ex)
+            {
+                // the initiator cut the connection, as it should: take the next one
+            }
+        }
+    }
+
+    private void serve(final SocketChannel channel) throws IOException
+    {
+        final PeerSession session = PeerHandshake.asResponder(channel, authenticator);
+        if (session == null)
+        {
+            return;
+        }
+        while (true)
+        {
+            final ByteBuffer header = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH);
+            FrameIo.readFully(channel, header);
+            final int length = header.getInt(0);
+            final int type = header.getInt(4);
+            final ByteBuffer body = FrameIo.newBuffer(length);
+            FrameIo.readFully(channel, body);
+            if (type == PeerProtocol.GET_SEGMENT)
+            {
+                final String name = StandardCharsets.UTF_8.decode(
+                    body.position(0).limit(length - PeerProtocol.TAG_LENGTH)).toString();
+                final SegmentDescriptor descriptor = new SegmentDescriptor(SegmentDescriptor.VERSION,
+                    address + "/" + (describedSegment != null ? describedSegment : name), "tcp", address, 5, 1, List.of(), nics,
+                    List.of(new SegmentDescriptor.Buffer(BUFFER_ADDRESS, BUFFER_LENGTH, "cpu:0")), null);
+                final byte[] json = descriptor.toJson().getBytes(StandardCharsets.UTF_8);
+                final ByteBuffer answerBody = ByteBuffer.allocate(4 + json.length)
+                    .order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(TransferStatus.OK).put(json);
+                FrameIo.sendFrame(channel, session.out(), PeerProtocol.DESCRIPTOR, answerBody.array());
+            }
+            else if (type == PeerProtocol.READ)
+            {
+                final long sliceId = body.getLong(0);
+                final long sliceAddress = body.getLong(16);
+                final long sliceLength = body.getLong(24);
+                final long payload = switch (answer)
+                {
+                    case EMPTY -> 0;
+                    case SHORT -> sliceLength / 2;
+                    case OVERSIZE -> sliceLength * 2;
+                    case EXACT -> sliceLength;
+                };
+                final int bodyLength = PeerProtocol.ACK_FIELDS_LENGTH + (int)payload;
+                final ByteBuffer ack = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH +
+                    (int)payload);
+                ack.putInt(bodyLength).putInt(PeerProtocol.ACK).putLong(sliceId).putInt(TransferStatus.OK).putInt(0)
+                    .putLong(payload);
+                final int payloadAt = PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH;
+                for (int i = 0; i < payload; i++)
+                {
+                    ack.put(payloadAt + i, (byte)(sliceAddress - BUFFER_ADDRESS + i));
+                }
+                session.out().sign(bodyLength, PeerProtocol.ACK, ack, PeerProtocol.HEADER_LENGTH,
+                    PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_SIGNED_LENGTH);
+                ack.position(0).limit(ack.capacity());
+                readsAnswered.incrementAndGet();
+                FrameIo.writeFully(channel, ack);
+            }
+            else
+            {
+                return;
+            }
+        }
+    }
+
+    @Override
+    public void close() throws Exception
+    {
+        listener.close();
+        thread.join(5000);
+    }
+}
