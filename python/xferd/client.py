@@ -43,6 +43,7 @@ DEFAULT_DIRECTORY = "/dev/shm/xferd"
 _SPINS_SMALL = 1_000         # iterations (~180 ns of CPU each on the 2 vCPU test VM: ~180 us) for a transfer of up to
 _SPINS_LARGE = 100           # _SMALL_BYTES, ~18 us for a larger one: it takes milliseconds, and the GIL is better left
 #                              to other threads
+_FILE_GUARD = 1 << 20        # file regions are numbered this far apart (rounded length plus one guard step)
 _SMALL_BYTES = 1 << 20
 _MIN_SLEEP_S = 20e-6         # then sleep on the transfer's event, 20 us doubling to
 _MAX_SLEEP_S = 1e-3          # 1 ms: sleeping waiters look again at least every millisecond
@@ -133,6 +134,7 @@ class Client:
         self._closed = False
         self._next_liveness_ns = 0
         self._ptracer_set = False
+        self._next_file_address = p.FILE_ADDRESS_BASE
         name = segment_name or f"py-{os.getpid()}-{id(self) & 0xffffff:x}"
         self._cnc = CncFile(os.path.join(directory, p.CNC_FILE))
         try:
@@ -286,6 +288,35 @@ class Client:
         ptracer (``prctl(PR_SET_PTRACER, daemon pid)``). Keep the memory alive until it is unregistered."""
         self._allow_daemon_to_reach_memory()
         self._request(lambda cid: p.encode_register_process_memory(cid, address, length, location))
+
+    def register_file(self, file: "str | os.PathLike[str] | int", offset: int, length: int, flags: int = 0,
+                      read_only: bool = False) -> int:
+        """Register ``length`` bytes of a file or block device from ``offset`` as a storage region of this segment,
+        and return the address that names its first byte: requests use it as they use a memory address (memory to
+        file, file to memory, and peers' requests to this segment). The file is opened here with this process's
+        permissions (or ``file`` is a descriptor this process holds, which stays the caller's); the daemon gets the
+        open descriptor over the control socket (SCM_RIGHTS) and never opens a path. A WRITE completes once its
+        bytes are in the file. See docs/storage.md.
+
+        :param flags: :data:`xferd.protocol.REGISTER_FILE_SYNC` (fdatasync before each WRITE completes),
+            :data:`xferd.protocol.REGISTER_FILE_BUFFERED` (keep the page cache even where O_DIRECT works).
+        :param read_only: open the path read-only; WRITEs into the region then fail with ``StoragePermissionError``.
+        :raises ControlError: (typed) e.g. ``InvalidArgumentError`` for a range outside the file.
+        """
+        if offset < 0 or length <= 0:
+            raise ValueError(f"bad file range: offset {offset} length {length}")
+        with self._state_lock:
+            address = self._next_file_address
+            self._next_file_address += ((length + _FILE_GUARD - 1) // _FILE_GUARD + 1) * _FILE_GUARD
+        if isinstance(file, int):
+            self._request(lambda cid: p.encode_register_file(cid, address, length, offset, flags), file)
+            return address
+        fd = os.open(file, (os.O_RDONLY if read_only else os.O_RDWR) | os.O_CLOEXEC)
+        try:
+            self._request(lambda cid: p.encode_register_file(cid, address, length, offset, flags), fd)
+        finally:
+            os.close(fd)
+        return address
 
     def _allow_daemon_to_reach_memory(self) -> None:
         if self._ptracer_set:

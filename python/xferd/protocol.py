@@ -37,11 +37,19 @@ OPEN_SEGMENT = 4
 REGISTER_GPU_MEMORY = 5
 REGISTER_PROCESS_MEMORY = 6
 FIRST_BUFFER = 7
+REGISTER_FILE = 8
 WELCOME = 101
 OK = 102
 ERROR = 103
 
 HELLO_FLAG_LISTEN = 1
+
+REGISTER_FILE_SYNC = 1
+"""REGISTER_FILE flag: every WRITE to the region ends with an fdatasync before it completes."""
+REGISTER_FILE_BUFFERED = 2
+"""REGISTER_FILE flag: use the page cache even where O_DIRECT would work."""
+FILE_ADDRESS_BASE = 1 << 62
+"""Where clients number file regions: above every canonical user-space address, so no memory overlaps them."""
 
 IPC_HANDLE_LENGTH = 64
 PCI_BUS_ID_LENGTH = 16
@@ -136,6 +144,12 @@ def encode_register_process_memory(correlation_id: int, address: int, length: in
     """REGISTER_PROCESS_MEMORY (no fd; the daemon uses process_vm_readv/writev): 0 id, 8 address, 16 length,
     24 location."""
     return _frame(REGISTER_PROCESS_MEMORY, struct.pack("<qqq", correlation_id, address, length) + _string(location))
+
+
+def encode_register_file(correlation_id: int, address: int, length: int, file_offset: int, flags: int) -> bytes:
+    """REGISTER_FILE (the open file travels as SCM_RIGHTS): 0 id, 8 address, 16 length, 24 offset in the file,
+    32 flags, 36 reserved."""
+    return _frame(REGISTER_FILE, struct.pack("<qqqqii", correlation_id, address, length, file_offset, flags, 0))
 
 
 def encode_register_gpu_memory(correlation_id: int, device_pointer: int, length: int, allocation_offset: int,
