@@ -5,19 +5,17 @@ import io.xferd.daemon.auth.PeerAuthenticator;
 import io.xferd.daemon.auth.PeerSession;
 import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.host.LocalNics;
-import io.xferd.daemon.memory.Region;
-import io.xferd.daemon.session.BatchTracker;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.CompletionSender;
 import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.daemon.transport.PeerTransport;
+import io.xferd.daemon.transport.RemoteRequest;
 import io.xferd.daemon.transport.RemoteSegment;
 import io.xferd.daemon.transport.RemoteSegments;
 import io.xferd.daemon.transport.SegmentDescriptor;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
-import org.agrona.DirectBuffer;
 import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -142,22 +140,7 @@ public final class TcpTransport implements PeerTransport
      * region's borrow until it writes the completion; on any other status nothing was taken.
      */
     @Override
-    public int submit(
-        final ClientSession submitter,
-        final long requestId,
-        final long traceId,
-        final int opcode,
-        final Region local,
-        final long localAddress,
-        final RemoteSegment target,
-        final long targetAddress,
-        final long length,
-        final long submitNanos,
-        final long intakeNanos,
-        final DirectBuffer notify,
-        final int notifyLength,
-        final BatchTracker batch,
-        final int batchEntry)
+    public int submit(final RemoteRequest request)
     {
         if (!running)
         {
@@ -168,24 +151,31 @@ public final class TcpTransport implements PeerTransport
         {
             return TransferStatus.TRANSPORT_ERROR;
         }
+        final ClientSession submitter = request.submitter();
+        final long requestId = request.requestId();
+        final long traceId = request.traceId();
+        final long targetAddress = request.targetAddress();
+        final long length = request.length();
+        final RemoteSegment target = request.target();
         transfer.reset();
         transfer.submitter = submitter;
-        transfer.local = local;
+        transfer.local = request.local();
         transfer.target = target;
         transfer.remotePreferred = target.preferredNicsFor(targetAddress);
         transfer.requestId = requestId;
-        transfer.batch = batch;
-        transfer.batchEntry = batchEntry;
+        transfer.batch = request.batch();
+        transfer.batchEntry = request.batchEntry();
         transfer.traceId = traceId;
-        transfer.opcode = opcode;
-        transfer.localAddress = localAddress;
+        transfer.opcode = request.opcode();
+        transfer.localAddress = request.localAddress();
         transfer.targetAddress = targetAddress;
         transfer.length = length;
-        transfer.intakeNanos = intakeNanos;
-        transfer.submitNanos = submitNanos;
-        if (opcode == Opcode.WRITE && notifyLength > 0)
+        transfer.intakeNanos = request.intakeNanos();
+        transfer.submitNanos = request.submitNanos();
+        final int notifyLength = request.notificationLength();
+        if (transfer.opcode == Opcode.WRITE && notifyLength > 0)
         {
-            notify.getBytes(0, transfer.notify, 0, notifyLength);
+            request.notification().getBytes(0, transfer.notify, 0, notifyLength);
             transfer.notifyLength = notifyLength;
         }
         final int sliceCount = (int)((length + sliceSize - 1) / sliceSize);
