@@ -18,6 +18,8 @@ import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
 import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.status.AtomicCounter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -76,6 +78,8 @@ public final class TcpTransport implements PeerTransport
     private final AtomicCounter bytesWritten;
     private final long sliceSize;
     private final LocalNics localNics;
+    // every time the TCP code reads (slice sent, deadlines, reconnect back-off, journal stamps): tests move it
+    private final NanoClock clock;
     private volatile io.xferd.daemon.journal.TransferJournal journal = io.xferd.daemon.journal.TransferJournal.DISABLED;
     private volatile boolean running = true;
     private static final int MAX_ATTEMPTS = 3;
@@ -87,6 +91,18 @@ public final class TcpTransport implements PeerTransport
         final LocalNics localNics,
         final PeerAuthenticator authenticator)
     {
+        this(context, counters, disconnects, localNics, authenticator, SystemNanoClock.INSTANCE);
+    }
+
+    public TcpTransport(
+        final DaemonContext context,
+        final SystemCounters counters,
+        final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
+        final LocalNics localNics,
+        final PeerAuthenticator authenticator,
+        final NanoClock clock)
+    {
+        this.clock = clock;
         this.context = context;
         this.localNics = localNics;
         this.counters = counters;
@@ -180,7 +196,7 @@ public final class TcpTransport implements PeerTransport
         }
         final int sliceCount = (int)((length + sliceSize - 1) / sliceSize);
         transfer.pendingSlices.set(sliceCount);
-        journal.onSliced(submitter.slot(), requestId, traceId, sliceCount, System.nanoTime());
+        journal.onSliced(submitter.slot(), requestId, traceId, sliceCount, clock.nanoTime());
         for (int i = 0; i < sliceCount; i++)
         {
             final long offset = i * sliceSize;
@@ -206,7 +222,7 @@ public final class TcpTransport implements PeerTransport
             slice.stagingFailure = TransferStatus.OK;
         }
         final PeerPath path = ((PeerLink)transfer.target.link()).choosePath(
-            localNics.preferred(transfer.local.location()), transfer.remotePreferred, null, System.nanoTime());
+            localNics.preferred(transfer.local.location()), transfer.remotePreferred, null, clock.nanoTime());
         if (path == null)
         {
             finishSlice(slice, TransferStatus.TRANSPORT_ERROR, null);
@@ -239,12 +255,12 @@ public final class TcpTransport implements PeerTransport
             transfer.lastNicId = path.journalNicId();
             journal.onSlice(transfer.submitter.slot(), transfer.requestId, transfer.traceId,
                 (int)(slice.offset / sliceSize), ((PeerLink)transfer.target.link()).journalPeerId(), path.journalNicId(),
-                slice.length, slice.sentNanos, System.nanoTime(), status);
+                slice.length, slice.sentNanos, clock.nanoTime(), status);
         }
         if (status == TransferStatus.TRANSPORT_ERROR && running && slice.attempts < MAX_ATTEMPTS && path != null)
         {
             final PeerPath other = ((PeerLink)transfer.target.link()).choosePath(
-                localNics.preferred(transfer.local.location()), transfer.remotePreferred, path, System.nanoTime());
+                localNics.preferred(transfer.local.location()), transfer.remotePreferred, path, clock.nanoTime());
             if (other != null && other != path)
             {
                 slice.attempts++;
@@ -282,7 +298,7 @@ public final class TcpTransport implements PeerTransport
         {
             failed.increment();
         }
-        final long completeNanos = System.nanoTime();
+        final long completeNanos = clock.nanoTime();
         senders.get().complete(submitter, transfer.batch, transfer.batchEntry, transfer.requestId, status, bytes,
             transfer.intakeNanos, completeNanos);
         journal.onCompleted(submitter.slot(), transfer.requestId, transfer.traceId, transfer.opcode, status,
@@ -400,9 +416,13 @@ public final class TcpTransport implements PeerTransport
         }
     }
 
-    private void checkTimeouts()
+    /**
+     * Fail the connections whose oldest slice waited past the transfer timeout on the clock. The watchdog thread
+     * calls it periodically; tests call it after moving the clock.
+     */
+    void checkTimeouts()
     {
-        final long now = System.nanoTime();
+        final long now = clock.nanoTime();
         final long timeoutNanos = context.transferTimeoutMs() * 1_000_000L;
         for (final PeerLink link : links.values())
         {
@@ -414,6 +434,11 @@ public final class TcpTransport implements PeerTransport
                 }
             }
         }
+    }
+
+    NanoClock clock()
+    {
+        return clock;
     }
 
     void bytesSent(final long bytes)

@@ -32,7 +32,9 @@ public final class FakePeerServer implements AutoCloseable
         /** 2n bytes */
         OVERSIZE,
         /** the n bytes asked for, byte i of the buffer being (byte)i: an honest peer */
-        EXACT
+        EXACT,
+        /** no answer at all: a peer that stalls (the READ is only counted, see {@link #readsReceived()}) */
+        NONE
     }
 
     public static final long BUFFER_ADDRESS = 0x100000;
@@ -43,6 +45,7 @@ public final class FakePeerServer implements AutoCloseable
     private final ReadAnswer answer;
     private final Thread thread;
     private final AtomicInteger readsAnswered = new AtomicInteger();
+    private final AtomicInteger readsReceived = new AtomicInteger();
     private final String address;
     private final String describedSegment;
     private final List<SegmentDescriptor.Nic> nics;
@@ -97,6 +100,11 @@ public final class FakePeerServer implements AutoCloseable
         return readsAnswered.get();
     }
 
+    public int readsReceived()
+    {
+        return readsReceived.get();
+    }
+
     private void acceptLoop()
     {
         while (listener.isOpen())
@@ -139,8 +147,13 @@ public final class FakePeerServer implements AutoCloseable
                     .order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(TransferStatus.OK).put(json);
                 FrameIo.sendFrame(channel, session.out(), PeerProtocol.DESCRIPTOR, answerBody.array());
             }
+            else if (type == PeerProtocol.READ && answer == ReadAnswer.NONE)
+            {
+                readsReceived.incrementAndGet();
+            }
             else if (type == PeerProtocol.READ)
             {
+                readsReceived.incrementAndGet();
                 final long sliceId = body.getLong(0);
                 final long sliceAddress = body.getLong(16);
                 final long sliceLength = body.getLong(24);
@@ -150,6 +163,7 @@ public final class FakePeerServer implements AutoCloseable
                     case SHORT -> sliceLength / 2;
                     case OVERSIZE -> sliceLength * 2;
                     case EXACT -> sliceLength;
+                    case NONE -> throw new IllegalStateException("a stalled peer does not answer");
                 };
                 final int bodyLength = PeerProtocol.ACK_FIELDS_LENGTH + (int)payload;
                 final ByteBuffer ack = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH +
