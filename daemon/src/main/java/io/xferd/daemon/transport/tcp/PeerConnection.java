@@ -403,7 +403,7 @@ final class PeerConnection implements AutoCloseable
 
     private void receiveLoop(final SocketChannel current, final FrameMac in)
     {
-        final BufferedChannel answers = new BufferedChannel(current, 64 * 1024, 0);
+        final BufferedChannel answers = new BufferedChannel(current, clock, 64 * 1024, 0);
         final RegionWindows landing = new RegionWindows(1);
         final StagingBuffer landingStaging = transport.newStagingBuffer();
         Slice answering = null;
