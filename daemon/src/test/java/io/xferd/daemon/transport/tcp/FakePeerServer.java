@@ -17,8 +17,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A peer daemon that passes the handshake (it has the cluster token) and then answers as a broken or hostile one
- * would: every READ gets an ACK with status OK and a payload of the wrong size. For tests of the initiator, which
- * must fail such slices, never complete them.
+ * would: every READ gets an ACK with status OK and a payload of the wrong size (or, per {@link ReadAnswer}, the right
+ * one or none at all), every WRITE is refused as outside the segment. For tests of the initiator, which must fail such
+ * slices, never complete them.
  */
 public final class FakePeerServer implements AutoCloseable
 {
@@ -46,6 +47,7 @@ public final class FakePeerServer implements AutoCloseable
     private final Thread thread;
     private final AtomicInteger readsAnswered = new AtomicInteger();
     private final AtomicInteger readsReceived = new AtomicInteger();
+    private final AtomicInteger notifiesReceived = new AtomicInteger();
     private final String address;
     private final String describedSegment;
     private final List<SegmentDescriptor.Nic> nics;
@@ -105,6 +107,14 @@ public final class FakePeerServer implements AutoCloseable
         return readsReceived.get();
     }
 
+    /**
+     * @return NOTIFY frames received (each is acknowledged OK); every WRITE is refused as outside the segment.
+     */
+    public int notifiesReceived()
+    {
+        return notifiesReceived.get();
+    }
+
     private void acceptLoop()
     {
         while (listener.isOpen())
@@ -147,6 +157,15 @@ public final class FakePeerServer implements AutoCloseable
                     .order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(TransferStatus.OK).put(json);
                 FrameIo.sendFrame(channel, session.out(), PeerProtocol.DESCRIPTOR, answerBody.array());
             }
+            else if (type == PeerProtocol.WRITE)
+            {
+                sendEmptyAck(channel, session, body.getLong(0), TransferStatus.TARGET_RANGE_NOT_REGISTERED);
+            }
+            else if (type == PeerProtocol.NOTIFY)
+            {
+                notifiesReceived.incrementAndGet();
+                sendEmptyAck(channel, session, body.getLong(0), TransferStatus.OK);
+            }
             else if (type == PeerProtocol.READ && answer == ReadAnswer.NONE)
             {
                 readsReceived.incrementAndGet();
@@ -186,6 +205,18 @@ public final class FakePeerServer implements AutoCloseable
                 return;
             }
         }
+    }
+
+    private static void sendEmptyAck(
+        final SocketChannel channel, final PeerSession session, final long sliceId, final int status) throws IOException
+    {
+        final ByteBuffer ack = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
+        ack.putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK).putLong(sliceId).putInt(status).putInt(0)
+            .putLong(0);
+        session.out().sign(PeerProtocol.ACK_FIELDS_LENGTH, PeerProtocol.ACK, ack, PeerProtocol.HEADER_LENGTH,
+            PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_SIGNED_LENGTH);
+        ack.position(0).limit(ack.capacity());
+        FrameIo.writeFully(channel, ack);
     }
 
     @Override

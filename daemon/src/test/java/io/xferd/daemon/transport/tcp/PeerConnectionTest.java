@@ -37,9 +37,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The initiator's side of a TCP peer connection ({@link PeerConnection}, driven through {@link TcpTransport}), as a
  * specification: it connects and passes the handshake, keeps several slices of a request in flight, completes a READ
- * only when every byte arrived, fails a slice whose peer stalls once it waited past the transfer timeout on the
- * injected clock (and not before), sends a slice that failed on one path again on another, and gives back every
- * borrow when it closes. The peer is a {@link FakePeerServer} on 127.0.0.1:0 in this process (real sockets, no
+ * only when every byte arrived, sends no notification after a WRITE the target refused, fails a slice whose peer
+ * stalls once it waited past the transfer timeout on the injected clock (and not before), sends a slice that failed
+ * on one path again on another, and gives back every borrow when it closes. The peer is a {@link FakePeerServer} on 127.0.0.1:0 in this process (real sockets, no
  * daemon); the clock is a {@link CachedNanoClock} the test moves.
  */
 @Timeout(60)
@@ -115,6 +115,29 @@ class PeerConnectionTest
             .isEqualTo(TransferStatus.TRANSPORT_ERROR);
         assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isZero();
         assertThat(counters.get(SystemCounter.BYTES_READ).get()).isZero();
+    }
+
+    @Test
+    void shouldNotSendTheNotificationOfAWriteTheTargetRefused() throws Exception
+    {
+        start(new FakePeerServer(TOKEN, FakePeerServer.ReadAnswer.EXACT), LocalNics.resolve(List.of()));
+        final long handle = open();
+        final UnsafeBuffer notification = new UnsafeBuffer(new byte[] {'k', 'v', '-', 'r', 'e', 'a', 'd', 'y'});
+        assertThat(submitter.tryAcquire()).isTrue();
+        assertThat(local.tryAcquire()).isTrue();
+
+        assertThat(transport.submit(request.reset()
+            .submitter(submitter)
+            .ids(6, 6)
+            .opcode(Opcode.WRITE)
+            .local(local, LOCAL_ADDRESS)
+            .target(transport.remoteSegments().get(handle), FakePeerServer.BUFFER_ADDRESS)
+            .length(LENGTH)
+            .notification(notification, notification.capacity()))).isEqualTo(TransferStatus.OK);
+
+        assertThat(awaitCompletion(6)).isEqualTo(TransferStatus.TARGET_RANGE_NOT_REGISTERED);
+        assertThat(peer.notifiesReceived()).as("a refused WRITE notifies no one").isZero();
+        assertThatBorrowsAreGivenBack();
     }
 
     @Test
