@@ -2,13 +2,16 @@
 """Python client figures next to the Java client's, in one run, against one daemon.
 
     python3 python/bench.py [--dir D] [--duration 5] [--skip-java] [--netns [--skip-local]]
+    python3 python/bench.py --round-trips 3 [--duration 3]
 
 Starts its own daemon (``--rpc-address 127.0.0.1:0``, a private directory under /dev/shm) unless ``--dir`` names
 a running one, then measures, each from Python and (``bin/xferd bench``) from Java, with the same parameters:
 
 1. caller CPU of one 4,096-descriptor batch: from the call to the last record written (``Client.submit``), and the
    same through ``mooncake.engine``'s ``batch_transfer_async_write`` (the sync call minus the wait);
-2. 64 B local round trips (batch 1, window 1): submit -> completion, p50/p90/p99;
+2. 64 B local round trips (batch 1, window 1): submit -> completion, p50/p90/p99 (Python through ``Client`` and
+   through ``TransferEngine.transfer_sync_write``); ``--round-trips N`` measures only these, Python and Java
+   alternating N times so that both see the same load, and prints each pair's ratio and the median;
 3. 1 MiB blocks in batches of 32, 4 batches in flight: GB/s.
 
 ``--netns`` (root) adds two "hosts": network namespaces joined by a veth pair (``python/tests/support.py``'s, names
@@ -107,7 +110,13 @@ def engine_submit_cost(directory: str) -> None:
     decode.close()
 
 
-def round_trips(directory: str, seconds: float) -> None:
+def load() -> str:
+    """The load averages as /proc/loadavg says (1, 5, 15 minutes)."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def round_trips(directory: str, seconds: float) -> float:
+    """64 B writes, one at a time, through ``Client.transfer_sync``; returns the p50 in microseconds."""
     source, target, local, remote, handle = pair(directory, 4096)
     for _ in range(2000):
         source.transfer_sync(WRITE, handle, local.address, remote.address, 64)
@@ -117,9 +126,66 @@ def round_trips(directory: str, seconds: float) -> None:
         start = time.perf_counter_ns()
         source.transfer_sync(WRITE, handle, local.address, remote.address, 64)
         samples.append(time.perf_counter_ns() - start)
-    print(f"python: 64 B write round trip, {percentiles(samples)}")
+    print(f"python: 64 B write round trip (Client.transfer_sync), {percentiles(samples)}, load {load()}")
     source.close()
     target.close()
+    return sorted(samples)[len(samples) // 2] / 1e3
+
+
+def engine_round_trips(directory: str, seconds: float) -> None:
+    """64 B writes, one at a time, through ``TransferEngine.transfer_sync_write`` (argument checks, session lookup)."""
+    os.environ["XFERD_DIR"] = directory
+    from mooncake.engine import TransferEngine
+    prefill, decode = TransferEngine(), TransferEngine()
+    try:
+        if prefill.initialize("127.0.0.1", "P2PHANDSHAKE", "tcp", "") != 0 or \
+                decode.initialize("127.0.0.1", "P2PHANDSHAKE", "tcp", "") != 0:
+            print("engine: round trip not measured (the daemon gives engines no port)")
+            return
+        local, remote = prefill.allocate_managed_buffer(4096), decode.allocate_managed_buffer(4096)
+        session = f"127.0.0.1:{decode.get_rpc_port()}"
+        for _ in range(2000):
+            prefill.transfer_sync_write(session, local, remote, 64)
+        samples = []
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            start = time.perf_counter_ns()
+            if prefill.transfer_sync_write(session, local, remote, 64) != 0:
+                raise RuntimeError("transfer_sync_write failed")
+            samples.append(time.perf_counter_ns() - start)
+        print(f"python: 64 B write round trip (TransferEngine.transfer_sync_write), {percentiles(samples)}, "
+              f"load {load()}")
+    finally:
+        prefill.close()
+        decode.close()
+
+
+def java_round_trips(directory: str, seconds: float, launcher: str) -> float | None:
+    """``xferd bench`` 64 B round trips (batch 1, window 1) against the same daemon; the p50 in microseconds."""
+    result = subprocess.run([launcher, "bench", "--dir", directory, "--duration", f"{max(1, round(seconds))}s",
+                             "--block-size", "64", "--batch-size", "1", "--window", "1"],
+                            capture_output=True, text=True, timeout=600)
+    match = re.search(r"latency per request.*?p50 ([0-9.]+)", result.stdout)
+    lines = [line for line in result.stdout.splitlines() if line.startswith("latency")]
+    print(f"java:   64 B round trip: {lines[0] if lines else result.stdout[-300:] + result.stderr[-300:]}, "
+          f"load {load()}")
+    return float(match.group(1)) if match else None
+
+
+def alternating_round_trips(directory: str, seconds: float, launcher: str, rounds: int) -> None:
+    """Python and Java 64 B round trips, alternating ``rounds`` times, so both see the same load; the ratio of
+    each pair and their median."""
+    ratios = []
+    for _ in range(rounds):
+        python_p50 = round_trips(directory, seconds)
+        java_p50 = java_round_trips(directory, seconds, launcher)
+        if java_p50:
+            ratios.append(python_p50 / java_p50)
+            print(f"ratio:  python p50 / java p50 = {ratios[-1]:.2f}")
+    if ratios:
+        ratios.sort()
+        print(f"ratio:  median of {len(ratios)} pairs {ratios[len(ratios) // 2]:.2f} "
+              f"(each: {', '.join(f'{r:.2f}' for r in ratios)})")
 
 
 def write_batches(source: xferd.Client, handle: int, local: int, remote: int, seconds: float,
@@ -172,6 +238,10 @@ def main() -> int:
     parser.add_argument("--netns", action="store_true",
                         help="also measure 1 MiB write batches between two network namespaces (root)")
     parser.add_argument("--skip-local", action="store_true", help="with --netns: only the namespace figures")
+    parser.add_argument("--round-trips", type=int, default=0, metavar="N",
+                        help="only the 64 B round trip: Python and Java alternating N times, and their ratios")
+    parser.add_argument("--daemon-idle", choices=("backoff", "yielding", "busy-spin"),
+                        help="the started daemon's --idle (default: the daemon's own, backoff)")
     parser.add_argument("--xferd", default=os.path.join(os.path.dirname(HERE), "bin", "xferd"),
                         help="the launcher whose `bench` is the Java baseline (default: this checkout's bin/xferd)")
     options = parser.parse_args()
@@ -184,13 +254,18 @@ def main() -> int:
     directory = options.dir
     if directory is None:
         import support
-        daemon = support.Daemon()
+        daemon = support.Daemon(*(["--idle", options.daemon_idle] if options.daemon_idle else []))
         directory = daemon.directory
     try:
-        print(f"bench: daemon in {directory}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
+        print(f"bench: daemon in {directory} (idle {options.daemon_idle or 'default'}), {os.cpu_count()} CPUs, "
+              f"load {load()}")
+        if options.round_trips:
+            alternating_round_trips(directory, options.duration, options.xferd, options.round_trips)
+            return 0
         submit_cost(directory)
         engine_submit_cost(directory)
         round_trips(directory, options.duration)
+        engine_round_trips(directory, options.duration)
         throughput(directory, options.duration)
         if not options.skip_java:
             java_bench(directory, options.duration, options.xferd)

@@ -11,6 +11,7 @@ KV memory is anonymous ``mmap`` per layer, as torch CPU tensors are; block ``b``
   (``batch_transfer_sync_write`` (vLLM) or ``batch_transfer_sync``/``transfer_sync_write`` (SGLang)) -> rc, failures
 * ``verify`` seed, block, pairs ([src block, dst block]...) -> ok, bad
 * ``probe`` session -> rc
+* ``first`` session -> address (``get_first_buffer_address``)
 * ``exit``
 """
 
@@ -107,11 +108,14 @@ class Worker:
     def probe(self, session: str) -> dict:
         return {"rc": self.engine.send_probe(session)}
 
+    def first(self, session: str) -> dict:
+        return {"address": self.engine.get_first_buffer_address(session)}
+
 
 def main() -> None:
     worker = Worker()
     handlers = {"init": worker.init, "layers": worker.layers_, "push": worker.push, "verify": worker.verify,
-                "probe": worker.probe}
+                "probe": worker.probe, "first": worker.first}
     for line in sys.stdin:
         command = json.loads(line)
         op = command.pop("op")

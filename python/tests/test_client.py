@@ -52,6 +52,21 @@ class RegistrationTest(support.DaemonTestCase):
             with self.assertRaises(errors.UnknownSegmentControlError):
                 client.open_segment("nobody-here")
 
+    def test_first_buffer_address_by_handle(self) -> None:
+        with self.daemon.connect() as owner, self.daemon.connect() as peer:
+            self.assertEqual(0, peer.first_buffer_address(owner.segment_handle), "nothing registered yet")
+            high, low = owner.allocate_memory(4096), owner.allocate_memory(4096)
+            for buffer in (high, low):
+                owner.register_memory(buffer.address, 4096, "cpu:0")
+            handle = peer.open_segment(owner.segment_name.rsplit("/", 1)[1])
+            self.assertEqual(min(high.address, low.address), peer.first_buffer_address(handle))
+            self.assertEqual(min(high.address, low.address), owner.first_buffer_address(owner.segment_handle))
+            with self.assertRaises(errors.UnknownSegmentControlError):
+                peer.first_buffer_address(handle ^ 0x7fff0000)
+            with self.assertRaises(errors.UnknownSegmentControlError):
+                peer.first_buffer_address(-(1 << 63) | 4242)  # a remote handle this daemon never gave
+            self.assertEqual(min(high.address, low.address), peer.first_buffer_address(handle), "still serving")
+
     def test_gpu_registration_without_cuda_fails_before_anything_is_sent(self) -> None:
         if xferd.cuda.runtime().availability() is None:
             self.skipTest("this host has a usable CUDA runtime: the GPU path is checked on GPU machines")

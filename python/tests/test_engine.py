@@ -157,16 +157,32 @@ class EngineTest(support.DaemonTestCase):
         self.assertEqual(0, self.prefill.register_memory(address, 4096), "the failed batch was rolled back")
         self.assertEqual(0, self.prefill.unregister_memory(address))
 
-    def test_managed_buffers_and_first_buffer_address(self) -> None:
+    def test_managed_buffers(self) -> None:
         buffer = self.decode.allocate_managed_buffer(MIB)
         self.assertNotEqual(0, buffer)
         self.assertEqual(0, self.decode.write_bytes_to_buffer(buffer, b"managed!", 8))
         self.assertEqual(0, self.prefill.transfer_sync_read(self.session, self.local_address, buffer, 8))
         self.assertEqual(b"managed!", self.local[:8])
-        self.assertEqual(self.remote_address, self.decode.get_first_buffer_address(self.session))
+        self.assertEqual(b"managed!", self.decode.read_bytes_from_buffer(buffer, 8))
         self.assertEqual(0, self.decode.free_managed_buffer(buffer, MIB))
         with self.assertLogs("mooncake.xferd", "ERROR"):
             self.assertEqual(-1, self.prefill.transfer_sync_read(self.session, self.local_address, buffer, 8))
+
+    def test_first_buffer_address_of_a_peer_and_of_itself(self) -> None:
+        own = f"127.0.0.1:{self.prefill.get_rpc_port()}"
+        self.assertEqual(self.remote_address, self.prefill.get_first_buffer_address(self.session), "a peer's")
+        self.assertEqual(self.remote_address, self.decode.get_first_buffer_address(self.session), "its own")
+        self.assertEqual(self.local_address, self.decode.get_first_buffer_address(own))
+        buffer = self.decode.allocate_managed_buffer(MIB)
+        self.assertEqual(min(buffer, self.remote_address), self.prefill.get_first_buffer_address(self.session),
+                         "the descriptor lists buffers by address; the answer is fresh, not cached")
+        self.assertEqual(0, self.decode.unregister_memory(self.remote_address))
+        self.assertEqual(buffer, self.prefill.get_first_buffer_address(self.session))
+        self.assertEqual(0, self.decode.free_managed_buffer(buffer, MIB))
+        self.assertEqual(0, self.prefill.get_first_buffer_address(self.session), "nothing registered: 0")
+        with self.assertLogs("mooncake.xferd", "ERROR"):
+            self.assertEqual(0, self.prefill.get_first_buffer_address("127.0.0.1:1"))
+            self.assertEqual(0, self.prefill.get_first_buffer_address("no-port"))
 
     def test_ten_threads_of_batch_transfer_sync_write(self) -> None:
         block, per_thread = 8192, 32
@@ -187,6 +203,91 @@ class EngineTest(support.DaemonTestCase):
             thread.join(120)
         self.assertEqual([0] * 50, results)
         self.assertEqual(data, self.remote[:len(data)])
+
+    def assert_daemon_serves(self) -> None:
+        """The daemon is alive and moves bytes, for this engine and for one that connects now."""
+        self.assertIsNone(self.daemon.process.poll(), "the daemon exited")
+        data = self.fill(0, 99, 4096)
+        self.assertEqual(0, self.prefill.transfer_sync_write(self.session, self.local_address, self.remote_address,
+                                                             4096))
+        self.assertEqual(data, self.remote[:4096])
+        newcomer = self._engine()
+        buffer = newcomer.allocate_managed_buffer(4096)
+        self.assertEqual(0, newcomer.transfer_sync_read(self.session, buffer, self.remote_address, 4096))
+        self.assertEqual(data, newcomer.read_bytes_from_buffer(buffer, 4096))
+
+    def test_bad_input_wrong_types_raise_type_error_as_pybind11_does(self) -> None:
+        session, local, remote = self.session, self.local_address, self.remote_address
+        calls = {
+            "session not a str": lambda: self.prefill.transfer_sync_write(int(session.rsplit(":")[1]), local, remote,
+                                                                          64),
+            "address a str": lambda: self.prefill.transfer_sync_write(session, hex(local), remote, 64),
+            "address a float": lambda: self.prefill.transfer_sync_read(session, local, float(remote), 64),
+            "length None": lambda: self.prefill.transfer_sync_write(session, local, remote, None),
+            "length negative": lambda: self.prefill.transfer_sync_write(session, local, remote, -64),
+            "length beyond 64 bits": lambda: self.prefill.transfer_sync_write(session, local, remote, 1 << 64),
+            "lengths a str": lambda: self.prefill.batch_transfer_sync_write(session, [local], [remote], "64"),
+            "a negative length in a batch": lambda: self.prefill.batch_transfer_sync_write(
+                session, [local, local + 64], [remote, remote + 64], [64, -64]),
+            "a float in a batch": lambda: self.prefill.batch_transfer_async_read(session, [local], [remote], [64.0]),
+            "buffers an int": lambda: self.prefill.batch_transfer_sync_read(session, local, [remote], [64]),
+            "opcode a str": lambda: self.prefill.batch_transfer_sync(session, [local], [remote], [64], "write"),
+            "notify a str": lambda: self.prefill.transfer_sync(session, local, remote, 64, TransferOpcode.Write,
+                                                               "done"),
+            "batch ids a str": lambda: self.prefill.get_batch_transfer_status("1"),
+            "register a str": lambda: self.prefill.register_memory(str(local), 64),
+            "unregister None": lambda: self.prefill.unregister_memory(None),
+            "probe an int": lambda: self.prefill.send_probe(1234),
+            "first buffer of None": lambda: self.prefill.get_first_buffer_address(None),
+            "bytes an int": lambda: self.prefill.write_bytes_to_buffer(local, 1234, 4),
+        }
+        for what, call in calls.items():
+            with self.subTest(what), self.assertRaises(TypeError):
+                call()
+        self.assert_daemon_serves()
+
+    def test_bad_input_lengths_of_zero_fail_with_a_return_code(self) -> None:
+        session, local, remote = self.session, self.local_address, self.remote_address
+        calls = {
+            "transfer_sync_write": lambda: self.prefill.transfer_sync_write(session, local, remote, 0),
+            "transfer_sync_read": lambda: self.prefill.transfer_sync_read(session, local, remote, 0),
+            "transfer_sync": lambda: self.prefill.transfer_sync(session, local, remote, 0, TransferOpcode.Write,
+                                                                TransferNotify("n", "m")),
+            "batch_transfer_sync_write": lambda: self.prefill.batch_transfer_sync_write(
+                session, [local, local + 64], [remote, remote + 64], [64, 0]),
+            "register_memory": lambda: self.prefill.register_memory(local + 8 * MIB, 0),
+        }
+        for what, call in calls.items():
+            with self.subTest(what), self.assertLogs("mooncake.xferd", "ERROR") as logs:
+                self.assertEqual(-1, call())
+            self.assertRegex("\n".join(logs.output), "INVALID_LENGTH|capacity 0|INVALID_REQUEST|length")
+        with self.assertLogs("mooncake.xferd", "ERROR"):
+            self.assertEqual(0, self.prefill.batch_transfer_async_write(session, [local], [remote], [0]), "batch id")
+            self.assertEqual(0, self.prefill.transfer_submit_write(session, local, remote, 0))
+        self.assertEqual(0, self.prefill.allocate_managed_buffer(0))
+        self.assert_daemon_serves()
+
+    def test_bad_input_malformed_and_unknown_sessions_fail_fast(self) -> None:
+        gone = self._engine()
+        gone_session = f"127.0.0.1:{gone.get_rpc_port()}"
+        gone.close()
+        malformed = ["", "127.0.0.1", "127.0.0.1:", ":15000", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:port",
+                     "a:1:2", "127.0.0.1:1/x", " 127.0.0.1:1", "[::1:1"]
+        unknown = ["127.0.0.1:1", gone_session]
+        local, remote = self.local_address, self.remote_address
+        for session in malformed + unknown:
+            expected = "malformed session" if session in malformed else "cannot open session"
+            with self.subTest(session=session), self.assertLogs("mooncake.xferd", "ERROR") as logs:
+                started = time.monotonic()
+                self.assertEqual(-1, self.prefill.transfer_sync_write(session, local, remote, 64))
+                self.assertEqual(-1, self.prefill.batch_transfer_sync_read(session, [local], [remote], [64]))
+                self.assertEqual(0, self.prefill.batch_transfer_async_write(session, [local], [remote], [64]))
+                self.assertEqual(0, self.prefill.transfer_submit_write(session, local, remote, 64))
+                self.assertEqual(-1, self.prefill.send_probe(session))
+                self.assertEqual(0, self.prefill.get_first_buffer_address(session))
+                self.assertLess(time.monotonic() - started, 10, "a bad session fails fast, it does not wait")
+            self.assertIn(expected, "\n".join(logs.output))
+        self.assert_daemon_serves()
 
     def test_send_probe(self) -> None:
         self.assertEqual(0, self.prefill.send_probe(self.session))
@@ -211,9 +312,6 @@ class ProtocolCheckTest(support.DaemonTestCase):
         self.assertEqual(-1, rc)
         self.assertIn("serves tcp", text)
 
-
-if __name__ == "__main__":
-    unittest.main()
 
 
 class EngineDaemonDeathTest(unittest.TestCase):
@@ -256,3 +354,7 @@ class EngineDaemonDeathTest(unittest.TestCase):
         with self.assertLogs("mooncake.xferd", "ERROR"):
             self.assertEqual(-1, prefill.transfer_sync_write(session, local, remote, 64))
             self.assertEqual(0, prefill.batch_transfer_async_write(session, [local], [remote], [64]))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -106,6 +106,8 @@ class SequenceBase(unittest.TestCase):
             self.assertEqual(0, prefill.call("layers", count=LAYERS, bytes=BLOCK * BLOCKS, seed=100 + rank,
                                              block=BLOCK)["rc"])
             decode.layer_addresses = registered["addresses"]
+            self.assertEqual(min(registered["addresses"]), prefill.call("first", session=decodes[rank][1]["session"])[
+                "address"], "get_first_buffer_address of the peer engine, from its descriptor")
         for rank, ((decode, decode_info), (prefill, _)) in enumerate(zip(decodes, prefills)):
             requests, pairs = requests_for(rank)
             pushed = prefill.call("push", session=decode_info["session"], remote=decode.layer_addresses,

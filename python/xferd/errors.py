@@ -36,6 +36,11 @@ class TransferStatus(enum.IntEnum):
     UNSUPPORTED_MEMORY = 12
     MEMORY_FAULT = 13
     ACCESS_DENIED = 14
+    STORAGE_NO_SPACE = 15
+    STORAGE_IO_ERROR = 16
+    STORAGE_TRUNCATED = 17
+    STORAGE_PERMISSION = 18
+    STORAGE_OUT_OF_RANGE = 19
 
     @classmethod
     def describe(cls, value: int) -> str:
@@ -63,6 +68,8 @@ class ControlErrorCode(enum.IntEnum):
     CUDA_UNAVAILABLE = 12
     LIMIT_REACHED = 13
     ACCESS_DENIED = 14
+    MEMORY_NOT_SEALED = 15
+    BEYOND_END_OF_FILE = 16
 
     @classmethod
     def describe(cls, value: int) -> str:
@@ -151,6 +158,11 @@ TransferDaemonGoneError = type("TransferDaemonGoneError", (TransferFailedError, 
 UnsupportedMemoryError = _subclass(TransferFailedError, "UnsupportedMemoryError")
 MemoryFaultError = _subclass(TransferFailedError, "MemoryFaultError")
 AccessDeniedError = _subclass(TransferFailedError, "AccessDeniedError")
+StorageNoSpaceError = _subclass(TransferFailedError, "StorageNoSpaceError")
+StorageIoError = _subclass(TransferFailedError, "StorageIoError")
+StorageTruncatedError = _subclass(TransferFailedError, "StorageTruncatedError")
+StoragePermissionError = _subclass(TransferFailedError, "StoragePermissionError")
+StorageOutOfRangeError = _subclass(TransferFailedError, "StorageOutOfRangeError")
 
 _TRANSFER_ERRORS: dict[int, type] = {
     TransferStatus.UNKNOWN_SEGMENT: UnknownSegmentError,
@@ -167,6 +179,11 @@ _TRANSFER_ERRORS: dict[int, type] = {
     TransferStatus.UNSUPPORTED_MEMORY: UnsupportedMemoryError,
     TransferStatus.MEMORY_FAULT: MemoryFaultError,
     TransferStatus.ACCESS_DENIED: AccessDeniedError,
+    TransferStatus.STORAGE_NO_SPACE: StorageNoSpaceError,
+    TransferStatus.STORAGE_IO_ERROR: StorageIoError,
+    TransferStatus.STORAGE_TRUNCATED: StorageTruncatedError,
+    TransferStatus.STORAGE_PERMISSION: StoragePermissionError,
+    TransferStatus.STORAGE_OUT_OF_RANGE: StorageOutOfRangeError,
 }
 
 ProtocolVersionMismatchError = _subclass(ControlError, "ProtocolVersionMismatchError")
@@ -183,6 +200,8 @@ NotConnectedError = _subclass(ControlError, "NotConnectedError")
 DaemonCudaUnavailableError = _subclass(ControlError, "DaemonCudaUnavailableError")
 LimitReachedError = _subclass(ControlError, "LimitReachedError")
 AccessDeniedControlError = _subclass(ControlError, "AccessDeniedControlError")
+MemoryNotSealedError = _subclass(ControlError, "MemoryNotSealedError")
+BeyondEndOfFileError = _subclass(ControlError, "BeyondEndOfFileError")
 
 _CONTROL_ERRORS: dict[int, type] = {
     ControlErrorCode.PROTOCOL_VERSION_MISMATCH: ProtocolVersionMismatchError,
@@ -199,4 +218,6 @@ _CONTROL_ERRORS: dict[int, type] = {
     ControlErrorCode.CUDA_UNAVAILABLE: DaemonCudaUnavailableError,
     ControlErrorCode.LIMIT_REACHED: LimitReachedError,
     ControlErrorCode.ACCESS_DENIED: AccessDeniedControlError,
+    ControlErrorCode.MEMORY_NOT_SEALED: MemoryNotSealedError,
+    ControlErrorCode.BEYOND_END_OF_FILE: BeyondEndOfFileError,
 }

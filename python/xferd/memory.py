@@ -1,6 +1,7 @@
 """Memory the daemon can reach: memfd-backed buffers mapped in this process.
 
-A :class:`SharedBuffer` is a memfd, sized and mapped ``MAP_SHARED`` here; registering it passes the fd to the
+A :class:`SharedBuffer` is a memfd, sized, sealed against shrinking (``F_SEAL_SHRINK``: the daemon refuses
+memory that could vanish under its copies) and mapped ``MAP_SHARED`` here; registering it passes the fd to the
 daemon, which maps the same pages (zero copies on either side). Any other host memory of this process (a numpy
 array, a torch CPU tensor, a ``bytearray``) can be registered too, by address: the daemon then reaches it with
 ``process_vm_readv/writev`` (see :meth:`xferd.Client.register_process_memory`).
@@ -9,6 +10,7 @@ array, a torch CPU tensor, a ``bytearray``) can be registered too, by address: t
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import mmap
 import os
 
@@ -22,9 +24,11 @@ class SharedBuffer:
     def __init__(self, length: int, name: str = "xferd") -> None:
         if length <= 0:
             raise ValueError(f"length must be positive: {length}")
-        self.fd = os.memfd_create(name, os.MFD_CLOEXEC)
+        self.fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         try:
             os.ftruncate(self.fd, length)
+            # the daemon maps only memory that cannot shrink under its copies (a SIGBUS), and checks the seal
+            fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK)
             self._map = mmap.mmap(self.fd, length, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         except OSError:
             os.close(self.fd)

@@ -36,11 +36,20 @@ UNREGISTER_MEMORY = 3
 OPEN_SEGMENT = 4
 REGISTER_GPU_MEMORY = 5
 REGISTER_PROCESS_MEMORY = 6
+FIRST_BUFFER = 7
+REGISTER_FILE = 8
 WELCOME = 101
 OK = 102
 ERROR = 103
 
 HELLO_FLAG_LISTEN = 1
+
+REGISTER_FILE_SYNC = 1
+"""REGISTER_FILE flag: every WRITE to the region ends with an fdatasync before it completes."""
+REGISTER_FILE_BUFFERED = 2
+"""REGISTER_FILE flag: use the page cache even where O_DIRECT would work."""
+FILE_ADDRESS_BASE = 1 << 62
+"""Where clients number file regions: above every canonical user-space address, so no memory overlaps them."""
 
 IPC_HANDLE_LENGTH = 64
 PCI_BUS_ID_LENGTH = 16
@@ -137,6 +146,12 @@ def encode_register_process_memory(correlation_id: int, address: int, length: in
     return _frame(REGISTER_PROCESS_MEMORY, struct.pack("<qqq", correlation_id, address, length) + _string(location))
 
 
+def encode_register_file(correlation_id: int, address: int, length: int, file_offset: int, flags: int) -> bytes:
+    """REGISTER_FILE (the open file travels as SCM_RIGHTS): 0 id, 8 address, 16 length, 24 offset in the file,
+    32 flags, 36 reserved."""
+    return _frame(REGISTER_FILE, struct.pack("<qqqqii", correlation_id, address, length, file_offset, flags, 0))
+
+
 def encode_register_gpu_memory(correlation_id: int, device_pointer: int, length: int, allocation_offset: int,
                                ipc_handle: bytes, pci_bus_id: str, location: str) -> bytes:
     """REGISTER_GPU_MEMORY: 0 id, 8 pointer, 16 length, 24 offset in allocation, 32 IPC handle (64 bytes),
@@ -154,6 +169,11 @@ def encode_register_gpu_memory(correlation_id: int, device_pointer: int, length:
 def encode_unregister_memory(correlation_id: int, address: int) -> bytes:
     """UNREGISTER_MEMORY: 0 id, 8 address (start of a registered range)."""
     return _frame(UNREGISTER_MEMORY, struct.pack("<qq", correlation_id, address))
+
+
+def encode_first_buffer(correlation_id: int, segment_handle: int) -> bytes:
+    """FIRST_BUFFER: the owner address of the first buffer of a segment's descriptor (OK's value, 0 when none)."""
+    return _frame(FIRST_BUFFER, struct.pack("<qq", correlation_id, segment_handle))
 
 
 def encode_open_segment(correlation_id: int, name: str) -> bytes:
@@ -254,6 +274,17 @@ def decode_completion(buffer, offset: int, length: int) -> Completion:
         raise MalformedFrame(f"COMPLETION of {length} bytes, needs {COMPLETION_LENGTH}")
     request_id, status, _reserved, transferred, intake, complete = _COMPLETION.unpack_from(buffer, offset)
     return Completion(request_id, status, transferred, intake, complete)
+
+
+_COMPLETION_HEAD = struct.Struct("<qiiq")
+
+
+def unpack_completion(buffer, offset: int, length: int) -> tuple[int, int, int]:
+    """``(request id, status, bytes transferred)`` of a COMPLETION body: the waiting path's decoder (no object)."""
+    if length < COMPLETION_LENGTH:
+        raise MalformedFrame(f"COMPLETION of {length} bytes, needs {COMPLETION_LENGTH}")
+    request_id, status, _reserved, transferred = _COMPLETION_HEAD.unpack_from(buffer, offset)
+    return request_id, status, transferred
 
 
 def encode_completion(request_id: int, status: int, transferred: int, intake: int = 0, complete: int = 0) -> bytes:

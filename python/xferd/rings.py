@@ -169,7 +169,8 @@ class SubmitRingWriter:
         length = i32[at]
         if length >= 0:
             raise RuntimeError(f"record at {body_index - RECORD_HEADER_LENGTH} was not claimed (length {length})")
-        _fence()
+        if not _TSO:
+            _fence()
         i32[at] = -length
 
 
@@ -206,7 +207,7 @@ class RingReader:
                     break
                 if length < RECORD_HEADER_LENGTH or length > block - consumed:
                     raise ValueError(f"corrupt ring record at {index}: length {length}")
-                consumed += align8(length)
+                consumed += (length + 7) & -8  # align8, inline: this loop runs once per completion
                 record_type = i32[index // 4 + 1]
                 if record_type == PADDING:
                     continue
@@ -215,7 +216,8 @@ class RingReader:
         finally:
             if consumed:
                 buffer[head_index:head_index + consumed] = self._zeros[:consumed]
-                _fence()
+                if not _TSO:
+                    _fence()
                 ring.i64[ring.head_index] = head + consumed
         return records
 

@@ -1,5 +1,6 @@
 package io.xferd.daemon;
 
+import io.xferd.daemon.agent.AgentWatch;
 import io.xferd.daemon.agent.DutyCycleTracker;
 import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.agent.ThreadingMode;
@@ -55,6 +56,8 @@ import java.util.concurrent.CountDownLatch;
 public final class XferDaemon implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(XferDaemon.class);
+    /** How often the conductor looks whether the other daemon threads are alive. */
+    static final long AGENT_CHECK_PERIOD_MS = 100;
 
     private final DaemonContext context;
     private final RuntimeDirectory directory;
@@ -73,6 +76,7 @@ public final class XferDaemon implements AutoCloseable
     private final SystemdNotifier notifier;
     private final MetricsEndpoint metrics;
     private final Thread conductorThread;
+    private final AgentWatch agents = new AgentWatch(AGENT_CHECK_PERIOD_MS);
     private final CountDownLatch conductorStopped = new CountDownLatch(1);
     private volatile boolean running = true;
     private volatile Throwable failure;
@@ -172,7 +176,7 @@ public final class XferDaemon implements AutoCloseable
         {
             workers.add(new TransferWorker(i, pipeline, registry, new CompletionSender(disconnects, counters), transport,
                 counters, nanoClock, context.maxRequestLength(), context.dutyCycleByteBudget(), journal.recorder(),
-                context.deviceMemory(), context.accessPolicy()));
+                context.deviceMemory(), context.accessPolicy(), context.storageQueueDepth()));
         }
         if (transport instanceof RdmaTransport rdma)
         {
@@ -269,9 +273,12 @@ public final class XferDaemon implements AutoCloseable
         for (final AgentRunner runner : daemon.dataPlaneRunners)
         {
             AgentRunner.startOnThread(runner);
+            daemon.agents.watch("data plane agent " + runner.agent().roleName(), runner::thread);
         }
-        daemon.conductorThread.start();
+        daemon.agents.watch("journal", daemon.journal::thread);
         daemon.peerServer.start();
+        daemon.peerServer.acceptorThreads().forEach(thread -> daemon.agents.watch("peer acceptor", () -> thread));
+        daemon.conductorThread.start();
         if (daemon.metadata != null)
         {
             daemon.metadata.start();
@@ -323,9 +330,11 @@ public final class XferDaemon implements AutoCloseable
     {
         try
         {
+            final org.agrona.concurrent.EpochClock clock = SystemEpochClock.INSTANCE;
             while (running)
             {
                 conductor.doWork();
+                agents.check(clock.time());
             }
             drainAndDisconnect();
         }
@@ -333,7 +342,8 @@ public final class XferDaemon implements AutoCloseable
         {
             // nobody would accept, answer or cut off clients any more, nor beat the heart: stop rather than hold the
             // directory with a dead conductor (the command exits non-zero, so systemd restarts the daemon)
-            LOG.error("conductor failed: the daemon stops", t);
+            LOG.error(t instanceof AgentWatch.AgentDiedException ? t.getMessage() :
+                "conductor failed: the daemon stops", t);
             failure = t;
         }
         finally

@@ -107,6 +107,21 @@ final class ChildProcess implements AutoCloseable
             JavaProcesses.builder(WatchedMain.class, watched).redirectErrorStream(true)));
     }
 
+    /**
+     * Start any command (a launcher script, say); stderr merged into the output.
+     */
+    static ChildProcess startCommand(final String name, final ProcessBuilder builder)
+    {
+        try
+        {
+            return new ChildProcess(name, builder.redirectErrorStream(true).start());
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
     private void readOutput()
     {
         try (BufferedReader out = new BufferedReader(

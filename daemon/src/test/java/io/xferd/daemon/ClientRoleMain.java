@@ -20,6 +20,8 @@ import java.nio.file.Path;
  *   <li>{@code hold DIR NAME SIZE SEED}: registers SIZE bytes of the seed's data, prints
  *   {@code READY <segment> <address>}, then answers {@code VERIFY seed seedLength offset length} lines from stdin
  *   ({@code CHECKED ok} or {@code CHECKED mismatch at N}) until {@code EXIT} or end of input.</li>
+ *   <li>{@code hold-file DIR NAME SIZE SEED FILE}: as {@code hold}, with SIZE bytes of the seed's data written to
+ *   FILE and registered as a storage region ({@code registerFile}); VERIFY reads the file.</li>
  *   <li>{@code push-pull DIR NAME TARGET TARGET_ADDRESS SIZE SEED TARGET_SEED CHUNK}: WRITEs the first half of its
  *   own SIZE bytes of the seed's data into the target's first half, READs the target's second half into its own,
  *   and checks that against the target's seed; exit 0 only when every byte matched.</li>
@@ -54,6 +56,8 @@ public final class ClientRoleMain
             final int exitCode = switch (args[0])
             {
                 case "hold" -> hold(client, Integer.parseInt(args[3]), Long.parseLong(args[4]));
+                case "hold-file" -> holdFile(client, Integer.parseInt(args[3]), Long.parseLong(args[4]),
+                    Path.of(args[5]));
                 case "push-pull" -> pushPull(client, args[3], Long.parseLong(args[4]), Integer.parseInt(args[5]),
                     Long.parseLong(args[6]), Long.parseLong(args[7]), Integer.parseInt(args[8]));
                 case "out-of-bounds" -> outOfBounds(client, args[3], Long.parseLong(args[4]),
@@ -144,6 +148,34 @@ public final class ClientRoleMain
                 final long offset = Long.parseLong(words[3]);
                 final long mismatch = SystemTests.firstMismatch(buffer.segment(), offset, expected, offset,
                     Long.parseLong(words[4]));
+                System.out.println(mismatch < 0 ? "CHECKED ok" : "CHECKED mismatch at " + (offset + mismatch));
+                System.out.flush();
+            }
+        }
+        return 0;
+    }
+
+    private static int holdFile(final XferClient client, final int size, final long seed, final Path file)
+        throws IOException
+    {
+        java.nio.file.Files.write(file, SystemTests.randomBytes(seed, size));
+        final long address = client.registerFile(file, 0, size, 0);
+        System.out.println("READY " + client.segmentName() + " " + address);
+        System.out.flush();
+        final BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null && !line.equals("EXIT"))
+        {
+            final String[] words = line.split(" ");
+            if (words[0].equals("VERIFY"))
+            {
+                final byte[] expected = SystemTests.randomBytes(Long.parseLong(words[1]), Integer.parseInt(words[2]));
+                final int offset = Integer.parseInt(words[3]);
+                final int length = Integer.parseInt(words[4]);
+                final byte[] actual = java.nio.file.Files.readAllBytes(file);
+                final int mismatch = java.util.Arrays.mismatch(
+                    java.util.Arrays.copyOfRange(actual, offset, offset + length),
+                    java.util.Arrays.copyOfRange(expected, offset, offset + length));
                 System.out.println(mismatch < 0 ? "CHECKED ok" : "CHECKED mismatch at " + (offset + mismatch));
                 System.out.flush();
             }

@@ -1,6 +1,7 @@
 package io.xferd.daemon;
 
 import io.xferd.daemon.control.ConductorListener;
+import io.xferd.daemon.agent.AgentWatch;
 import io.xferd.ipc.CncFileDescriptor;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
@@ -17,7 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A daemon whose conductor thread dies does not go on holding its directory with nobody to accept, answer or beat
  * the heart: it reports the failure (the command then exits non-zero for its supervisor to restart it) and closes
- * cleanly, leaving the directory free for the next daemon.
+ * cleanly, leaving the directory free for the next daemon. The same holds when any other daemon thread ends (a data
+ * plane agent, the journal, a peer acceptor): the conductor notices within {@link XferDaemon#AGENT_CHECK_PERIOD_MS}.
  */
 @Tag("integration")
 @Timeout(120)
@@ -61,5 +63,27 @@ class ConductorFailureTest
         {
             assertThat(client.isDaemonGone()).isFalse();
         }
+    }
+
+    @Test
+    void shouldStopWhenADataPlaneThreadEndsInsteadOfServingWithNobodyToCopy() throws InterruptedException
+    {
+        daemon = XferDaemon.launch(SystemTests.daemonContext(directory));
+        final CountDownLatch failed = new CountDownLatch(1);
+        daemon.onFailure(failed::countDown);
+        final Thread dataPlane = Thread.getAllStackTraces().keySet().stream()
+            .filter(thread -> thread.getName().contains("xferd-transfer-0")).findFirst().orElseThrow();
+
+        dataPlane.interrupt(); // an agent runner ends its loop when interrupted: the thread is gone
+        dataPlane.join(WAIT.toMillis());
+
+        assertThat(failed.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).as("the failure is reported").isTrue();
+        assertThat(daemon.failure()).isInstanceOf(AgentWatch.AgentDiedException.class)
+            .hasMessageContaining("xferd-transfer-0");
+        daemon.close();
+        assertThat(directory.resolve(CncFileDescriptor.CNC_FILE)).doesNotExist();
+
+        daemon = XferDaemon.launch(SystemTests.daemonContext(directory));
+        assertThat(daemon.failure()).isNull();
     }
 }

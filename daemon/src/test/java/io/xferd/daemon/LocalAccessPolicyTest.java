@@ -26,7 +26,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * The local access policy with a real second Unix user (made and removed here): a Python client running as that
  * user reaches the daemon (through the group an operator would give it) but cannot open a root client's segment,
- * nor write into it by its handle, unless the daemon's {@code allowed_uids} grants it; then its bytes arrive.
+ * nor write into it by its handle, unless the daemon's {@code allowed_uids} grants it, or {@code segment_grants}
+ * grants it that one segment (and no other); then its bytes arrive.
  * Outside the daemon's group, the same user reaches neither the socket nor any file of the daemon.
  */
 @Tag("integration")
@@ -154,6 +155,40 @@ class LocalAccessPolicyTest
     }
 
     @Test
+    void shouldLetAUidGrantedOneSegmentReachThatSegmentAndNoOther() throws Exception
+    {
+        directory = SystemTests.newDaemonDirectory();
+        track(XferDaemon.launch(SystemTests.daemonContext(directory)
+            .segmentGrant("victim", new int[]{uid}, new int[0])));
+        shareDaemonGroup();
+        final XferClient victim = track(XferClient.connect(SystemTests.clientContext(directory, "victim")));
+        final SharedBuffer shared = victim.allocateMemory(SIZE);
+        shared.segment().fill((byte)0x11);
+        victim.registerMemory(shared, "cpu:0");
+        final XferClient other = track(XferClient.connect(SystemTests.clientContext(directory, "other")));
+        final SharedBuffer secret = other.allocateMemory(SIZE);
+        secret.segment().fill((byte)0x22);
+        other.registerMemory(secret, "cpu:0");
+
+        final String granted = runAsUser("intruder.py", directory.toString(), "victim",
+            Long.toString(victim.ownSegment()), Long.toString(shared.address()));
+        final String refused = runAsUser("intruder.py", directory.toString(), "other",
+            Long.toString(other.ownSegment()), Long.toString(secret.address()));
+
+        assertThat(granted).contains("OPENED", "WRITTEN").doesNotContain("DENIED");
+        for (int i = 0; i < SIZE; i++)
+        {
+            assertThat(shared.segment().get(ValueLayout.JAVA_BYTE, i)).as("byte %d", i).isEqualTo((byte)0x5a);
+        }
+        assertThat(refused).contains("OPEN_DENIED ACCESS_DENIED", "WRITE_DENIED ACCESS_DENIED")
+            .doesNotContain("OPENED", "WRITTEN");
+        for (int i = 0; i < SIZE; i++)
+        {
+            assertThat(secret.segment().get(ValueLayout.JAVA_BYTE, i)).as("byte %d", i).isEqualTo((byte)0x22);
+        }
+    }
+
+    @Test
     void shouldKeepAUserOutsideTheDaemonGroupAwayFromTheSocketAndEveryFile() throws Exception
     {
         startDaemon(new int[0], false);
@@ -171,11 +206,18 @@ class LocalAccessPolicyTest
         track(XferDaemon.launch(SystemTests.daemonContext(directory).allowedUids(allowedUids)));
         if (userInDaemonGroup)
         {
-            // what a daemon group gives: the group of the directory, socket and cnc.dat; the modes are the daemon's
-            for (final String name : List.of(".", "xferd.sock", "cnc.dat"))
-            {
-                run(List.of("chgrp", Integer.toString(gid), directory.resolve(name).toString()));
-            }
+            shareDaemonGroup();
+        }
+    }
+
+    /**
+     * What a daemon group gives: the group of the directory, socket and cnc.dat; the modes are the daemon's.
+     */
+    private void shareDaemonGroup() throws Exception
+    {
+        for (final String name : List.of(".", "xferd.sock", "cnc.dat"))
+        {
+            run(List.of("chgrp", Integer.toString(gid), directory.resolve(name).toString()));
         }
     }
 

@@ -1,5 +1,9 @@
 package io.xferd.daemon;
 
+import io.etcd.jetcd.Auth;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.auth.Permission;
 import io.xferd.daemon.config.MetadataServer;
 import io.xferd.daemon.metadata.MetadataStore;
 import io.xferd.daemon.metadata.MetadataStores;
@@ -95,6 +99,63 @@ final class MetadataServers implements AutoCloseable
     }
 
     /**
+     * A one-member etcd cluster on 127.0.0.1 serving clients over TLS only, with {@code certificates}' server
+     * certificate; with {@code clientCertificates}, only clients showing a certificate of that CA are served
+     * (not started: {@link #start()}).
+     */
+    static MetadataServers etcdTls(
+        final Path dataDir,
+        final int clientPort,
+        final int peerPort,
+        final TestCertificates certificates,
+        final boolean clientCertificates)
+    {
+        assumeInstalled("etcd");
+        final String client = "https://127.0.0.1:" + clientPort;
+        final String peer = "http://127.0.0.1:" + peerPort;
+        final List<String> command = new ArrayList<>(List.of("etcd", "--name", "xt", "--data-dir", dataDir.toString(),
+            "--listen-client-urls", client, "--advertise-client-urls", client, "--listen-peer-urls", peer,
+            "--initial-advertise-peer-urls", peer, "--initial-cluster", "xt=" + peer,
+            "--cert-file", certificates.serverCert().toString(), "--key-file", certificates.serverKey().toString(),
+            "--logger", "zap", "--log-outputs", "stderr"));
+        if (clientCertificates)
+        {
+            command.addAll(List.of("--client-cert-auth", "--trusted-ca-file", certificates.ca().toString()));
+        }
+        return new MetadataServers("etcd", command, "127.0.0.1", clientPort);
+    }
+
+    /**
+     * Turn on authentication in a started, plain etcd: a root user (which etcd requires first) and {@code user},
+     * whose role may read and write the keys under {@code prefix} and nothing else.
+     */
+    void enableEtcdAuthentication(final String user, final String password, final String prefix) throws Exception
+    {
+        try (Client admin = Client.builder().endpoints("http://" + host + ":" + port).build())
+        {
+            final Auth auth = admin.getAuthClient();
+            final long seconds = 20;
+            auth.userAdd(bytes("root"), bytes("root-" + password)).get(seconds, TimeUnit.SECONDS);
+            auth.roleAdd(bytes("root")).get(seconds, TimeUnit.SECONDS);
+            auth.userGrantRole(bytes("root"), bytes("root")).get(seconds, TimeUnit.SECONDS);
+            auth.userAdd(bytes(user), bytes(password)).get(seconds, TimeUnit.SECONDS);
+            auth.roleAdd(bytes(user)).get(seconds, TimeUnit.SECONDS);
+            // the range [prefix, prefix with its last byte + 1): every key under prefix
+            final int last = prefix.length() - 1;
+            final String end = prefix.substring(0, last) + (char)(prefix.charAt(last) + 1);
+            auth.roleGrantPermission(bytes(user), bytes(prefix), bytes(end), Permission.Type.READWRITE)
+                .get(seconds, TimeUnit.SECONDS);
+            auth.userGrantRole(bytes(user), bytes(user)).get(seconds, TimeUnit.SECONDS);
+            auth.authEnable().get(seconds, TimeUnit.SECONDS);
+        }
+    }
+
+    private static ByteSequence bytes(final String text)
+    {
+        return ByteSequence.from(text, StandardCharsets.UTF_8);
+    }
+
+    /**
      * redis on 127.0.0.1, no persistence, keyspace notifications on (not started: {@link #start()}).
      */
     static MetadataServers redis(final int port)
@@ -114,6 +175,67 @@ final class MetadataServers implements AutoCloseable
         return new MetadataServers("redis", List.of("redis-server", "--port", Integer.toString(port),
             "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--requirepass", password),
             "127.0.0.1", port);
+    }
+
+    /**
+     * redis on 127.0.0.1 whose default user is off: only {@code user} with {@code password}, which may use every
+     * command on the keys matching {@code keyPattern} (not started: {@link #start()}).
+     */
+    static MetadataServers redisWithAclUser(
+        final int port, final String user, final String password, final String keyPattern)
+    {
+        assumeInstalled("redis-server");
+        return new MetadataServers("redis", List.of("redis-server", "--port", Integer.toString(port),
+            "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            "--user", "default", "off", "--user", user, "on", ">" + password, "~" + keyPattern, "&*", "+@all"),
+            "127.0.0.1", port);
+    }
+
+    /**
+     * redis on 127.0.0.1 serving TLS only ({@code --port 0}) with {@code certificates}' server certificate; with
+     * {@code clientCertificates}, only clients showing a certificate of that CA are served (not started:
+     * {@link #start()}). Skipped when this redis-server was built without TLS.
+     */
+    static MetadataServers redisTls(
+        final int port, final TestCertificates certificates, final boolean clientCertificates)
+    {
+        assumeInstalled("redis-server");
+        assumeRedisTls();
+        return new MetadataServers("redis", List.of("redis-server", "--port", "0",
+            "--tls-port", Integer.toString(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            "--tls-cert-file", certificates.serverCert().toString(),
+            "--tls-key-file", certificates.serverKey().toString(),
+            "--tls-ca-cert-file", certificates.ca().toString(),
+            "--tls-auth-clients", clientCertificates ? "yes" : "no"), "127.0.0.1", port);
+    }
+
+    /**
+     * A redis-server built without TLS stops at once on {@code tls-port} ("Bad directive"); one with TLS starts
+     * (listening nowhere with both ports 0) and is killed.
+     */
+    private static void assumeRedisTls()
+    {
+        try
+        {
+            final Process probe = new ProcessBuilder("redis-server", "--port", "0", "--tls-port", "0", "--save", "")
+                .redirectErrorStream(true).start();
+            if (!probe.waitFor(2, TimeUnit.SECONDS))
+            {
+                probe.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+                return;
+            }
+            final String output = new String(probe.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            Assumptions.assumeFalse(output.contains("tls-port"), "this redis-server was built without TLS");
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException(ex);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(ex);
+        }
     }
 
     /**

@@ -193,7 +193,7 @@ class OperationsSystemTest
     {
         final StringWriter out = new StringWriter();
         final StringWriter err = new StringWriter();
-        final CommandLine commandLine = new CommandLine(new XferdMain());
+        final CommandLine commandLine = XferdMain.commandLine(args);
         commandLine.setOut(new PrintWriter(out, true));
         commandLine.setErr(new PrintWriter(err, true));
         final int code = commandLine.execute(args);

@@ -343,6 +343,61 @@ final class RawControlSession implements AutoCloseable
     }
 
     /**
+     * Send {@code length} bytes as they are: any framing, or none.
+     *
+     * @return false when the daemon had closed the connection already (EPIPE, ECONNRESET).
+     */
+    boolean sendRaw(final byte[] bytes, final int length, final Duration timeout)
+    {
+        MemorySegment.copy(bytes, 0, frameMemory, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, length);
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        try
+        {
+            for (int sent = 0; sent < length; )
+            {
+                sent += Math.max(0, socket.send(frameMemory, sent, length - sent));
+                checkDeadline(deadline, "sending raw bytes");
+            }
+            return true;
+        }
+        catch (final io.xferd.nativebindings.NativeException ex)
+        {
+            return false;
+        }
+    }
+
+    /**
+     * @return the type of the next frame from the daemon (read whole), or -1 when it closes the connection first.
+     * @throws AssertionError when neither happens within the timeout.
+     */
+    int awaitAnswerOrClose(final Duration timeout)
+    {
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        int received = 0;
+        try
+        {
+            while (received < ControlFrame.HEADER_LENGTH || received < ControlFrame.frameLength(frameBuffer, 0))
+            {
+                checkDeadline(deadline, "waiting for an answer or the end of the connection");
+                awaitReadable(deadline);
+                final int wanted = received < ControlFrame.HEADER_LENGTH ? ControlFrame.HEADER_LENGTH - received :
+                    ControlFrame.frameLength(frameBuffer, 0) - received;
+                final int n = socket.receive(frameMemory, received, wanted);
+                if (n == 0)
+                {
+                    return -1;
+                }
+                received += Math.max(0, n);
+            }
+        }
+        catch (final io.xferd.nativebindings.NativeException ex)
+        {
+            return -1; // reset by the daemon
+        }
+        return new ControlFrame().wrap(frameBuffer, 0).type();
+    }
+
+    /**
      * @return true while the daemon keeps this connection open (nothing to read, no end of stream).
      */
     boolean isOpenedByDaemon()

@@ -348,8 +348,9 @@ class SubmitBatchTest
 
         static Memory register(final RawControlSession client, final long length)
         {
-            final int fd = Memfd.create("batch-test");
+            final int fd = Memfd.createSealable("batch-test");
             Memfd.truncate(fd, length);
+            Memfd.addSeals(fd, Memfd.SEAL_SHRINK);
             final Memory memory = new Memory(fd, MappedMemory.mapShared(fd, 0, length));
             final ControlFrame answer = client.request(frame -> frame.begin(ControlMessages.REGISTER_MEMORY)
                 .putLong(ControlMessages.CORRELATION_ID, 1)

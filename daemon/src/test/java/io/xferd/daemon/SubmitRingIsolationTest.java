@@ -145,6 +145,10 @@ class SubmitRingIsolationTest
             assertThat(tried[attack.ordinal()]).as("tried " + attack).isPositive();
         }
         assertThat(counter(daemon, SystemCounter.CLIENTS_CUT_OFF)).isPositive();
+        // an honest round is two requests (a WRITE, a batch READ); each was verified or the test failed already
+        System.out.printf("submit-ring fuzz: %d cases, %d attacks tried %s, rogues cut off %d; honest requests %d " +
+            "verified, lost 0 (seed %d)%n", CASES, attacks.length, java.util.Arrays.toString(tried),
+            counter(daemon, SystemCounter.CLIENTS_CUT_OFF), 2 * rounds, SEED);
     }
 
     private static void attackAndCheck(final Attack attack, final Random random)

@@ -2,11 +2,14 @@ package io.xferd.client;
 
 import io.xferd.ipc.TransferStatus;
 
+import java.util.Arrays;
+
 /**
  * Batches as Mooncake's API has them (allocate, submit tasks, read each task's status, free), kept in
  * pre-allocated slots so that submitting and completing allocate nothing. A request id carries its batch slot,
  * the slot's generation (so a late completion for a freed batch is ignored) and its task index:
- * {@code slot << 40 | generation << 16 | task}.
+ * {@code slot << 40 | generation << 16 | task}. Allocating and freeing may come from any thread; starting and
+ * completing tasks from the one thread that submits and polls.
  */
 final class BatchTable
 {
@@ -14,6 +17,7 @@ final class BatchTable
     private static final int GENERATION_MASK = 0xFF_FFFF;
 
     private final Batch[] slots;
+    private int inFlight;
 
     static final class Batch
     {
@@ -49,7 +53,7 @@ final class BatchTable
         }
     }
 
-    long allocate(final int capacity)
+    synchronized long allocate(final int capacity)
     {
         if (capacity <= 0 || capacity > MAX_TASKS)
         {
@@ -72,7 +76,7 @@ final class BatchTable
                     batch.submitNanos = new long[capacity];
                     batch.completeNanos = new long[capacity];
                 }
-                java.util.Arrays.fill(batch.state, 0, capacity, TaskStatus.WAITING);
+                Arrays.fill(batch.state, 0, capacity, TaskStatus.WAITING);
                 return batch.requestId(0) >>> 16;
             }
         }
@@ -92,6 +96,30 @@ final class BatchTable
             throw new IllegalArgumentException("unknown or freed batch id " + batchId);
         }
         return slots[slot];
+    }
+
+    /**
+     * Account the batch's next task as submitted and pending from {@code nowNanos}; the caller has checked that the
+     * batch has room.
+     *
+     * @return the task's index in the batch.
+     */
+    int start(final Batch batch, final long nowNanos)
+    {
+        final int task = batch.submitted++;
+        batch.state[task] = TaskStatus.PENDING;
+        batch.submitNanos[task] = nowNanos;
+        batch.pending++;
+        inFlight++;
+        return task;
+    }
+
+    /**
+     * @return tasks submitted and not yet finished, over all batches: what the daemon's in-flight limit counts.
+     */
+    int inFlight()
+    {
+        return inFlight;
     }
 
     /**
@@ -119,6 +147,7 @@ final class BatchTable
         batch.bytes[task] = bytes;
         batch.completeNanos[task] = nowNanos;
         batch.pending--;
+        inFlight--;
         return true;
     }
 
@@ -144,10 +173,11 @@ final class BatchTable
                 batch.pending = 0;
             }
         }
+        inFlight = 0;
         return failed;
     }
 
-    void free(final long batchId)
+    synchronized void free(final long batchId)
     {
         final Batch batch = batch(batchId);
         if (batch.pending > 0)

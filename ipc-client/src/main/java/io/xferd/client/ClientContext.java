@@ -3,7 +3,9 @@ package io.xferd.client;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.EpochClock;
 import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemEpochClock;
+import org.agrona.concurrent.SystemNanoClock;
 
 import java.nio.file.Path;
 
@@ -33,6 +35,7 @@ public final class ClientContext
     private int maxBatches = 1024;
     private boolean listen;
     private EpochClock epochClock = SystemEpochClock.INSTANCE;
+    private NanoClock nanoClock = SystemNanoClock.INSTANCE;
 
     static Path defaultDirectory()
     {
@@ -146,6 +149,21 @@ public final class ClientContext
     public ClientContext epochClock(final EpochClock clock)
     {
         this.epochClock = clock;
+        return this;
+    }
+
+    public NanoClock nanoClock()
+    {
+        return nanoClock;
+    }
+
+    /**
+     * The monotonic clock of submit and completion times, wait deadlines and the daemon check interval;
+     * {@code System.nanoTime()} unless a test injects its own.
+     */
+    public ClientContext nanoClock(final NanoClock clock)
+    {
+        this.nanoClock = clock;
         return this;
     }
 }

@@ -180,6 +180,33 @@ final class DaemonProxy implements AutoCloseable
         }
     }
 
+    /**
+     * Wait for the answer to request {@code correlationId}, sent with {@link #send}.
+     *
+     * @return OK's value: the segment handle for OPEN_SEGMENT, else 0.
+     * @throws ControlException when the daemon refused the request.
+     * @throws XferException    when the answer is to another request or neither OK nor ERROR.
+     */
+    long awaitOk(final long correlationId)
+    {
+        final ControlFrame answer = awaitAnswer();
+        if (answer.getLong(ControlMessages.CORRELATION_ID) != correlationId)
+        {
+            throw new XferException("daemon answered another request (" +
+                answer.getLong(ControlMessages.CORRELATION_ID) + " != " + correlationId + ")");
+        }
+        if (answer.type() == ControlMessages.ERROR)
+        {
+            throw new ControlException(answer.getInt(ControlMessages.ERROR_CODE),
+                answer.getString(ControlMessages.ERROR_MESSAGE));
+        }
+        if (answer.type() != ControlMessages.OK)
+        {
+            throw new XferException("unexpected answer: " + describe(answer));
+        }
+        return answer.getLong(ControlMessages.OK_VALUE);
+    }
+
     int takeFd()
     {
         final int fd = receivedFd;

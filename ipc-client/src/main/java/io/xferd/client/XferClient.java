@@ -1,36 +1,11 @@
 package io.xferd.client;
 
 import io.xferd.ipc.CncFileDescriptor;
-import io.xferd.ipc.CompletionFlyweight;
-import io.xferd.ipc.ControlFrame;
 import io.xferd.ipc.ControlMessages;
-import io.xferd.ipc.GpuMemoryRegistration;
-import io.xferd.ipc.NotificationFlyweight;
 import io.xferd.ipc.Opcode;
-import io.xferd.ipc.ProcessMemoryRegistration;
-import io.xferd.ipc.RecordTypes;
-import io.xferd.ipc.RingsFileDescriptor;
-import io.xferd.ipc.SubmitBatchFlyweight;
-import io.xferd.ipc.SubmitRequestFlyweight;
-import io.xferd.ipc.TransferStatus;
-import io.xferd.nativebindings.libc.MappedMemory;
 import io.xferd.nativebindings.libc.Memfd;
-import io.xferd.nativebindings.Availability;
-import io.xferd.nativebindings.cuda.CudaPointerAttributes;
-import io.xferd.nativebindings.cuda.CudaRuntime;
 import io.xferd.nativebindings.libc.Process;
-import org.agrona.IoUtil;
-import org.agrona.MutableDirectBuffer;
-import org.agrona.concurrent.IdleStrategy;
-import org.agrona.concurrent.MessageHandler;
-import org.agrona.concurrent.UnsafeBuffer;
-import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
-import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
-import org.agrona.concurrent.ringbuffer.RingBuffer;
 
-import java.lang.foreign.MemorySegment;
-import java.nio.MappedByteBuffer;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -48,108 +23,67 @@ import java.util.concurrent.locks.ReentrantLock;
  * one client per thread, each with its own segment, to submit from several): the submit ring has exactly one
  * producer, and two threads writing it at once would corrupt it, which the daemon answers by cutting the client
  * off.
+ * <p>
+ * A facade: each call is done by one of the package-private parts the package description lists.
  */
 public final class XferClient implements AutoCloseable
 {
-    private final ClientContext context;
     private final DaemonProxy proxy;
-    private final MappedByteBuffer cncMapping;
-    private final UnsafeBuffer cnc;
-    private final RingBuffer submitRing;
-    private final MemorySegment ringsMapping;
-    private final ManyToOneRingBuffer completionRing;
-    private final int clientSlot;
-    private final int maxInFlight;
-    private final int maxBatchEntries;
-    private final int segmentRpcPort;
-    private final long maxRequestLength;
-    private final long ownSegmentHandle;
-    private final String segmentName;
-    private final long livenessTimeoutMs;
+    private final ClientRings rings;
     private final DaemonHeartbeat heartbeat;
+    private final Welcome welcome;
     private final BatchTable batches;
+    private final DaemonLiveness liveness;
+    private final CompletionPoller poller;
+    private final TransferSubmitter submitter;
+    private final SyncTransfers syncTransfers;
+    private final SharedBuffers sharedBuffers;
+    private final MemoryRegistrar registrar;
     private final ReentrantLock controlLock = new ReentrantLock();
-    private final ReentrantLock pollLock = new ReentrantLock();
-    private final SubmitRequestFlyweight submitFlyweight = new SubmitRequestFlyweight();
-    private final SubmitBatchFlyweight batchFlyweight = new SubmitBatchFlyweight();
-    private final UnsafeBuffer notifyView = new UnsafeBuffer(new byte[0]);
-    private final CompletionFlyweight completionFlyweight = new CompletionFlyweight();
-    private final NotificationFlyweight notificationFlyweight = new NotificationFlyweight();
-    private final MessageHandler completionHandler = this::onCompletionRecord;
-    private final List<Notification> notifications = new ArrayList<>();
-    private final List<SharedBuffer> sharedBuffers = new ArrayList<>();
-    private final TransferRequest syncRequest = new TransferRequest();
-    private long syncBatch = -1;
-    private int inFlight;
-    private long nextDaemonCheckNs;
-    private volatile String goneReason;
-    private boolean closed;
+    private volatile boolean closed;
 
-    private XferClient(final ClientContext context)
+    /**
+     * Handshake on a connected control socket, then map the rings and cnc.dat; on failure the socket is closed.
+     */
+    XferClient(final ClientContext context, final DaemonProxy proxy)
     {
-        this.context = context;
-        this.proxy = DaemonProxy.connect(context.directory().resolve(CncFileDescriptor.SOCKET_FILE),
-            context.controlTimeoutMs());
+        this.proxy = proxy;
+        ClientRings mappedRings = null;
         try
         {
-            proxy.begin(ControlMessages.HELLO)
-                .putInt(ControlMessages.HELLO_VERSION, ControlMessages.PROTOCOL_VERSION)
-                .putInt(ControlMessages.HELLO_PID, Process.pid())
-                .putInt(ControlMessages.HELLO_FLAGS, context.listen() ? ControlMessages.HELLO_FLAG_LISTEN : 0)
-                .putInt(ControlMessages.HELLO_FLAGS + 4, 0)
-                .putString(ControlMessages.HELLO_NAME, context.segmentName());
-            proxy.send(-1);
-            final ControlFrame welcome = proxy.awaitAnswer();
-            if (welcome.type() == ControlMessages.ERROR)
-            {
-                throw new ControlException(welcome.getInt(ControlMessages.ERROR_CODE),
-                    welcome.getString(ControlMessages.ERROR_MESSAGE));
-            }
-            if (welcome.type() != ControlMessages.WELCOME)
-            {
-                throw new XferException("daemon answered HELLO with " + DaemonProxy.describe(welcome));
-            }
-            clientSlot = welcome.getInt(ControlMessages.WELCOME_CLIENT_SLOT);
-            maxInFlight = welcome.getInt(ControlMessages.WELCOME_MAX_IN_FLIGHT);
-            ownSegmentHandle = welcome.getLong(ControlMessages.WELCOME_SEGMENT_HANDLE);
-            maxRequestLength = welcome.getLong(ControlMessages.WELCOME_MAX_REQUEST_LENGTH);
-            maxBatchEntries = welcome.getInt(ControlMessages.WELCOME_MAX_BATCH_ENTRIES);
-            segmentRpcPort = welcome.getInt(ControlMessages.WELCOME_SEGMENT_RPC_PORT);
-            segmentName = welcome.getString(ControlMessages.WELCOME_SEGMENT_NAME);
-            final int completionLength = welcome.getInt(ControlMessages.WELCOME_COMPLETION_RING_LENGTH);
-            final int submitLength = welcome.getInt(ControlMessages.WELCOME_SUBMIT_RING_LENGTH);
-            final int ringsFd = proxy.takeFd();
-            if (ringsFd < 0)
-            {
-                throw new XferException("daemon's WELCOME carried no rings file descriptor");
-            }
-            final long ringsLength = RingsFileDescriptor.fileLength(completionLength, submitLength);
+            welcome = ClientHandshake.perform(proxy, Process.pid(), context.segmentName(), context.listen());
             try
             {
-                ringsMapping = MappedMemory.mapShared(ringsFd, 0, ringsLength);
+                mappedRings = ClientRings.map(
+                    welcome.ringsFd(), welcome.completionRingLength(), welcome.submitRingLength());
             }
             finally
             {
-                Memfd.close(ringsFd);
+                Memfd.close(welcome.ringsFd());
             }
-            final UnsafeBuffer rings = new UnsafeBuffer(ringsMapping.address(), (int)ringsLength);
-            completionRing = new ManyToOneRingBuffer(RingsFileDescriptor.completionRing(rings, completionLength));
-            // this client is the only producer of its submit ring: no CAS, Agrona's one-to-one protocol
-            submitRing = new OneToOneRingBuffer(RingsFileDescriptor.submitRing(rings, completionLength, submitLength));
-
-            cncMapping = IoUtil.mapExistingFile(context.directory().resolve(CncFileDescriptor.CNC_FILE).toFile(),
-                "xferd cnc");
-            cnc = new UnsafeBuffer(cncMapping);
-            CncFileDescriptor.checkHeader(cnc);
-            livenessTimeoutMs = CncFileDescriptor.livenessTimeoutMs(cnc);
-            heartbeat = new DaemonHeartbeat(cnc, context.epochClock(), livenessTimeoutMs);
-            batches = new BatchTable(context.maxBatches());
+            heartbeat = DaemonHeartbeat.map(context.directory().resolve(CncFileDescriptor.CNC_FILE),
+                context.epochClock());
         }
         catch (final RuntimeException ex)
         {
+            if (mappedRings != null)
+            {
+                mappedRings.close();
+            }
             proxy.close();
             throw ex;
         }
+        rings = mappedRings;
+        batches = new BatchTable(context.maxBatches());
+        liveness = new DaemonLiveness(proxy, heartbeat, batches, context.nanoClock(), context.daemonCheckIntervalNs());
+        poller = new CompletionPoller(rings.completionRing(), batches, liveness, context.nanoClock(),
+            context.idleStrategy());
+        submitter = new TransferSubmitter(rings.submitRing(), batches, poller, liveness, context.nanoClock(),
+            context.idleStrategy(), context.controlTimeoutMs(), welcome.maxInFlight(), welcome.maxBatchEntries());
+        syncTransfers = new SyncTransfers(batches, submitter, poller, context.controlTimeoutMs(),
+            welcome.maxBatchEntries());
+        sharedBuffers = new SharedBuffers("xferd-" + context.segmentName());
+        registrar = new MemoryRegistrar(proxy, sharedBuffers);
     }
 
     /**
@@ -160,7 +94,8 @@ public final class XferClient implements AutoCloseable
      */
     public static XferClient connect(final ClientContext context)
     {
-        return new XferClient(context);
+        return new XferClient(context, DaemonProxy.connect(context.directory().resolve(CncFileDescriptor.SOCKET_FILE),
+            context.controlTimeoutMs()));
     }
 
     // ---------------------------------------------------------------- memory
@@ -170,27 +105,11 @@ public final class XferClient implements AutoCloseable
      */
     public SharedBuffer allocateMemory(final long length)
     {
-        if (length <= 0)
-        {
-            throw new IllegalArgumentException("length must be positive: " + length);
-        }
         controlLock.lock();
         try
         {
             ensureOpen();
-            final int fd = Memfd.create("xferd-" + context.segmentName());
-            try
-            {
-                Memfd.truncate(fd, length);
-                final SharedBuffer buffer = new SharedBuffer(fd, MappedMemory.mapShared(fd, 0, length));
-                sharedBuffers.add(buffer);
-                return buffer;
-            }
-            catch (final RuntimeException ex)
-            {
-                Memfd.close(fd);
-                throw ex;
-            }
+            return sharedBuffers.allocate(length);
         }
         finally
         {
@@ -212,30 +131,11 @@ public final class XferClient implements AutoCloseable
         try
         {
             ensureOpen();
-            final SharedBuffer buffer = findSharedBuffer(address, length);
-            if (buffer == null && GpuMemoryRegistration.cudaOrdinal(location) >= 0)
-            {
-                registerGpuMemory(address, length, location, address);
-                return;
-            }
-            if (buffer == null)
-            {
-                throw notShared(address, length);
-            }
-            final long correlationId = proxy.nextCorrelationId();
-            proxy.begin(ControlMessages.REGISTER_MEMORY)
-                .putLong(ControlMessages.CORRELATION_ID, correlationId)
-                .putLong(ControlMessages.REGISTER_ADDRESS, address)
-                .putLong(ControlMessages.REGISTER_LENGTH, length)
-                .putLong(ControlMessages.REGISTER_FD_OFFSET, address - buffer.address())
-                .putString(ControlMessages.REGISTER_LOCATION, location);
-            proxy.send(buffer.fd());
-            awaitOk(correlationId);
+            registrar.registerMemory(address, length, location);
         }
         catch (final DaemonGoneException ex)
         {
-            markGone(ex.getMessage());
-            throw ex;
+            throw gone(ex);
         }
         finally
         {
@@ -259,24 +159,77 @@ public final class XferClient implements AutoCloseable
      */
     public void registerProcessMemory(final long address, final long length, final String location)
     {
-        if (address <= 0 || length <= 0)
-        {
-            throw new IllegalArgumentException("bad range 0x" + Long.toHexString(address) + "+" + length);
-        }
         controlLock.lock();
         try
         {
             ensureOpen();
-            final long correlationId = proxy.nextCorrelationId();
-            new ProcessMemoryRegistration(correlationId, address, length, location)
-                .encode(proxy.begin(ControlMessages.REGISTER_PROCESS_MEMORY));
-            proxy.send(-1);
-            awaitOk(correlationId);
+            registrar.registerProcessMemory(address, length, location);
         }
         catch (final DaemonGoneException ex)
         {
-            markGone(ex.getMessage());
-            throw ex;
+            throw gone(ex);
+        }
+        finally
+        {
+            controlLock.unlock();
+        }
+    }
+
+    /**
+     * Register {@code length} bytes of a file or block device from {@code offset} as a storage region of this
+     * client's segment, opened read-write with this process's permissions. Requests name it by the returned address
+     * as they name memory (local READ/WRITE between memory and the file, and peers' requests to this segment); a
+     * WRITE completes once its bytes are in the file. See docs/storage.md.
+     *
+     * @param flags {@link ControlMessages#REGISTER_FILE_SYNC} (fdatasync before each WRITE completes),
+     *              {@link ControlMessages#REGISTER_FILE_BUFFERED} (keep the page cache even where O_DIRECT works).
+     * @return the address that names the range's first byte.
+     * @throws ControlException INVALID_ARGUMENT (range outside the file, not a file), MAP_FAILED (the daemon has no
+     *                          io_uring), OVERLAPPING_REGION, LIMIT_REACHED.
+     */
+    public long registerFile(final java.nio.file.Path path, final long offset, final long length, final int flags)
+    {
+        return registerFile(path, false, offset, length, flags);
+    }
+
+    /**
+     * As {@link #registerFile(java.nio.file.Path, long, long, int)}, opened read-only when {@code readOnly}: WRITEs
+     * into it then fail with {@code STORAGE_PERMISSION}.
+     */
+    public long registerFile(
+        final java.nio.file.Path path, final boolean readOnly, final long offset, final long length, final int flags)
+    {
+        controlLock.lock();
+        try
+        {
+            ensureOpen();
+            return registrar.registerFile(path, readOnly, offset, length, flags);
+        }
+        catch (final DaemonGoneException ex)
+        {
+            throw gone(ex);
+        }
+        finally
+        {
+            controlLock.unlock();
+        }
+    }
+
+    /**
+     * As {@link #registerFile(java.nio.file.Path, long, long, int)} for a descriptor this process already has open
+     * (the daemon gets a duplicate; {@code fd} stays the caller's to close).
+     */
+    public long registerFile(final int fd, final long offset, final long length, final int flags)
+    {
+        controlLock.lock();
+        try
+        {
+            ensureOpen();
+            return registrar.registerFile(fd, offset, length, flags);
+        }
+        catch (final DaemonGoneException ex)
+        {
+            throw gone(ex);
         }
         finally
         {
@@ -306,78 +259,19 @@ public final class XferClient implements AutoCloseable
     public void registerGpuMemory(
         final long devicePointer, final long length, final String location, final long allocationBase)
     {
-        if (GpuMemoryRegistration.cudaOrdinal(location) < 0)
-        {
-            throw new IllegalArgumentException("GPU memory needs a location cuda:N, not " + location);
-        }
-        if (length <= 0 || devicePointer < allocationBase)
-        {
-            throw new IllegalArgumentException("bad GPU range 0x" + Long.toHexString(devicePointer) + "+" + length +
-                " in the allocation at 0x" + Long.toHexString(allocationBase));
-        }
-        final Availability cuda = CudaRuntime.availability();
-        if (!cuda.isAvailable())
-        {
-            throw new CudaUnavailableException("cannot register GPU memory: CUDA is not available in this process (" +
-                cuda.reason() + ")");
-        }
         controlLock.lock();
         try
         {
             ensureOpen();
-            final long correlationId = proxy.nextCorrelationId();
-            exportGpuMemory(correlationId, devicePointer, length, location, allocationBase)
-                .encode(proxy.begin(ControlMessages.REGISTER_GPU_MEMORY));
-            proxy.send(-1);
-            awaitOk(correlationId);
+            registrar.registerGpuMemory(devicePointer, length, location, allocationBase);
         }
         catch (final DaemonGoneException ex)
         {
-            markGone(ex.getMessage());
-            throw ex;
+            throw gone(ex);
         }
         finally
         {
             controlLock.unlock();
-        }
-    }
-
-    private static GpuMemoryRegistration exportGpuMemory(
-        final long correlationId, final long devicePointer, final long length, final String location,
-        final long allocationBase)
-    {
-        try
-        {
-            final CudaPointerAttributes attributes = CudaRuntime.pointerAttributes(devicePointer);
-            if (!attributes.isDevice())
-            {
-                throw new IllegalArgumentException("0x" + Long.toHexString(devicePointer) +
-                    " is not device memory (cudaPointerGetAttributes type " + attributes.type() + ")");
-            }
-            // export on the memory's own device, as a device guard would, and give the caller's thread its own back
-            final int current = CudaRuntime.getDevice();
-            if (current != attributes.device())
-            {
-                CudaRuntime.setDevice(attributes.device());
-            }
-            try
-            {
-                return new GpuMemoryRegistration(correlationId, devicePointer, length, devicePointer - allocationBase,
-                    CudaRuntime.ipcGetMemHandle(allocationBase).toBytes(), CudaRuntime.pciBusId(attributes.device()),
-                    location);
-            }
-            finally
-            {
-                if (current != attributes.device())
-                {
-                    CudaRuntime.setDevice(current);
-                }
-            }
-        }
-        catch (final io.xferd.nativebindings.cuda.CudaException ex)
-        {
-            throw new XferException("cannot export GPU memory 0x" + Long.toHexString(devicePointer) + ": " +
-                ex.getMessage(), ex);
         }
     }
 
@@ -407,12 +301,11 @@ public final class XferClient implements AutoCloseable
         try
         {
             ensureOpen();
-            final long correlationId = proxy.nextCorrelationId();
-            proxy.begin(ControlMessages.UNREGISTER_MEMORY)
-                .putLong(ControlMessages.CORRELATION_ID, correlationId)
-                .putLong(ControlMessages.UNREGISTER_ADDRESS, address);
-            proxy.send(-1);
-            awaitOk(correlationId);
+            registrar.unregisterMemory(address);
+        }
+        catch (final DaemonGoneException ex)
+        {
+            throw gone(ex);
         }
         finally
         {
@@ -428,11 +321,7 @@ public final class XferClient implements AutoCloseable
         controlLock.lock();
         try
         {
-            if (sharedBuffers.remove(buffer))
-            {
-                MappedMemory.unmap(buffer.segment());
-                Memfd.close(buffer.fd());
-            }
+            sharedBuffers.free(buffer);
         }
         finally
         {
@@ -457,7 +346,11 @@ public final class XferClient implements AutoCloseable
                 .putLong(ControlMessages.CORRELATION_ID, correlationId)
                 .putString(ControlMessages.OPEN_SEGMENT_NAME, name);
             proxy.send(-1);
-            return awaitOk(correlationId);
+            return proxy.awaitOk(correlationId);
+        }
+        catch (final DaemonGoneException ex)
+        {
+            throw gone(ex);
         }
         finally
         {
@@ -470,7 +363,7 @@ public final class XferClient implements AutoCloseable
      */
     public long ownSegment()
     {
-        return ownSegmentHandle;
+        return welcome.segmentHandle();
     }
 
     /**
@@ -478,23 +371,15 @@ public final class XferClient implements AutoCloseable
      */
     public String segmentName()
     {
-        return segmentName;
+        return welcome.segmentName();
     }
 
     // ---------------------------------------------------------------- batches
 
     public long allocateBatch(final int batchSize)
     {
-        controlLock.lock();
-        try
-        {
-            ensureOpen();
-            return batches.allocate(batchSize);
-        }
-        finally
-        {
-            controlLock.unlock();
-        }
+        ensureOpen();
+        return batches.allocate(batchSize);
     }
 
     /**
@@ -505,44 +390,8 @@ public final class XferClient implements AutoCloseable
      */
     public int submitTransfer(final long batchId, final TransferRequest request)
     {
-        checkGone();
-        final BatchTable.Batch batch = batches.batch(batchId);
-        if (batch.submitted >= batch.capacity)
-        {
-            throw new IllegalStateException("batch " + batchId + " is full (" + batch.capacity + " tasks)");
-        }
-        final byte[] notify = request.notifyMessage();
-        final int notifyLength = notify == null ? 0 : notify.length;
-        if (notifyLength > SubmitRequestFlyweight.MAX_NOTIFY_LENGTH)
-        {
-            throw new IllegalArgumentException("notify message longer than " +
-                SubmitRequestFlyweight.MAX_NOTIFY_LENGTH + " bytes: " + notifyLength);
-        }
-        final int task = batch.submitted;
-        final long requestId = batch.requestId(task);
-        final int recordLength = SubmitRequestFlyweight.recordLength(notifyLength);
-        final int index = claimRecord(RecordTypes.SUBMIT, recordLength, "a request");
-        final long now = startTask(batch, task);
-        final SubmitRequestFlyweight record = submitFlyweight.wrap(submitRing.buffer(), index)
-            .clearReserved()
-            .opcode(request.opcode())
-            .requestId(requestId)
-            .segmentHandle(request.segment())
-            .localAddress(request.localAddress())
-            .targetAddress(request.targetAddress())
-            .length(request.length())
-            .traceId(request.traceId())
-            .submitNanos(now);
-        if (notifyLength > 0)
-        {
-            record.putNotify(notify, 0, notifyLength);
-        }
-        else
-        {
-            record.noNotify();
-        }
-        submitRing.commit(index);
-        return task;
+        ensureOpen();
+        return submitter.submit(batchId, request);
     }
 
     /**
@@ -557,83 +406,8 @@ public final class XferClient implements AutoCloseable
      */
     public int submitBatch(final long batchId, final TransferBatch transfers)
     {
-        checkGone();
-        final int entries = transfers.size();
-        if (entries < 1 || entries > maxBatchEntries)
-        {
-            throw new IllegalArgumentException("a batch has 1.." + maxBatchEntries + " entries, not " + entries);
-        }
-        final BatchTable.Batch batch = batches.batch(batchId);
-        if (batch.submitted >= batch.capacity)
-        {
-            throw new IllegalStateException("batch " + batchId + " is full (" + batch.capacity + " tasks)");
-        }
-        final byte[] notify = transfers.opcode() == Opcode.WRITE ? transfers.notifyMessage() : null;
-        final int notifyLength = notify == null ? 0 : notify.length;
-        final int task = batch.submitted;
-        final long requestId = batch.requestId(task);
-        final int bodyLength = SubmitBatchFlyweight.bodyLength(entries, notifyLength);
-        final int index = claimRecord(RecordTypes.SUBMIT_BATCH, bodyLength, "a batch");
-        final long now = startTask(batch, task);
-        if (notifyLength > 0)
-        {
-            notifyView.wrap(notify);
-        }
-        final SubmitBatchFlyweight record = batchFlyweight.wrap(submitRing.buffer(), index)
-            .header(requestId, transfers.opcode(), entries, transfers.segment(), transfers.traceId(), now,
-                notifyView, 0, notifyLength);
-        for (int i = 0; i < entries; i++)
-        {
-            record.entry(i, transfers.localAddress(i), transfers.targetAddress(i), transfers.length(i));
-        }
-        submitRing.commit(index);
-        return task;
-    }
-
-    /**
-     * Claim room for one record in this client's submit ring, polling completions while at the in-flight limit or
-     * while the ring is full, for at most the control timeout.
-     *
-     * @return the claimed record's index, to be committed once written.
-     */
-    private int claimRecord(final int type, final int length, final String what)
-    {
-        final IdleStrategy idle = context.idleStrategy();
-        final long deadline = System.nanoTime() + context.controlTimeoutMs() * 1_000_000L;
-        idle.reset();
-        while (true)
-        {
-            if (inFlight < maxInFlight)
-            {
-                final int index = submitRing.tryClaim(type, length);
-                if (index > 0)
-                {
-                    return index;
-                }
-            }
-            idle.idle(poll());
-            if (System.nanoTime() > deadline)
-            {
-                throw new XferException("could not submit " + what + " within " + context.controlTimeoutMs() +
-                    " ms: submit ring full or " + inFlight + " requests in flight");
-            }
-        }
-    }
-
-    /**
-     * Account the batch's next task as in flight from now.
-     *
-     * @return its submit time.
-     */
-    private long startTask(final BatchTable.Batch batch, final int task)
-    {
-        final long now = System.nanoTime();
-        batch.state[task] = TaskStatus.PENDING;
-        batch.submitNanos[task] = now;
-        batch.submitted++;
-        batch.pending++;
-        inFlight++;
-        return now;
+        ensureOpen();
+        return submitter.submit(batchId, transfers);
     }
 
     public void submitTransfer(final long batchId, final List<TransferRequest> requests)
@@ -695,50 +469,16 @@ public final class XferClient implements AutoCloseable
      */
     public boolean awaitBatch(final long batchId, final long timeoutMs)
     {
-        final BatchTable.Batch batch = batches.batch(batchId);
-        final IdleStrategy idle = context.idleStrategy();
-        idle.reset();
-        long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
-        while (batch.pending > 0)
+        if (closed)
         {
-            final int work = poll();
-            if (work > 0)
-            {
-                deadline = System.nanoTime() + timeoutMs * 1_000_000L;
-            }
-            else
-            {
-                checkGone();
-                if (System.nanoTime() > deadline)
-                {
-                    throw new XferException("batch " + batchId + ": " + batch.pending +
-                        " task(s) without completion for " + timeoutMs + " ms");
-                }
-            }
-            idle.idle(work);
+            throw new IllegalStateException("client is closed");
         }
-        checkGone();
-        for (int task = 0; task < batch.submitted; task++)
-        {
-            if (batch.state[task] != TaskStatus.COMPLETED)
-            {
-                return false;
-            }
-        }
-        return true;
+        return poller.awaitBatch(batchId, timeoutMs);
     }
 
     public void freeBatch(final long batchId)
     {
-        controlLock.lock();
-        try
-        {
-            batches.free(batchId);
-        }
-        finally
-        {
-            controlLock.unlock();
-        }
+        batches.free(batchId);
     }
 
     // ---------------------------------------------------------------- synchronous transfers
@@ -746,147 +486,46 @@ public final class XferClient implements AutoCloseable
     public void transferSyncWrite(final long segment, final long localAddress, final long targetAddress,
         final long length)
     {
-        transferSync(Opcode.WRITE, segment, localAddress, targetAddress, length);
+        ensureOpen();
+        syncTransfers.transfer(Opcode.WRITE, segment, localAddress, targetAddress, length);
     }
 
     public void transferSyncRead(final long segment, final long localAddress, final long targetAddress,
         final long length)
     {
-        transferSync(Opcode.READ, segment, localAddress, targetAddress, length);
-    }
-
-    public void batchTransferSyncWrite(final long segment, final long[] localAddresses, final long[] targetAddresses,
-        final long[] lengths)
-    {
-        batchTransferSync(Opcode.WRITE, segment, localAddresses, targetAddresses, lengths);
-    }
-
-    public void batchTransferSyncRead(final long segment, final long[] localAddresses, final long[] targetAddresses,
-        final long[] lengths)
-    {
-        batchTransferSync(Opcode.READ, segment, localAddresses, targetAddresses, lengths);
-    }
-
-    private synchronized void transferSync(
-        final int opcode, final long segment, final long localAddress, final long targetAddress, final long length)
-    {
-        if (syncBatch < 0)
-        {
-            syncBatch = allocateBatch(1);
-        }
-        try
-        {
-            submitTransfer(syncBatch, syncRequest.set(opcode, localAddress, segment, targetAddress, length));
-            if (!awaitBatch(syncBatch, context.controlTimeoutMs()))
-            {
-                throw new TransferFailedException(Opcode.name(opcode), batches.batch(syncBatch).status[0]);
-            }
-        }
-        finally
-        {
-            if (batches.batch(syncBatch).pending == 0)
-            {
-                batches.free(syncBatch);
-                syncBatch = allocateBatch(1);
-            }
-        }
+        ensureOpen();
+        syncTransfers.transfer(Opcode.READ, segment, localAddress, targetAddress, length);
     }
 
     /**
      * As Mooncake's batch transfer: the ranges go as SUBMIT_BATCH records of up to {@link #maxBatchEntries()}
      * entries each, one completion per record.
      */
-    private void batchTransferSync(final int opcode, final long segment, final long[] localAddresses,
-        final long[] targetAddresses, final long[] lengths)
+    public void batchTransferSyncWrite(final long segment, final long[] localAddresses, final long[] targetAddresses,
+        final long[] lengths)
     {
-        if (localAddresses.length != targetAddresses.length || localAddresses.length != lengths.length)
-        {
-            throw new IllegalArgumentException("addresses and lengths differ in count");
-        }
-        if (localAddresses.length == 0)
-        {
-            return;
-        }
-        final int records = (localAddresses.length + maxBatchEntries - 1) / maxBatchEntries;
-        final long batchId = allocateBatch(records);
-        final TransferBatch transfers = new TransferBatch(Math.min(localAddresses.length, maxBatchEntries));
-        for (int first = 0; first < localAddresses.length; first += maxBatchEntries)
-        {
-            transfers.reset(opcode, segment);
-            for (int i = first; i < Math.min(localAddresses.length, first + maxBatchEntries); i++)
-            {
-                transfers.add(localAddresses[i], targetAddresses[i], lengths[i]);
-            }
-            submitBatch(batchId, transfers);
-        }
-        final boolean ok = awaitBatch(batchId, context.controlTimeoutMs());
-        int firstFailure = TransferStatus.OK;
-        final BatchTable.Batch batch = batches.batch(batchId);
-        for (int i = 0; i < batch.submitted && firstFailure == TransferStatus.OK; i++)
-        {
-            firstFailure = batch.status[i];
-        }
-        freeBatch(batchId);
-        if (!ok)
-        {
-            throw new TransferFailedException(Opcode.name(opcode), firstFailure);
-        }
+        ensureOpen();
+        syncTransfers.transfer(Opcode.WRITE, segment, localAddresses, targetAddresses, lengths);
+    }
+
+    public void batchTransferSyncRead(final long segment, final long[] localAddresses, final long[] targetAddresses,
+        final long[] lengths)
+    {
+        ensureOpen();
+        syncTransfers.transfer(Opcode.READ, segment, localAddresses, targetAddresses, lengths);
     }
 
     // ---------------------------------------------------------------- completions and notifications
 
     /**
      * Take the completions and notifications waiting on this client's ring; also notices a daemon that went
-     * away. Allocation-free but for notifications.
+     * away. Allocation-free but for notifications. Takes nothing once the client is closed.
      *
      * @return records taken.
      */
     public int poll()
     {
-        if (!pollLock.tryLock())
-        {
-            return 0;
-        }
-        try
-        {
-            final int work = completionRing.read(completionHandler, 256);
-            if (work == 0)
-            {
-                final long now = System.nanoTime();
-                if (now >= nextDaemonCheckNs)
-                {
-                    nextDaemonCheckNs = now + context.daemonCheckIntervalNs();
-                    checkDaemon();
-                }
-            }
-            return work;
-        }
-        finally
-        {
-            pollLock.unlock();
-        }
-    }
-
-    private void onCompletionRecord(final int type, final MutableDirectBuffer buffer, final int index, final int length)
-    {
-        if (type == RecordTypes.COMPLETION)
-        {
-            completionFlyweight.wrap(buffer, index);
-            if (batches.complete(completionFlyweight.requestId(), completionFlyweight.status(),
-                completionFlyweight.bytesTransferred(), System.nanoTime()))
-            {
-                inFlight--;
-            }
-        }
-        else if (type == RecordTypes.NOTIFICATION)
-        {
-            notificationFlyweight.wrap(buffer, index);
-            synchronized (notifications)
-            {
-                notifications.add(new Notification(notificationFlyweight.sourceName(),
-                    notificationFlyweight.message(), notificationFlyweight.traceId()));
-            }
-        }
+        return poller.poll();
     }
 
     /**
@@ -895,135 +534,27 @@ public final class XferClient implements AutoCloseable
     public List<Notification> getNotifies()
     {
         poll();
-        synchronized (notifications)
-        {
-            final List<Notification> copy = new ArrayList<>(notifications);
-            notifications.clear();
-            return copy;
-        }
+        return poller.takeNotifications();
     }
 
     // ---------------------------------------------------------------- liveness
-
-    private void checkDaemon()
-    {
-        if (goneReason != null)
-        {
-            return;
-        }
-        if (!proxy.isDaemonConnected())
-        {
-            markGone("daemon closed the connection");
-        }
-        else
-        {
-            final String stale = heartbeat.staleReason();
-            if (stale != null)
-            {
-                markGone(stale);
-            }
-        }
-    }
-
-    private void markGone(final String reason)
-    {
-        if (goneReason == null)
-        {
-            goneReason = reason;
-            batches.failAllPending(TransferStatus.DAEMON_GONE);
-            inFlight = 0;
-        }
-    }
 
     /**
      * @return true when the daemon is known to be gone; pending tasks have been failed with DAEMON_GONE.
      */
     public boolean isDaemonGone()
     {
-        return goneReason != null;
-    }
-
-    private void checkGone()
-    {
-        if (goneReason != null)
-        {
-            throw new DaemonGoneException(goneReason);
-        }
-    }
-
-    private void ensureOpen()
-    {
-        if (closed)
-        {
-            throw new IllegalStateException("client is closed");
-        }
-        checkGone();
-    }
-
-    private long awaitOk(final long correlationId)
-    {
-        final ControlFrame answer;
-        try
-        {
-            answer = proxy.awaitAnswer();
-        }
-        catch (final DaemonGoneException ex)
-        {
-            markGone(ex.getMessage());
-            throw ex;
-        }
-        if (answer.getLong(ControlMessages.CORRELATION_ID) != correlationId)
-        {
-            throw new XferException("daemon answered another request (" +
-                answer.getLong(ControlMessages.CORRELATION_ID) + " != " + correlationId + ")");
-        }
-        if (answer.type() == ControlMessages.ERROR)
-        {
-            throw new ControlException(answer.getInt(ControlMessages.ERROR_CODE),
-                answer.getString(ControlMessages.ERROR_MESSAGE));
-        }
-        if (answer.type() != ControlMessages.OK)
-        {
-            throw new XferException("unexpected answer: " + DaemonProxy.describe(answer));
-        }
-        return answer.getLong(ControlMessages.OK_VALUE);
-    }
-
-    private SharedBuffer findSharedBuffer(final long address, final long length)
-    {
-        for (final SharedBuffer buffer : sharedBuffers)
-        {
-            if (buffer.contains(address, length))
-            {
-                return buffer;
-            }
-        }
-        return null;
-    }
-
-    private static IllegalArgumentException notShared(final long address, final long length)
-    {
-        return new IllegalArgumentException("0x" + Long.toHexString(address) + "+" + length +
-            " is not inside memory from allocateMemory(): the daemon can only map shared memory" +
-            " (GPU memory: a location cuda:N; other memory of this process: registerProcessMemory)");
-    }
-
-    private static void checkTask(final BatchTable.Batch batch, final int task)
-    {
-        if (task < 0 || task >= batch.capacity)
-        {
-            throw new IllegalArgumentException("task " + task + " outside batch of " + batch.capacity);
-        }
+        return liveness.isGone();
     }
 
     public int maxInFlight()
     {
-        return maxInFlight;
+        return welcome.maxInFlight();
     }
 
     public long maxRequestLength()
     {
-        return maxRequestLength;
+        return welcome.maxRequestLength();
     }
 
     /**
@@ -1031,7 +562,7 @@ public final class XferClient implements AutoCloseable
      */
     public int maxBatchEntries()
     {
-        return maxBatchEntries;
+        return welcome.maxBatchEntries();
     }
 
     /**
@@ -1039,7 +570,7 @@ public final class XferClient implements AutoCloseable
      */
     public int segmentRpcPort()
     {
-        return segmentRpcPort;
+        return welcome.segmentRpcPort();
     }
 
     /**
@@ -1057,19 +588,39 @@ public final class XferClient implements AutoCloseable
                 return;
             }
             closed = true;
+            // polls first: a poll reads the rings, the heartbeat and the socket that the next lines release
+            poller.close();
             proxy.close();
-            for (final SharedBuffer buffer : sharedBuffers)
-            {
-                MappedMemory.unmap(buffer.segment());
-                Memfd.close(buffer.fd());
-            }
-            sharedBuffers.clear();
-            MappedMemory.unmap(ringsMapping);
-            IoUtil.unmap(cncMapping);
+            sharedBuffers.close();
+            rings.close();
+            heartbeat.close();
         }
         finally
         {
             controlLock.unlock();
+        }
+    }
+
+    private void ensureOpen()
+    {
+        if (closed)
+        {
+            throw new IllegalStateException("client is closed");
+        }
+        liveness.checkAlive();
+    }
+
+    private DaemonGoneException gone(final DaemonGoneException ex)
+    {
+        liveness.markGone(ex.getMessage());
+        return ex;
+    }
+
+    private static void checkTask(final BatchTable.Batch batch, final int task)
+    {
+        if (task < 0 || task >= batch.capacity)
+        {
+            throw new IllegalArgumentException("task " + task + " outside batch of " + batch.capacity);
         }
     }
 }

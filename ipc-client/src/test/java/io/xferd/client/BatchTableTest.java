@@ -14,13 +14,10 @@ class BatchTableTest
 {
     private final BatchTable table = new BatchTable(2);
 
-    /** What XferClient does when a task's record goes into the submit ring. */
-    private static long submit(final BatchTable.Batch batch)
+    /** What the submitter does when a task's record goes into the submit ring. */
+    private long submit(final BatchTable.Batch batch)
     {
-        final int task = batch.submitted++;
-        batch.state[task] = TaskStatus.PENDING;
-        batch.pending++;
-        return batch.requestId(task);
+        return batch.requestId(table.start(batch, 0));
     }
 
     @Test
@@ -91,6 +88,25 @@ class BatchTableTest
         assertThat(batch.state[1]).isEqualTo(TaskStatus.FAILED);
         assertThat(batch.status[1]).isEqualTo(TransferStatus.DAEMON_GONE);
         table.free(id);
+    }
+
+    @Test
+    void shouldCountTasksInFlightAcrossBatchesAsTheDaemonsLimitDoes()
+    {
+        final BatchTable.Batch first = table.batch(table.allocate(2));
+        final BatchTable.Batch second = table.batch(table.allocate(1));
+        final long a = submit(first);
+        submit(first);
+        submit(second);
+        assertThat(table.inFlight()).isEqualTo(3);
+
+        table.complete(a, TransferStatus.OK, 1, 1);
+        table.complete(a, TransferStatus.OK, 1, 1);
+        table.complete(-1L, TransferStatus.OK, 1, 1);
+        assertThat(table.inFlight()).as("only a pending task's completion counts").isEqualTo(2);
+
+        table.failAllPending(TransferStatus.DAEMON_GONE);
+        assertThat(table.inFlight()).isZero();
     }
 
     @Test

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -55,6 +56,21 @@ class ChaosScriptTest
                 .isTrue();
             assertThat(process.exitValue()).as("chaos.sh exit status:\n%s", output).isZero();
             assertThat(output).contains("chaos: PASS").contains("| wrong bytes reported OK (must be 0) | 0 |");
+            // every kind of step ran; netem ran too, or (a kernel without sch_netem) was said to be skipped, once
+            final String events = output.lines().filter(line -> line.startsWith("== chaos")).findFirst().orElse("");
+            for (final String step : List.of("kill-client", "link-down-up", "flood", "stalled-peer",
+                "kill-target-daemon", "kill-initiator-daemon"))
+            {
+                assertThat(events).as("events line").containsPattern("\\b" + step + " [1-9]");
+            }
+            if (events.contains("netem skipped"))
+            {
+                assertThat(output.split("tc netem is not available here", -1)).as("said once").hasSize(2);
+            }
+            else
+            {
+                assertThat(events).as("events line").containsPattern("\\bnetem [1-9]");
+            }
         }
         finally
         {

@@ -22,6 +22,13 @@ public final class ControlError
     public static final int LIMIT_REACHED = 13;
     /** The access policy refuses this client the segment: another uid's, and not granted to its uid or gid. */
     public static final int ACCESS_DENIED = 14;
+    /**
+     * REGISTER_MEMORY of a memfd without F_SEAL_SHRINK: it could shrink under a copy. Create it with
+     * MFD_ALLOW_SEALING and add F_SEAL_SHRINK before registering.
+     */
+    public static final int MEMORY_NOT_SEALED = 15;
+    /** REGISTER_MEMORY of a range that reaches past the end of the file that backs it. */
+    public static final int BEYOND_END_OF_FILE = 16;
 
     private ControlError()
     {
@@ -45,6 +52,8 @@ public final class ControlError
             case CUDA_UNAVAILABLE -> "CUDA_UNAVAILABLE";
             case LIMIT_REACHED -> "LIMIT_REACHED";
             case ACCESS_DENIED -> "ACCESS_DENIED";
+            case MEMORY_NOT_SEALED -> "MEMORY_NOT_SEALED";
+            case BEYOND_END_OF_FILE -> "BEYOND_END_OF_FILE";
             default -> "ERROR(" + code + ")";
         };
     }

@@ -25,7 +25,15 @@ package io.xferd.ipc;
  *                       0 long correlation id    8 long owner address   16 long length
  *                      24 string location ("cpu:N" or "*"); no fd: the daemon reaches the range with
  *                         process_vm_readv/writev on the pid SO_PEERCRED names
+ * REGISTER_FILE (8)     0 long correlation id    8 long owner address (the name requests use; files live at
+ *                         addresses no memory has, see {@link FileRegistration})   16 long length
+ *                      24 long offset in the file   32 int flags ({@link #REGISTER_FILE_SYNC},
+ *                         {@link #REGISTER_FILE_BUFFERED})   36 int reserved (0); nothing after it
+ *                       + SCM_RIGHTS: the open file or block device (O_RDWR, or O_RDONLY for READ only)
  * </pre>
+ * FIRST_BUFFER (7)      0 long correlation id    8 long segment handle (WELCOME's own, or one from OPEN_SEGMENT);
+ *                       answered OK with the owner address of the first buffer the segment's descriptor lists (its
+ *                       lowest-addressed registered range), 0 when it has none (Mooncake's get_first_buffer_address)
  * UNREGISTER_MEMORY releases a GPU range as it does a host range. See {@link GpuMemoryRegistration} and
  * {@link ProcessMemoryRegistration}.
  * <pre>
@@ -40,7 +48,8 @@ package io.xferd.ipc;
  *                   {@link #TRANSPORT_RDMA}, plus {@link #TRANSPORT_FALLBACK} for TCP served instead of RDMA)
  *                56 string full segment name
  *                 + SCM_RIGHTS: the rings file: completion ring at offset 0, submit ring at offset C
- * OK (102)        0 long correlation id   8 long value (segment handle for OPEN_SEGMENT, else 0)
+ * OK (102)        0 long correlation id   8 long value (segment handle for OPEN_SEGMENT, an address for
+ *                   FIRST_BUFFER, else 0)
  * ERROR (103)     0 long correlation id   8 int error code ({@link ControlError})   12 string message
  * </pre>
  */
@@ -54,6 +63,8 @@ public final class ControlMessages
     public static final int OPEN_SEGMENT = 4;
     public static final int REGISTER_GPU_MEMORY = 5;
     public static final int REGISTER_PROCESS_MEMORY = 6;
+    public static final int FIRST_BUFFER = 7;
+    public static final int REGISTER_FILE = 8;
 
     public static final int WELCOME = 101;
     public static final int OK = 102;
@@ -91,6 +102,19 @@ public final class ControlMessages
     public static final int REGISTER_PROCESS_ADDRESS = 8;
     public static final int REGISTER_PROCESS_LENGTH = 16;
     public static final int REGISTER_PROCESS_LOCATION = 24;
+
+    public static final int FIRST_BUFFER_SEGMENT = 8;
+    public static final int REGISTER_FILE_ADDRESS = 8;
+    public static final int REGISTER_FILE_LENGTH = 16;
+    public static final int REGISTER_FILE_OFFSET = 24;
+    public static final int REGISTER_FILE_FLAGS = 32;
+    public static final int REGISTER_FILE_RESERVED = 36;
+    public static final int REGISTER_FILE_BODY_LENGTH = 40;
+    /** REGISTER_FILE flag: every WRITE to the region ends with an fdatasync before it completes. */
+    public static final int REGISTER_FILE_SYNC = 1;
+    /** REGISTER_FILE flag: use the page cache even where O_DIRECT would work. */
+    public static final int REGISTER_FILE_BUFFERED = 2;
+    public static final int REGISTER_FILE_KNOWN_FLAGS = REGISTER_FILE_SYNC | REGISTER_FILE_BUFFERED;
 
     public static final int WELCOME_CLIENT_SLOT = 0;
     public static final int WELCOME_MAX_IN_FLIGHT = 4;

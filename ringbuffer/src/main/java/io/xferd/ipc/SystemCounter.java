@@ -28,7 +28,12 @@ public enum SystemCounter
     REMOTE_BYTES_SENT("bytes sent to peers"),
     REMOTE_BYTES_RECEIVED("bytes received from peers"),
     SLICES_TIMED_OUT("slices timed out"),
-    JOURNAL_DROPPED("journal records dropped (journal ring full)");
+    JOURNAL_DROPPED("journal records dropped (journal ring full)"),
+    STORAGE_BYTES_READ("bytes read from storage regions"),
+    STORAGE_BYTES_WRITTEN("bytes written to storage regions"),
+    STORAGE_ERRORS("storage operations failed"),
+    MEMORY_FAULTS("copies that faulted on registered memory (a file shrunk under its mapping)"),
+    JOURNAL_WRITE_FAILURES("journal records not written (journal files could not be written: file system full?)");
 
     public static final int TYPE_ID = 1;
 

@@ -47,6 +47,22 @@ public final class TransferStatus
      * request, so a handle learnt any other way than OPEN_SEGMENT reaches nothing.
      */
     public static final int ACCESS_DENIED = 14;
+    /** A storage region's device or file system is full (ENOSPC, EDQUOT): the WRITE did not land. */
+    public static final int STORAGE_NO_SPACE = 15;
+    /** The storage device failed the I/O (EIO and any other error the kernel gave): the bytes did not move. */
+    public static final int STORAGE_IO_ERROR = 16;
+    /**
+     * The file behind a storage region is now shorter than the region (truncated under it): nothing is read past its
+     * end or written to regrow it.
+     */
+    public static final int STORAGE_TRUNCATED = 17;
+    /**
+     * The descriptor behind a storage region does not permit the operation (a WRITE to a file the client opened
+     * read-only, a read-only file system: EBADF, EACCES, EPERM, EROFS).
+     */
+    public static final int STORAGE_PERMISSION = 18;
+    /** The device refused the offset (EFBIG, ENXIO: past the end of a block device or the file system's limit). */
+    public static final int STORAGE_OUT_OF_RANGE = 19;
 
     private TransferStatus()
     {
@@ -71,6 +87,11 @@ public final class TransferStatus
             case UNSUPPORTED_MEMORY -> "UNSUPPORTED_MEMORY";
             case MEMORY_FAULT -> "MEMORY_FAULT";
             case ACCESS_DENIED -> "ACCESS_DENIED";
+            case STORAGE_NO_SPACE -> "STORAGE_NO_SPACE";
+            case STORAGE_IO_ERROR -> "STORAGE_IO_ERROR";
+            case STORAGE_TRUNCATED -> "STORAGE_TRUNCATED";
+            case STORAGE_PERMISSION -> "STORAGE_PERMISSION";
+            case STORAGE_OUT_OF_RANGE -> "STORAGE_OUT_OF_RANGE";
             default -> "UNKNOWN_STATUS(" + status + ")";
         };
     }

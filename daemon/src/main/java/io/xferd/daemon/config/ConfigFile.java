@@ -97,6 +97,7 @@ public final class ConfigFile
         field("max_peer_connections", (value, all) -> intSetting(value, DaemonContext::maxPeerConnections));
         field("slice_size", (value, all) -> sliceSize(value));
         field("staging_buffer_size", (value, all) -> stagingBufferSize(value));
+        field("storage_queue_depth", (value, all) -> intSetting(value, DaemonContext::storageQueueDepth));
         field("transfer_timeout_ms", (value, all) -> longSetting(value, DaemonContext::transferTimeoutMs));
         field("liveness_timeout_ms", (value, all) -> longSetting(value, DaemonContext::livenessTimeoutMs));
         field("max_clients", (value, all) -> intSetting(value, DaemonContext::maxClients));
@@ -109,6 +110,11 @@ public final class ConfigFile
         {
             final int[] ids = value.ids();
             return context -> context.allowedGids(ids);
+        });
+        field("segment_grants", (value, all) ->
+        {
+            final Map<String, int[][]> grants = value.segmentGrants();
+            return context -> grants.forEach((segment, ids) -> context.segmentGrant(segment, ids[0], ids[1]));
         });
         field("cluster_id", (value, all) -> text(value.nonEmptyText(), DaemonContext::clusterId));
         field("metadata_ttl_ms", (value, all) -> longSetting(value, DaemonContext::metadataTtlMs));

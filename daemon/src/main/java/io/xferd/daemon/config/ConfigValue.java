@@ -183,6 +183,43 @@ final class ConfigValue
     }
 
     /**
+     * {@code {"segment name": {"uids": [1001], "gids": [2000]}, ...}}; either list may be left out.
+     *
+     * @return by segment name: {uids, gids}.
+     */
+    java.util.Map<String, int[][]> segmentGrants()
+    {
+        if (!node.isObject())
+        {
+            throw wrongType("an object: segment name -> {\"uids\": [...], \"gids\": [...]}");
+        }
+        final java.util.Map<String, int[][]> grants = new java.util.TreeMap<>();
+        for (final var entry : node.properties())
+        {
+            final JsonNode grant = entry.getValue();
+            if (entry.getKey().isEmpty() || !grant.isObject())
+            {
+                throw wrongType("an object: segment name -> {\"uids\": [...], \"gids\": [...]}");
+            }
+            for (final var field : grant.properties())
+            {
+                if (!field.getKey().equals("uids") && !field.getKey().equals("gids"))
+                {
+                    throw error("segment " + entry.getKey() + ": unknown field " + field.getKey() +
+                        " (uids and gids are known)");
+                }
+            }
+            final String prefix = name + "." + entry.getKey() + ".";
+            grants.put(entry.getKey(), new int[][]{
+                grant.has("uids") ? new ConfigValue(file, prefix + "uids", grant.get("uids"), location).ids() :
+                    new int[0],
+                grant.has("gids") ? new ConfigValue(file, prefix + "gids", grant.get("gids"), location).ids() :
+                    new int[0]});
+        }
+        return grants;
+    }
+
+    /**
      * For fields that are accepted and not used: any string or number.
      */
     void requireScalar()

@@ -49,6 +49,8 @@ public final class DaemonContext
     private String transportInUse;
     private java.util.List<String> deviceNames = java.util.List.of();
     private int[] allowedUids = new int[0];
+    private final java.util.Map<String, io.xferd.daemon.session.AccessPolicy.Grant> segmentGrants =
+        new java.util.TreeMap<>();
     private int[] allowedGids = new int[0];
     private String clusterToken;
     private Path clusterTokenFile;
@@ -60,6 +62,7 @@ public final class DaemonContext
     private int maxPeerConnections = 256;
     private int sliceSize = 512 * 1024;
     private int stagingBufferSize = 1024 * 1024;
+    private int storageQueueDepth = io.xferd.daemon.storage.StorageIo.DEFAULT_QUEUE_DEPTH;
     private long transferTimeoutMs = 5000;
     private String metadataServer = "P2PHANDSHAKE";
     private Path topologyMatrixFile;
@@ -106,6 +109,8 @@ public final class DaemonContext
         require(sliceSize >= 4096 && sliceSize <= 64 * 1024 * 1024, "slice size must be 4 KiB..64 MiB: " + sliceSize);
         require(stagingBufferSize >= 4096 && stagingBufferSize <= 64 * 1024 * 1024,
             "staging buffer size must be 4 KiB..64 MiB: " + stagingBufferSize);
+        require(storageQueueDepth >= 1 && storageQueueDepth <= 4096,
+            "storage queue depth must be 1..4096: " + storageQueueDepth);
         require(transferTimeoutMs >= 10, "transfer timeout must be at least 10 ms: " + transferTimeoutMs);
         require(clusterToken == null || !clusterToken.isEmpty(), "cluster token must not be empty when set");
         if (clusterToken != null)
@@ -169,6 +174,10 @@ public final class DaemonContext
         map.put("max_in_flight_per_client", maxInFlightPerClient());
         map.put("max_clients", maxClients);
         map.put("allowed_uids", java.util.Arrays.toString(allowedUids));
+        if (!segmentGrants.isEmpty())
+        {
+            map.put("segment_grants", segmentGrants.toString());
+        }
         map.put("allowed_gids", java.util.Arrays.toString(allowedGids));
         map.put("max_request_length", maxRequestLength);
         map.put("pipeline_size", pipelineSize);
@@ -201,6 +210,7 @@ public final class DaemonContext
         map.put("max_peer_connections", maxPeerConnections);
         map.put("slice_size", sliceSize);
         map.put("staging_buffer_size", stagingBufferSize);
+        map.put("storage_queue_depth", storageQueueDepth);
         map.put("transfer_timeout_ms", transferTimeoutMs);
         notUsed.forEach((key, why) -> map.put(key, "accepted, not used: " + why));
         operations.describe(map);
@@ -565,9 +575,24 @@ public final class DaemonContext
         return this;
     }
 
+    /**
+     * Grant one segment (by the name its owner says in HELLO) to more uids and primary gids, on top of
+     * {@link #allowedUids()} and {@link #allowedGids()}; a second grant for the same name replaces the first.
+     */
+    public DaemonContext segmentGrant(final String segmentName, final int[] uids, final int[] gids)
+    {
+        segmentGrants.put(segmentName, new io.xferd.daemon.session.AccessPolicy.Grant(uids, gids));
+        return this;
+    }
+
+    public java.util.Map<String, io.xferd.daemon.session.AccessPolicy.Grant> segmentGrants()
+    {
+        return java.util.Map.copyOf(segmentGrants);
+    }
+
     public io.xferd.daemon.session.AccessPolicy accessPolicy()
     {
-        return new io.xferd.daemon.session.AccessPolicy(allowedUids, allowedGids);
+        return new io.xferd.daemon.session.AccessPolicy(allowedUids, allowedGids, segmentGrants);
     }
 
     public java.util.List<String> deviceNames()
@@ -712,6 +737,21 @@ public final class DaemonContext
     public DaemonContext stagingBufferSize(final int value)
     {
         this.stagingBufferSize = value;
+        return this;
+    }
+
+    public int storageQueueDepth()
+    {
+        return storageQueueDepth;
+    }
+
+    /**
+     * The most file operations each data-plane thread (transfer worker, peer thread) keeps in flight on its own
+     * io_uring for storage regions.
+     */
+    public DaemonContext storageQueueDepth(final int value)
+    {
+        this.storageQueueDepth = value;
         return this;
     }
 

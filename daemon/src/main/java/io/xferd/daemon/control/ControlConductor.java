@@ -15,6 +15,7 @@ import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.ControlError;
 import io.xferd.ipc.ControlFrame;
 import io.xferd.ipc.ControlMessages;
+import io.xferd.ipc.FileRegistration;
 import io.xferd.ipc.GpuMemoryRegistration;
 import io.xferd.ipc.MalformedFrameException;
 import io.xferd.ipc.ProcessMemoryRegistration;
@@ -74,6 +75,7 @@ public final class ControlConductor implements AutoCloseable
     private final io.xferd.daemon.metadata.ClusterMetadata metadata;
     private final GpuRegionMapper gpuRegions;
     private final ProcessRegionMapper processRegions = new ProcessRegionMapper();
+    private final FileRegionMapper fileRegions = new FileRegionMapper();
     private final ProcessWatch processWatch;
     private volatile boolean accepting = true;
     private ClientSession promoted;
@@ -312,11 +314,13 @@ public final class ControlConductor implements AutoCloseable
         final int completionLength = RingsFileDescriptor.ringLength(context.completionRingCapacity());
         final int submitLength = RingsFileDescriptor.ringLength(context.submitRingCapacity());
         final int ringsLength = (int)RingsFileDescriptor.fileLength(completionLength, submitLength);
-        final int ringsFd = Memfd.create("xferd-rings-" + slot);
+        final int ringsFd = Memfd.createSealable("xferd-rings-" + slot);
         final MemorySegment ringsMapping;
         try
         {
             Memfd.truncate(ringsFd, ringsLength);
+            // the client gets this fd: shrinking it would fault intake's reads of the submit ring (SIGBUS)
+            Memfd.addSeals(ringsFd, Memfd.SEAL_SHRINK | Memfd.SEAL_GROW | Memfd.SEAL_SEAL);
             ringsMapping = MappedMemory.mapShared(ringsFd, 0, ringsLength);
         }
         catch (final RuntimeException ex)
@@ -426,6 +430,8 @@ public final class ControlConductor implements AutoCloseable
             case ControlMessages.OPEN_SEGMENT -> onOpenSegment(session, frame, correlationId);
             case ControlMessages.REGISTER_GPU_MEMORY -> onRegisterGpu(session, frame, correlationId);
             case ControlMessages.REGISTER_PROCESS_MEMORY -> onRegisterProcess(session, frame, correlationId);
+            case ControlMessages.FIRST_BUFFER -> onFirstBuffer(session, frame, correlationId);
+            case ControlMessages.REGISTER_FILE -> onRegisterFile(session, frame, correlationId);
             default -> throw new MalformedFrameException("unknown control message type " + frame.type());
         }
     }
@@ -467,6 +473,11 @@ public final class ControlConductor implements AutoCloseable
         try
         {
             region = RegionMapper.map(fd, fdOffset, address, length, location);
+        }
+        catch (final RegistrationRefusedException ex)
+        {
+            answerError(session, correlationId, ex.code(), ex.getMessage());
+            return;
         }
         catch (final NativeException ex)
         {
@@ -629,6 +640,78 @@ public final class ControlConductor implements AutoCloseable
         segmentChanged(session);
     }
 
+    /**
+     * A byte range of a file or block device the client passes open (REGISTER_FILE). Every refusal is an answer, and
+     * a frame of the wrong length too; the passed descriptor is closed on every refusal.
+     */
+    private void onRegisterFile(final ClientSession session, final ControlFrame frame, final long correlationId)
+    {
+        final int fd = session.channel().takeFd();
+        final FileRegistration registration;
+        try
+        {
+            registration = FileRegistration.decode(frame);
+        }
+        catch (final MalformedFrameException ex)
+        {
+            closeFd(fd);
+            answerError(session, correlationId, ControlError.MALFORMED_MESSAGE, ex.getMessage());
+            return;
+        }
+        if (fd < 0)
+        {
+            answerError(session, correlationId, ControlError.MISSING_FD,
+                "REGISTER_FILE needs the open file or block device (SCM_RIGHTS)");
+            return;
+        }
+        final long address = registration.ownerAddress();
+        final long length = registration.length();
+        if ((registration.flags() & ~ControlMessages.REGISTER_FILE_KNOWN_FLAGS) != 0)
+        {
+            closeFd(fd);
+            answerError(session, correlationId, ControlError.INVALID_ARGUMENT,
+                "unknown REGISTER_FILE flags 0x" + Integer.toHexString(registration.flags()));
+            return;
+        }
+        if (overRegionLimit(session, correlationId))
+        {
+            closeFd(fd);
+            return;
+        }
+        if (address > 0 && length > 0 && address + length > address && session.regions().overlaps(address, length))
+        {
+            closeFd(fd);
+            answerError(session, correlationId, ControlError.OVERLAPPING_REGION,
+                "range 0x" + Long.toHexString(address) + "+" + length + " overlaps a registered region");
+            return;
+        }
+        final Region region;
+        try
+        {
+            region = fileRegions.map(fd, registration);
+        }
+        catch (final RegistrationRefusedException ex)
+        {
+            answerError(session, correlationId, ex.code(), ex.getMessage());
+            return;
+        }
+        session.regions(session.regions().with(region));
+        counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(length);
+        counters.get(SystemCounter.REGIONS_REGISTERED).increment();
+        operations.onRegionAdded(session, region);
+        LOG.info("segment {} registered storage {}", session.segmentName(), region);
+        answerOk(session, correlationId, 0);
+        segmentChanged(session);
+    }
+
+    private static void closeFd(final int fd)
+    {
+        if (fd >= 0)
+        {
+            Memfd.close(fd);
+        }
+    }
+
     private void onUnregister(final ClientSession session, final ControlFrame frame, final long correlationId)
     {
         final long address = frame.getLong(ControlMessages.UNREGISTER_ADDRESS);
@@ -680,6 +763,44 @@ public final class ControlConductor implements AutoCloseable
             return;
         }
         answerLocalSegment(session, correlationId, target);
+    }
+
+    /**
+     * Mooncake's {@code get_first_buffer_address}: the owner address of the first buffer the segment's descriptor
+     * lists (its lowest-addressed range), 0 when it has none. A segment of this daemon answers from its current
+     * regions; another daemon's from the descriptor fetched when it was opened (OPEN_SEGMENT again for a fresh one).
+     */
+    private void onFirstBuffer(final ClientSession session, final ControlFrame frame, final long correlationId)
+    {
+        final long handle = frame.getLong(ControlMessages.FIRST_BUFFER_SEGMENT);
+        if (io.xferd.daemon.transport.RemoteSegments.isRemote(handle))
+        {
+            final io.xferd.daemon.transport.RemoteSegment remote =
+                transport == null ? null : transport.remoteSegments().get(handle);
+            if (remote == null)
+            {
+                answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT, "no segment has handle " + handle);
+                return;
+            }
+            final List<io.xferd.daemon.transport.SegmentDescriptor.Buffer> buffers =
+                remote.descriptor() == null ? null : remote.descriptor().buffers();
+            answerOk(session, correlationId, buffers == null || buffers.isEmpty() ? 0 : buffers.get(0).address());
+            return;
+        }
+        final ClientSession target = registry.segment(handle);
+        if (target == null || target.isClosed())
+        {
+            answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT, "no segment has handle " + handle);
+            return;
+        }
+        if (!access.permits(session, target))
+        {
+            answerError(session, correlationId, ControlError.ACCESS_DENIED,
+                "segment " + target.segmentName() + " is not granted to uid " + session.uid());
+            return;
+        }
+        final io.xferd.daemon.memory.RegionTable regions = target.regions();
+        answerOk(session, correlationId, regions.size() == 0 ? 0 : regions.get(0).ownerAddress());
     }
 
     private void answerLocalSegment(final ClientSession session, final long correlationId, final ClientSession target)
@@ -961,6 +1082,10 @@ public final class ControlConductor implements AutoCloseable
         else if (region.isMapped())
         {
             RegionMapper.unmap(region);
+        }
+        else if (region.isFile())
+        {
+            FileRegionMapper.unmap(region);
         }
         // process memory: nothing was taken
         counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(-region.length());

@@ -6,7 +6,6 @@ import io.xferd.daemon.config.OperationsContext;
 import io.xferd.daemon.files.FileModes;
 import io.xferd.daemon.journal.queue.JournalQueues;
 import io.xferd.ipc.SystemCounter;
-import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
 import org.agrona.concurrent.AgentRunner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,12 +54,13 @@ public final class Journal implements AutoCloseable
         {
             throw new UncheckedIOException("cannot create the journal directory " + context.journalDirectory(), ex);
         }
-        final SingleChronicleQueue queue =
-            JournalQueues.openForAppend(context.journalDirectory(), context.journalRollCycle());
+        final JournalAppender appender = new JournalAppender(
+            () -> JournalQueues.openForAppend(context.journalDirectory(), context.journalRollCycle()),
+            counters.get(SystemCounter.JOURNAL_WRITE_FAILURES), JournalAppender.MIN_FREE_BYTES_DEFAULT);
         final JournalRecorder recorder = new JournalRecorder(context.journalRingCapacity(),
             counters.get(SystemCounter.JOURNAL_DROPPED), new JournalNames());
         final TransferStats stats = new TransferStats();
-        final JournalAgent agent = new JournalAgent(recorder, queue, context.journalRetentionCycles(), stats,
+        final JournalAgent agent = new JournalAgent(recorder, appender, context.journalRetentionCycles(), stats,
             context.slowRequestMs() < 0 ? -1 : TimeUnit.MILLISECONDS.toNanos(context.slowRequestMs()));
         // 1 ms naps while records come; after ~100 ms without any, 10 ms dozes (the ring holds far more than that)
         final AgentRunner runner = new AgentRunner(new DozingBackoffIdleStrategy(0, 0,
@@ -92,6 +92,14 @@ public final class Journal implements AutoCloseable
     public JournalNames names()
     {
         return recorder != null ? recorder.names() : null;
+    }
+
+    /**
+     * @return the journal's thread once started; null when the journal is off.
+     */
+    public Thread thread()
+    {
+        return runner != null ? runner.thread() : null;
     }
 
     /**

@@ -2,10 +2,7 @@ package io.xferd.daemon.journal;
 
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.TransferStatus;
-import net.openhft.chronicle.bytes.Bytes;
-import net.openhft.chronicle.queue.ExcerptAppender;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
-import net.openhft.chronicle.wire.DocumentContext;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.MessageHandler;
@@ -26,7 +23,9 @@ import static io.xferd.daemon.journal.JournalRecordDescriptor.*;
  * The journal's consumer, on its own thread and off the hot path: drains the {@link JournalRecorder}'s ring into
  * the Chronicle Queue (when one is open), feeds the latency histograms and per-(op, peer, NIC, status) totals of
  * the metrics ({@link TransferStats}), logs slow requests by trace id (at most one line a second), and deletes
- * cycle files beyond the retention. Runs with a sleeping idle strategy: it mostly parks.
+ * cycle files beyond the retention. Runs with a sleeping idle strategy: it mostly parks. Its thread never dies of
+ * the journal's files: a write that fails (a full {@code /dev/shm}) is counted and survived by the
+ * {@link JournalAppender}, the metrics keep being fed.
  */
 public final class JournalAgent implements Agent, MessageHandler
 {
@@ -37,8 +36,7 @@ public final class JournalAgent implements Agent, MessageHandler
     private static final long SLOW_LOG_INTERVAL_NS = TimeUnit.SECONDS.toNanos(1);
 
     private final JournalRecorder recorder;
-    private final SingleChronicleQueue queue;
-    private final ExcerptAppender appender;
+    private final JournalAppender appender;
     private final Path queueDirectory;
     private final int retentionCycles;
     private final TransferStats stats;
@@ -50,25 +48,23 @@ public final class JournalAgent implements Agent, MessageHandler
     private int namesWritten;
     private long lastSlowLogNanos;
     private long slowSuppressed;
-    private long recordsWritten;
 
     /**
-     * @param queue            the queue to append to, or null to keep only the metrics (journal files off).
+     * @param appender         writes the queue, or null to keep only the metrics (journal files off).
      * @param retentionCycles  cycle files to keep (the current one included); 0 keeps all.
      * @param stats            where completions are counted for the metrics, or null.
      * @param slowNanos        completions at least this slow (submit to complete) are logged; negative = never.
      */
     public JournalAgent(
         final JournalRecorder recorder,
-        final SingleChronicleQueue queue,
+        final JournalAppender appender,
         final int retentionCycles,
         final TransferStats stats,
         final long slowNanos)
     {
         this.recorder = recorder;
-        this.queue = queue;
-        this.appender = queue != null ? queue.createAppender() : null;
-        this.queueDirectory = queue != null ? queue.file().toPath() : null;
+        this.appender = appender;
+        this.queueDirectory = appender != null ? appender.queue().file().toPath() : null;
         this.retentionCycles = retentionCycles;
         this.stats = stats;
         this.slowNanos = slowNanos;
@@ -88,15 +84,29 @@ public final class JournalAgent implements Agent, MessageHandler
             offsetRefreshedAt = now;
             epochOffsetNanos = SystemEpochNanoClock.INSTANCE.nanoTime() - System.nanoTime();
         }
-        int work = recorder.ring().read(this, DRAIN_LIMIT);
-        if (appender != null)
+        int work = 0;
+        try
         {
-            work += writeNamesIfNeeded();
-            if (now - retentionCheckedAt >= RETENTION_CHECK_NS)
+            work += recorder.ring().read(this, DRAIN_LIMIT);
+            if (appender != null)
             {
-                retentionCheckedAt = now;
-                work += enforceRetention();
+                work += appender.onDutyCycle(now);
+                work += writeNamesIfNeeded();
             }
+        }
+        catch (final InternalError ex)
+        {
+            if (appender == null)
+            {
+                throw ex;
+            }
+            // a fault of a mapped journal page the JVM delivered after the write that caused it had returned
+            appender.onWriteFailed(ex);
+        }
+        if (appender != null && now - retentionCheckedAt >= RETENTION_CHECK_NS)
+        {
+            retentionCheckedAt = now;
+            work += enforceRetention(); // also while writes fail: deleting old cycles may be what frees the space
         }
         return work;
     }
@@ -106,17 +116,7 @@ public final class JournalAgent implements Agent, MessageHandler
     {
         if (appender != null)
         {
-            try (DocumentContext dc = appender.writingDocument())
-            {
-                final Bytes<?> bytes = dc.wire().bytes();
-                bytes.writeInt(type);
-                bytes.writeLong(epochOffsetNanos);
-                for (int i = 0; i < length; i += 8)
-                {
-                    bytes.writeLong(buffer.getLong(index + i));
-                }
-            }
-            recordsWritten++;
+            appender.append(type, epochOffsetNanos, buffer, index, length);
         }
         if (type == COMPLETED)
         {
@@ -166,6 +166,12 @@ public final class JournalAgent implements Agent, MessageHandler
      */
     private int writeNamesIfNeeded()
     {
+        final SingleChronicleQueue queue = appender.queue();
+        if (queue == null)
+        {
+            lastCycle = Integer.MIN_VALUE; // a reopened queue gets every name again
+            return 0;
+        }
         final List<String> names = recorder.names().all();
         final int cycle = queue.cycle();
         final int from = cycle != lastCycle ? 0 : namesWritten;
@@ -175,13 +181,10 @@ public final class JournalAgent implements Agent, MessageHandler
         }
         for (int id = from; id < names.size(); id++)
         {
-            try (DocumentContext dc = appender.writingDocument())
+            if (!appender.appendName(epochOffsetNanos, id, names.get(id)))
             {
-                final Bytes<?> bytes = dc.wire().bytes();
-                bytes.writeInt(NAME);
-                bytes.writeLong(epochOffsetNanos);
-                bytes.writeInt(id);
-                bytes.writeUtf8(names.get(id));
+                lastCycle = Integer.MIN_VALUE;
+                return 0;
             }
         }
         lastCycle = cycle;
@@ -221,7 +224,8 @@ public final class JournalAgent implements Agent, MessageHandler
                 LOG.warn("journal retention: cannot delete {}: {}", cycles.get(i), ex.toString());
             }
         }
-        if (deleted > 0)
+        final SingleChronicleQueue queue = appender.queue();
+        if (deleted > 0 && queue != null)
         {
             queue.refreshDirectoryListing();
             LOG.info("journal retention: deleted {} cycle file(s) older than the last {}", deleted, retentionCycles);
@@ -232,15 +236,28 @@ public final class JournalAgent implements Agent, MessageHandler
     @Override
     public void onClose()
     {
-        while (recorder.ring().read(this, DRAIN_LIMIT) > 0)
+        try
         {
-            // drain what the data plane wrote before it stopped
+            while (recorder.ring().read(this, DRAIN_LIMIT) > 0)
+            {
+                // drain what the data plane wrote before it stopped
+            }
+            if (appender != null)
+            {
+                writeNamesIfNeeded();
+            }
+        }
+        catch (final InternalError ex)
+        {
+            if (appender == null)
+            {
+                throw ex;
+            }
+            appender.onWriteFailed(ex);
         }
         if (appender != null)
         {
-            writeNamesIfNeeded();
             appender.close();
-            queue.close();
         }
     }
 

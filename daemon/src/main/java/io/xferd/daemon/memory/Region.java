@@ -1,5 +1,7 @@
 package io.xferd.daemon.memory;
 
+import io.xferd.daemon.storage.StorageFile;
+
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -13,6 +15,9 @@ import java.lang.foreign.MemorySegment;
  * Process memory ({@link #isProcess()}) is ordinary memory of the owner process (heap, anonymous, a numpy array)
  * that it did not share: the daemon reaches it only with {@code process_vm_readv}/{@code process_vm_writev} on the
  * owner's pid, at the owner's own addresses; it has no mapping either.
+ * <p>
+ * File memory ({@link #isFile()}) is a byte range of a file or block device the owner passed open: the daemon reaches
+ * it only through {@link io.xferd.daemon.storage.StorageIo}; its owner address is a name, not memory.
  */
 public final class Region extends RefCounted
 {
@@ -28,6 +33,7 @@ public final class Region extends RefCounted
     private final long deviceAddress;
     private final DeviceAllocation allocation;
     private final int pid;
+    private final StorageFile file;
 
     /**
      * @param mapping      the daemon's view of exactly the registered bytes.
@@ -49,6 +55,7 @@ public final class Region extends RefCounted
         this.deviceAddress = 0;
         this.allocation = null;
         this.pid = 0;
+        this.file = null;
     }
 
     private Region(final long ownerAddress, final long length, final String location, final int pid)
@@ -62,6 +69,43 @@ public final class Region extends RefCounted
         this.deviceAddress = 0;
         this.allocation = null;
         this.pid = pid;
+        this.file = null;
+    }
+
+    private Region(final long ownerAddress, final long length, final StorageFile file)
+    {
+        this.ownerAddress = ownerAddress;
+        this.length = length;
+        this.location = file.label();
+        this.mapping = MemorySegment.NULL;
+        this.wholeMapping = MemorySegment.NULL;
+        this.device = HOST;
+        this.deviceAddress = 0;
+        this.allocation = null;
+        this.pid = 0;
+        this.file = file;
+    }
+
+    /**
+     * A byte range of an open file or block device, named by the owner at {@code ownerAddress}; its location is the
+     * file's label ({@code file} or {@code nvme}).
+     */
+    public static Region inFile(final long ownerAddress, final long length, final StorageFile file)
+    {
+        return new Region(ownerAddress, length, file);
+    }
+
+    public boolean isFile()
+    {
+        return file != null;
+    }
+
+    /**
+     * @return the open file of a file region, else null.
+     */
+    public StorageFile file()
+    {
+        return file;
     }
 
     private Region(
@@ -80,6 +124,7 @@ public final class Region extends RefCounted
         this.deviceAddress = allocation.baseAddress() + allocationOffset;
         this.allocation = allocation;
         this.pid = 0;
+        this.file = null;
     }
 
     /**
@@ -120,12 +165,12 @@ public final class Region extends RefCounted
     }
 
     /**
-     * @return true when {@link #mapping()} holds the bytes (host memory the daemon mapped); false for device and
-     * process memory, which only their own copy paths reach.
+     * @return true when {@link #mapping()} holds the bytes (host memory the daemon mapped); false for device,
+     * process and file memory, which only their own copy paths reach.
      */
     public boolean isMapped()
     {
-        return device == HOST && pid == 0;
+        return device == HOST && pid == 0 && file == null;
     }
 
     /**
@@ -204,6 +249,7 @@ public final class Region extends RefCounted
     public String toString()
     {
         return "Region[0x" + Long.toHexString(ownerAddress) + "+" + length + " " + location +
-            (device != HOST ? " device " + device : "") + (pid != 0 ? " process " + pid : "") + "]";
+            (device != HOST ? " device " + device : "") + (pid != 0 ? " process " + pid : "") +
+            (file != null ? " " + file : "") + "]";
     }
 }

@@ -320,13 +320,33 @@ public final class EtcdMetadataStore implements MetadataStore
         catch (final ExecutionException ex)
         {
             final Throwable cause = ex.getCause() == null ? ex : ex.getCause();
-            throw new MetadataException("etcd " + url + ": " + what + ": " + cause.getMessage(), cause);
+            throw new MetadataException("etcd " + url + ": " + what + ": " + reasons(cause), cause);
         }
         catch (final InterruptedException ex)
         {
             Thread.currentThread().interrupt();
             throw new MetadataException("etcd " + url + ": " + what + ": interrupted", ex);
         }
+    }
+
+    /**
+     * jetcd's exception says only the gRPC status ("UNAUTHENTICATED"); etcd's reason ("authentication failed,
+     * invalid user ID or password") and a TLS failure's ("unable to find valid certification path") are further
+     * down the chain: every distinct message, outermost first.
+     */
+    static String reasons(final Throwable failure)
+    {
+        final StringBuilder reasons = new StringBuilder();
+        final java.util.Set<Throwable> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        for (Throwable cause = failure; cause != null && seen.add(cause); cause = cause.getCause())
+        {
+            final String message = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
+            if (reasons.indexOf(message) < 0)
+            {
+                reasons.append(reasons.isEmpty() ? "" : ": ").append(message);
+            }
+        }
+        return reasons.toString();
     }
 
     private static ByteSequence bytes(final String text)

@@ -117,6 +117,15 @@ public final class MetricsCollector implements MultiCollector
             .dataPoint(CounterDataPointSnapshot.builder().labels(Labels.of("op", "write"))
                 .value(value(SystemCounter.BYTES_WRITTEN)).build())
             .build());
+        snapshots.add(CounterSnapshot.builder().name("xferd_storage_bytes")
+            .help("Bytes moved to and from storage regions (files, block devices), by operation on the file.")
+            .dataPoint(CounterDataPointSnapshot.builder().labels(Labels.of("op", "read"))
+                .value(value(SystemCounter.STORAGE_BYTES_READ)).build())
+            .dataPoint(CounterDataPointSnapshot.builder().labels(Labels.of("op", "write"))
+                .value(value(SystemCounter.STORAGE_BYTES_WRITTEN)).build())
+            .build());
+        snapshots.add(counter("xferd_storage_errors", "Storage requests that failed (typed statuses 15..19).",
+            value(SystemCounter.STORAGE_ERRORS)));
         snapshots.add(counter("xferd_malformed_records", "Ring records dropped as malformed.",
             value(SystemCounter.MALFORMED_RECORDS)));
         snapshots.add(counter("xferd_clients_cut_off", "Clients disconnected for breaking the ring protocol.",
@@ -129,6 +138,9 @@ public final class MetricsCollector implements MultiCollector
             value(SystemCounter.PIPELINE_BACKPRESSURE)));
         snapshots.add(counter("xferd_journal_dropped_records", "Journal records dropped: journal ring full.",
             value(SystemCounter.JOURNAL_DROPPED)));
+        snapshots.add(counter("xferd_journal_write_failures", "Journal records not written: the journal's files " +
+            "could not be written (file system full?); the journal retries once a second.",
+            value(SystemCounter.JOURNAL_WRITE_FAILURES)));
         if (stats != null)
         {
             addTransferFamilies(snapshots);

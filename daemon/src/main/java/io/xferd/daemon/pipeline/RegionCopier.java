@@ -3,6 +3,7 @@ package io.xferd.daemon.pipeline;
 import io.xferd.daemon.memory.DeviceMemory;
 import io.xferd.daemon.memory.ProcessMemory;
 import io.xferd.daemon.memory.Region;
+import io.xferd.daemon.storage.StorageIo;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.TransferStatus;
 import io.xferd.nativebindings.Errno;
@@ -18,8 +19,9 @@ import java.lang.foreign.MemorySegment;
  * once per request, never per byte); anything touching device memory goes through {@link DeviceMemory}, issued on
  * the device of the GPU side. A client's process memory (no mapping) moves with one process_vm call against the
  * other side's mapping, or, when neither side is mapped (process to process, process to and from a GPU), a chunk at
- * a time through this worker's bounce buffer. A failed device copy or process_vm call fails that request alone.
- * One worker thread only.
+ * a time through this worker's bounce buffer. A file region moves through this worker's {@link StorageIo} (its own
+ * io_uring): straight to or from the other side's mapping, or through the bounce buffer when the other side has no
+ * mapping. A failed device copy, process_vm call or file operation fails that request alone. One worker thread only.
  */
 final class RegionCopier
 {
@@ -29,17 +31,32 @@ final class RegionCopier
 
     private final DeviceMemory deviceMemory;
     private final int bounceSize;
+    private final StorageIo storage;
     private MemorySegment bounce;
 
+    /**
+     * A copier for memory only (no storage agent): file regions never reach it.
+     */
     RegionCopier(final DeviceMemory deviceMemory)
     {
-        this(deviceMemory, DEFAULT_BOUNCE_SIZE);
+        this(deviceMemory, DEFAULT_BOUNCE_SIZE, null);
     }
 
     RegionCopier(final DeviceMemory deviceMemory, final int bounceSize)
     {
+        this(deviceMemory, bounceSize, null);
+    }
+
+    RegionCopier(final DeviceMemory deviceMemory, final StorageIo storage)
+    {
+        this(deviceMemory, DEFAULT_BOUNCE_SIZE, storage);
+    }
+
+    RegionCopier(final DeviceMemory deviceMemory, final int bounceSize, final StorageIo storage)
+    {
         this.deviceMemory = deviceMemory;
         this.bounceSize = bounceSize;
+        this.storage = storage;
     }
 
     /**
@@ -67,11 +84,56 @@ final class RegionCopier
                 destination.mapping(), destination.offsetOf(destinationAddress), length);
             return TransferStatus.OK;
         }
+        if (source.isFile() | destination.isFile())
+        {
+            return copyWithFile(source, sourceAddress, destination, destinationAddress, length);
+        }
         if (source.isProcess() | destination.isProcess())
         {
             return copyWithProcess(source, sourceAddress, destination, destinationAddress, length);
         }
         return copyWithDevice(source, sourceAddress, destination, destinationAddress, length);
+    }
+
+    private int copyWithFile(
+        final Region source,
+        final long sourceAddress,
+        final Region destination,
+        final long destinationAddress,
+        final long length)
+    {
+        if (source.isFile() && destination.isMapped())
+        {
+            return storage.read(source.file(), source.offsetOf(sourceAddress),
+                destination.mapping().address() + destination.offsetOf(destinationAddress), length);
+        }
+        if (destination.isFile() && source.isMapped())
+        {
+            return storage.write(destination.file(), destination.offsetOf(destinationAddress),
+                source.mapping().address() + source.offsetOf(sourceAddress), length);
+        }
+        final long bounceAddress = bounce().address();
+        for (long done = 0; done < length; )
+        {
+            final long chunk = Math.min(bounceSize, length - done);
+            final int status = source.isFile() ?
+                storage.read(source.file(), source.offsetOf(sourceAddress + done), bounceAddress, chunk) :
+                stage(source, sourceAddress + done, bounceAddress, chunk);
+            if (status != TransferStatus.OK)
+            {
+                return status;
+            }
+            final int landed = destination.isFile() ?
+                storage.write(destination.file(), destination.offsetOf(destinationAddress + done), bounceAddress,
+                    chunk) :
+                land(destination, destinationAddress + done, bounceAddress, chunk);
+            if (landed != TransferStatus.OK)
+            {
+                return landed;
+            }
+            done += chunk;
+        }
+        return TransferStatus.OK;
     }
 
     private int copyWithProcess(

@@ -13,6 +13,8 @@ import io.xferd.daemon.transport.PeerTransport;
 import io.xferd.daemon.transport.RemoteRequest;
 import io.xferd.daemon.transport.RemoteSegment;
 import io.xferd.daemon.transport.RemoteSegments;
+import io.xferd.daemon.storage.StorageFile;
+import io.xferd.daemon.storage.StorageIo;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
@@ -48,12 +50,17 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     private final long byteBudget;
     private final AtomicCounter completed;
     private final AtomicCounter failed;
+    private final AtomicCounter memoryFaults;
     private final AtomicCounter bytesRead;
     private final AtomicCounter bytesWritten;
     private final TransferJournal journal;
     private final RegionCopier copier;
     /** Refilled for every remote request this worker hands to the transport (allocation-free). */
     private final RemoteRequest remoteRequest = new RemoteRequest();
+    private final StorageIo storage;
+    private final int nicFile;
+    private final int nicNvme;
+    private int localNic;
     private long bytesThisCycle;
 
     public TransferWorker(
@@ -70,6 +77,28 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         final DeviceMemory deviceMemory,
         final AccessPolicy access)
     {
+        this(index, pipeline, registry, sender, transport, counters, clock, maxRequestLength, byteBudget, journal,
+            deviceMemory, access, StorageIo.DEFAULT_QUEUE_DEPTH);
+    }
+
+    /**
+     * @param storageQueueDepth the most file operations this worker keeps in flight on its io_uring.
+     */
+    public TransferWorker(
+        final int index,
+        final TransferPipeline pipeline,
+        final SessionTable registry,
+        final CompletionSender sender,
+        final PeerTransport transport,
+        final SystemCounters counters,
+        final NanoClock clock,
+        final long maxRequestLength,
+        final long byteBudget,
+        final TransferJournal journal,
+        final DeviceMemory deviceMemory,
+        final AccessPolicy access,
+        final int storageQueueDepth)
+    {
         this.index = index;
         this.access = access;
         this.workers = pipeline.workers();
@@ -81,9 +110,14 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         this.maxRequestLength = maxRequestLength;
         this.byteBudget = byteBudget;
         this.journal = journal;
-        this.copier = new RegionCopier(deviceMemory);
+        this.storage = new StorageIo(storageQueueDepth, counters.get(SystemCounter.STORAGE_BYTES_READ),
+            counters.get(SystemCounter.STORAGE_BYTES_WRITTEN), counters.get(SystemCounter.STORAGE_ERRORS));
+        this.copier = new RegionCopier(deviceMemory, storage);
+        this.nicFile = journal.nameId(StorageFile.FILE);
+        this.nicNvme = journal.nameId(StorageFile.NVME);
         this.completed = counters.get(SystemCounter.REQUESTS_COMPLETED);
         this.failed = counters.get(SystemCounter.REQUESTS_FAILED);
+        this.memoryFaults = counters.get(SystemCounter.MEMORY_FAULTS);
         this.bytesRead = counters.get(SystemCounter.BYTES_READ);
         this.bytesWritten = counters.get(SystemCounter.BYTES_WRITTEN);
     }
@@ -138,7 +172,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             sender.complete(submitter, command.batch, command.batchEntry, command.requestId, status, bytes,
                 command.intakeNanos, completeNanos);
             journal.onCompleted(submitter.slot(), command.requestId, command.traceId, command.opcode, status,
-                command.length, bytes, TransferJournal.PEER_LOCAL, TransferJournal.NIC_SHM, command.submitNanos,
+                command.length, bytes, TransferJournal.PEER_LOCAL, localNic, command.submitNanos,
                 command.intakeNanos, completeNanos);
         }
         finally
@@ -167,10 +201,48 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             LOG.warn("request {} of {} failed: {}", command.requestId, command.submitter, ex.toString());
             return TransferStatus.TRANSPORT_ERROR;
         }
+        catch (final InternalError error)
+        {
+            if (!MemoryFaults.isMemoryFault(error))
+            {
+                throw error; // the JVM itself is in trouble: let the thread die, and the daemon with it
+            }
+            return onMemoryFault(command);
+        }
+    }
+
+    /**
+     * A copy touched a page of a mapped region whose file had shrunk (SIGBUS, which HotSpot turns into an
+     * InternalError at the faulting copy). Sealed memfds cannot shrink: this is a file that cannot be sealed, and its
+     * owner truncated it. The request fails, the owner of the shrunk file is cut off, the worker goes on.
+     */
+    private int onMemoryFault(final TransferCommand command)
+    {
+        memoryFaults.increment();
+        final ClientSession submitter = command.submitter;
+        final Region local = submitter.regions().find(command.localAddress, command.length);
+        final ClientSession target = RemoteSegments.isRemote(command.segmentHandle) ? null :
+            registry.segment(command.segmentHandle);
+        final Region remote = target == null ? null : target.regions().find(command.targetAddress, command.length);
+        boolean found = false;
+        if (local != null && MemoryFaults.faults(local, command.localAddress, command.length))
+        {
+            found = true;
+            sender.cutOff(submitter, "memory it registered shrank under a copy (" + local + ")");
+        }
+        if (remote != null && MemoryFaults.faults(remote, command.targetAddress, command.length))
+        {
+            found = true;
+            sender.cutOff(target, "memory it registered shrank under a copy (" + remote + ")");
+        }
+        LOG.warn("request {} of {} faulted on registered memory{}", command.requestId, submitter,
+            found ? "; cutting off the owner of the shrunk file" : " (its file is whole again: nobody is cut off)");
+        return TransferStatus.MEMORY_FAULT;
     }
 
     private int execute(final TransferCommand command)
     {
+        localNic = TransferJournal.NIC_SHM;
         if (command.refusal != TransferStatus.OK)
         {
             return command.refusal;
@@ -221,6 +293,11 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             }
             try
             {
+                final Region file = remote.isFile() ? remote : local.isFile() ? local : null;
+                if (file != null)
+                {
+                    localNic = StorageFile.NVME.equals(file.file().label()) ? nicNvme : nicFile;
+                }
                 copied = copier.copy(command.opcode, local, command.localAddress, remote, command.targetAddress, length);
             }
             finally
@@ -260,9 +337,9 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             // TCP stages GPU memory through pinned host memory; RDMA would need GPUDirect, not in this build
             return TransferStatus.UNSUPPORTED_MEMORY;
         }
-        if (local != null && local.isProcess() && !transport.carriesProcessMemory())
+        if (local != null && (local.isProcess() || local.isFile()) && !transport.carriesProcessMemory())
         {
-            // a NIC cannot register another process's pages: process memory goes over TCP only
+            // a NIC cannot register another process's pages or a file: those go over TCP only
             return TransferStatus.UNSUPPORTED_MEMORY;
         }
         if (local == null || !local.tryAcquire())
@@ -312,6 +389,12 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
                 target.release();
             }
         }
+    }
+
+    @Override
+    public void onClose()
+    {
+        storage.close();
     }
 
     @Override

@@ -34,6 +34,15 @@ public final class CompletionSender
         this.notificationsDropped = counters.get(SystemCounter.NOTIFICATIONS_DROPPED);
     }
 
+    /**
+     * Queue a client for the conductor to cut off, for a reason its log line gives. Any thread.
+     */
+    public void cutOff(final ClientSession session, final String reason)
+    {
+        session.protocolViolation(reason);
+        disconnects.offer(session);
+    }
+
     public void complete(
         final ClientSession session,
         final long requestId,

@@ -125,6 +125,10 @@ public final class StatusMapWriter implements ConductorListener, AutoCloseable
         value.put("address", region.ownerAddress());
         value.put("length", region.length());
         value.put("location", region.location());
+        if (region.isFile())
+        {
+            value.put("storage", region.file().describe());
+        }
         put(key, value);
         regionKeys.computeIfAbsent(session.slot(), slot -> new HashMap<>()).put(region, key);
     }

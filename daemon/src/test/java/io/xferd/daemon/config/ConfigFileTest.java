@@ -76,6 +76,26 @@ class ConfigFileTest
     }
 
     @Test
+    void shouldGrantOneSegmentToMoreUidsAndGidsOnly() throws IOException
+    {
+        final DaemonContext context = apply("{\"allowed_uids\": [1001], \"segment_grants\": " +
+            "{\"prefill\": {\"uids\": [1002]}, \"decode\": {\"gids\": [3000]}}}");
+
+        assertThat(context.accessPolicy().permits(1002, 9, 1000, "prefill")).isTrue();
+        assertThat(context.accessPolicy().permits(1002, 9, 1000, "decode")).as("granted prefill only").isFalse();
+        assertThat(context.accessPolicy().permits(1003, 3000, 1000, "decode")).isTrue();
+        assertThat(context.accessPolicy().permits(1003, 3000, 1000, "prefill")).isFalse();
+        assertThat(context.accessPolicy().permits(1001, 9, 1000, "decode")).as("daemon-wide still").isTrue();
+        assertThat(context.accessPolicy().permits(1002, 9, 1000, "prefill-2")).as("the exact name").isFalse();
+        assertThatThrownBy(() -> apply("{\"segment_grants\": {\"prefill\": {\"uid\": [1002]}}}"))
+            .isInstanceOf(ConfigException.class).hasMessageContaining("segment_grants").hasMessageContaining("uid");
+        assertThatThrownBy(() -> apply("{\"segment_grants\": {\"prefill\": {\"uids\": [-5]}}}"))
+            .isInstanceOf(ConfigException.class).hasMessageContaining("segment_grants.prefill.uids");
+        assertThatThrownBy(() -> apply("{\"segment_grants\": [1002]}"))
+            .isInstanceOf(ConfigException.class).hasMessageContaining("segment_grants");
+    }
+
+    @Test
     void shouldAcceptTheP2pHandshakeMooncakeJson() throws IOException
     {
         final DaemonContext context = apply("""

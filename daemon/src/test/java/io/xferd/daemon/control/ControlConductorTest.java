@@ -24,6 +24,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Random;
 import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -40,6 +41,9 @@ class ControlConductorTest
     private static final long HELLO_TIMEOUT_MS = 1_000;
     private static final long START_MS = 1_000_000;
     private static final int MAX_CYCLES = 200;
+    private static final int FUZZ_CASES = Integer.getInteger("xferd.fuzz.unit.cases", 300);
+    private static final int[] FUZZ_EDGE_INTS = {0, -1, 1, 7, 8, 9, 4095, 4096, 4097, Integer.MAX_VALUE,
+        Integer.MIN_VALUE};
 
     private final Path directory = newDirectory();
     private final RuntimeDirectory runtime = RuntimeDirectory.claim(directory, 1_000);
@@ -266,6 +270,110 @@ class ControlConductorTest
             assertThat(awaitAnswer(second)).isEqualTo(ControlMessages.ERROR);
             doWorkUntil(() -> isClosedByConductor(second), "the refused connection is closed");
             assertThat(conductor.clientCount()).isEqualTo(1);
+        }
+    }
+
+    /**
+     * The conductor's decoding, fuzzed without a process: seeded frames with random lengths, types, fields and
+     * bytes, before and after HELLO, each on its own connection. Whatever arrives, {@code doWork()} never throws,
+     * each connection gets an answer frame or is closed (or waits for the rest of a frame it was promised), its
+     * session is freed, and an honest client is welcomed after every few cases.
+     * {@code -Dxferd.test.seed=N} replays a run; a failure names its case's seed.
+     */
+    @Test
+    @Timeout(180)
+    void shouldAnswerOrCloseEveryRandomFrameAndKeepWelcomingHonestClients()
+    {
+        final long seed = Long.getLong("xferd.test.seed", 0x5EED_C0DEL);
+        final Random random = new Random(seed);
+        final int[] outcomes = new int[3]; // answered, closed, waiting for more
+        for (int i = 0; i < FUZZ_CASES; i++)
+        {
+            final long caseSeed = random.nextLong();
+            try
+            {
+                outcomes[fuzzCase(new Random(caseSeed), i)]++;
+                if (i % 25 == 24)
+                {
+                    try (UnixSocket honest = connect())
+                    {
+                        welcome(honest, "honest-" + i);
+                    }
+                    doWorkUntil(() -> conductor.clientCount() == 0, "the honest client is freed");
+                }
+            }
+            catch (final AssertionError ex)
+            {
+                throw new AssertionError("case " + i + " (seed " + caseSeed + "): " + ex.getMessage(), ex);
+            }
+        }
+        assertThat(outcomes[0]).as("answered").isPositive();
+        assertThat(outcomes[1]).as("closed").isPositive();
+    }
+
+    /**
+     * @return 0 answered, 1 closed by the conductor, 2 still waiting for the rest of a frame.
+     */
+    private int fuzzCase(final Random random, final int index)
+    {
+        try (UnixSocket socket = connect())
+        {
+            if (random.nextBoolean())
+            {
+                welcome(socket, "fuzz-" + index);
+            }
+            final int body = random.nextInt(ControlFrame.MAX_FRAME_LENGTH - ControlFrame.HEADER_LENGTH + 1);
+            final byte[] bytes = new byte[ControlFrame.HEADER_LENGTH + body];
+            random.nextBytes(bytes);
+            final UnsafeBuffer frame = new UnsafeBuffer(bytes);
+            final int length = switch (random.nextInt(4))
+            {
+                case 0 -> bytes.length;
+                case 1 -> bytes.length + random.nextInt(64) - 32;
+                case 2 -> FUZZ_EDGE_INTS[random.nextInt(FUZZ_EDGE_INTS.length)];
+                default -> frame.getInt(0);
+            };
+            frame.putInt(0, length);
+            frame.putInt(4, switch (random.nextInt(3))
+            {
+                case 0 -> 1 + random.nextInt(6); // HELLO and every request type
+                case 1 -> 100 + random.nextInt(5);
+                default -> frame.getInt(4);
+            });
+            if (random.nextInt(4) == 0 && bytes.length >= 28)
+            {
+                frame.putInt(8, ControlMessages.PROTOCOL_VERSION); // past the version check, into the fields
+            }
+            frameBuffer.putBytes(0, bytes);
+            assertThat(socket.send(frameMemory, 0, bytes.length)).as("sent at once").isEqualTo(bytes.length);
+            final int[] fd = {-1};
+            int received = 0;
+            for (int cycle = 0; cycle < 20; cycle++)
+            {
+                conductor.doWork();
+                final int n = socket.receiveWithFd(frameMemory, received, ControlFrame.MAX_FRAME_LENGTH - received, fd);
+                if (fd[0] >= 0)
+                {
+                    Memfd.close(fd[0]);
+                    fd[0] = -1;
+                }
+                if (n == 0)
+                {
+                    return 1;
+                }
+                received += Math.max(0, n);
+                if (received >= ControlFrame.HEADER_LENGTH && received >= ControlFrame.frameLength(frameBuffer, 0))
+                {
+                    final int type = new ControlFrame().wrap(frameBuffer, 0).type();
+                    assertThat(type).isIn(ControlMessages.OK, ControlMessages.ERROR, ControlMessages.WELCOME);
+                    return 0;
+                }
+            }
+            return 2;
+        }
+        finally
+        {
+            doWorkUntil(() -> conductor.clientCount() == 0, "the fuzzed connection is freed");
         }
     }
 }

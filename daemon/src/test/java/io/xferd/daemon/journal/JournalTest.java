@@ -3,7 +3,6 @@ package io.xferd.daemon.journal;
 import io.xferd.daemon.journal.queue.JournalQueues;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.TransferStatus;
-import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 import org.agrona.concurrent.status.CountersManager;
@@ -32,14 +31,19 @@ class JournalTest
     private final CountersManager counters = new CountersManager(
         new UnsafeBuffer(new byte[64 * 1024]), new UnsafeBuffer(new byte[16 * 1024]));
     private final AtomicCounter dropped = counters.newCounter("journal dropped");
+    private final AtomicCounter writeFailures = counters.newCounter("journal write failures");
+
+    private JournalAppender appender()
+    {
+        return new JournalAppender(() -> JournalQueues.openForAppend(directory, "FAST_HOURLY"), writeFailures, 0);
+    }
 
     @Test
     void shouldWriteEveryRecordTypeToTheQueueAndReadItBack()
     {
         final JournalRecorder recorder = new JournalRecorder(64 * 1024, dropped, new JournalNames());
         final TransferStats stats = new TransferStats();
-        final JournalAgent agent = new JournalAgent(recorder,
-            JournalQueues.openForAppend(directory, "FAST_HOURLY"), 0, stats, 0);
+        final JournalAgent agent = new JournalAgent(recorder, appender(), 0, stats, 0);
         final int peer = recorder.nameId("10.0.0.2:12001");
         final int nic = recorder.nameId("mlx5_0");
         assertThat(recorder.nameId("10.0.0.2:12001")).isEqualTo(peer);
@@ -113,9 +117,8 @@ class JournalTest
     @Test
     void shouldDeleteTheOldestCycleFilesBeyondTheRetention() throws Exception
     {
-        final SingleChronicleQueue queue = JournalQueues.openForAppend(directory, "FAST_HOURLY");
         final JournalRecorder recorder = new JournalRecorder(4096, dropped, new JournalNames());
-        final JournalAgent agent = new JournalAgent(recorder, queue, 1, null, 0);
+        final JournalAgent agent = new JournalAgent(recorder, appender(), 1, null, 0);
         recorder.onSubmitted(0, 1, 0, Opcode.READ, 64, 1, 2);
         agent.doWork(); // the current cycle's file exists now
         for (final String old : List.of("20200101-00F.cq4", "20200101-01F.cq4", "20200101-02F.cq4"))

@@ -297,6 +297,60 @@ class TransferWorkerTest
     }
 
     /**
+     * A file that cannot be sealed (a tmpfs file) shrinks under a copy: the copy faults (SIGBUS, which the JVM turns
+     * into an InternalError), the request ends MEMORY_FAULT and is counted, the owner of the shrunk file (the target
+     * here, not the submitter) is queued to be cut off, and the next request goes through.
+     */
+    @Test
+    void shouldFailACopyThatFaultsOnAShrunkFileAndCutOffItsOwner() throws Exception
+    {
+        final long big = 1 << 20;
+        final java.nio.file.Path file = java.nio.file.Files.createTempFile(
+            java.nio.file.Path.of("/dev/shm"), "xferd-worker-fault-", ".mem");
+        try (var channel = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.READ,
+            java.nio.file.StandardOpenOption.WRITE); Arena mapArena = Arena.ofShared())
+        {
+            channel.truncate(0).write(ByteBuffer.allocate(1), big - 1);
+            final MemorySegment mapped =
+                channel.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, 0, big, mapArena);
+            final Region shrinking = new Region(TARGET, big, "cpu:0", mapped, mapped);
+            final MemorySegment source = arena.allocate(big);
+            source.fill((byte)9);
+            final Region local = new Region(LOCAL, big, "cpu:0", source, source);
+            submitter.regions(local);
+            target.regions(shrinking);
+            connectBoth();
+            channel.truncate(4096); // the owner takes back all but the first page
+
+            publish(Opcode.WRITE, target.session.segmentHandle(), 71, big);
+            worker.doWork();
+
+            assertThat(submitter.completions()).as("answered with a typed failure")
+                .containsExactly(new TestClient.Completion(71, TransferStatus.MEMORY_FAULT, 0));
+            assertThat(counters.get(SystemCounter.MEMORY_FAULTS).get()).isEqualTo(1);
+            assertThat(counters.get(SystemCounter.REQUESTS_FAILED).get()).isEqualTo(1);
+            assertThat(disconnects.poll()).as("the owner of the shrunk file is cut off").isSameAs(target.session);
+            assertThat(disconnects.poll()).as("and nobody else").isNull();
+            assertThat(target.session.protocolViolation()).contains("shrank");
+            assertNotBorrowed(local);
+            assertNotBorrowed(shrinking);
+
+            // the worker lives: the submitter's next request, into memory that is whole, completes
+            final Region good = region(TARGET, 0);
+            target.regions(good);
+            submitter.regions(region(LOCAL, 9));
+            publish(Opcode.WRITE, target.session.segmentHandle(), 72, LENGTH);
+            worker.doWork();
+            assertThat(submitter.completions()).containsExactly(new TestClient.Completion(72, TransferStatus.OK, LENGTH));
+            assertThat(good.mapping().toArray(ValueLayout.JAVA_BYTE)).containsOnly(9);
+        }
+        finally
+        {
+            java.nio.file.Files.deleteIfExists(file);
+        }
+    }
+
+    /**
      * A peer transport whose submit fails by throwing, as a bug in a transport would.
      */
     private static final class ThrowingTransport implements PeerTransport

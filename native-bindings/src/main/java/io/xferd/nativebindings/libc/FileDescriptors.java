@@ -72,6 +72,11 @@ final class FileDescriptors
 
     static void setBlocking(final int fd, final boolean blocking)
     {
+        setFlag(fd, O_NONBLOCK, !blocking);
+    }
+
+    static int statusFlags(final int fd)
+    {
         final MemorySegment capture = CallScratch.capture();
         try
         {
@@ -80,7 +85,28 @@ final class FileDescriptors
             {
                 throw new NativeException("fcntl", CallScratch.errno(capture), "F_GETFL fd=" + fd);
             }
-            final int wanted = blocking ? flags & ~O_NONBLOCK : flags | O_NONBLOCK;
+            return flags;
+        }
+        catch (final Throwable t)
+        {
+            throw Libc.rethrow(t);
+        }
+    }
+
+    /**
+     * Sets or clears one file status flag (O_NONBLOCK, O_DIRECT) with fcntl(F_SETFL).
+     */
+    static void setFlag(final int fd, final int flag, final boolean on)
+    {
+        final MemorySegment capture = CallScratch.capture();
+        try
+        {
+            final int flags = (int)FCNTL_GET.invokeExact(capture, fd, F_GETFL);
+            if (flags < 0)
+            {
+                throw new NativeException("fcntl", CallScratch.errno(capture), "F_GETFL fd=" + fd);
+            }
+            final int wanted = on ? flags | flag : flags & ~flag;
             if (wanted != flags && (int)FCNTL_SET.invokeExact(capture, fd, F_SETFL, wanted) != 0)
             {
                 throw new NativeException("fcntl", CallScratch.errno(capture), "F_SETFL fd=" + fd);

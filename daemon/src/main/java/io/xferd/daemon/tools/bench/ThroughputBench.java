@@ -32,7 +32,17 @@ public final class ThroughputBench
     private final long blockSize;
     private final int batchSize;
     private final int window;
+    private boolean randomOrder;
     private final PrintStream out;
+
+    /**
+     * Visit the target's blocks in a seeded random order (as fio's randread), not one after the other.
+     */
+    public ThroughputBench randomOrder(final boolean value)
+    {
+        this.randomOrder = value;
+        return this;
+    }
 
     public ThroughputBench(final BenchClients clients, final int opcode, final long blockSize, final int batchSize,
         final int window, final PrintStream out)
@@ -75,8 +85,9 @@ public final class ThroughputBench
             final XferClient client = clients.connect(i);
             final SharedBuffer local = clients.allocate(client, span);
             spares.add(verify && opcode == Opcode.WRITE ? clients.allocate(client, span) : null);
-            workers.add(new ThroughputWorker(client, clients.openTarget(client), opcode, local,
-                clients.targetAddress(), i * span, span, blockSize, batchSize, window));
+            final ThroughputWorker worker = new ThroughputWorker(client, clients.openTarget(client), opcode, local,
+                clients.targetAddress(), i * span, span, blockSize, batchSize, window);
+            workers.add(randomOrder ? worker.randomOrder(seed + i) : worker);
         }
         out.printf(Locale.ROOT, "bench: %s, %s blocks, batches of %d, %d in flight per thread, %d thread(s) over " +
             "%s each, %.1f s after %.1f s warm-up, target %s%n", Opcode.name(opcode).toLowerCase(Locale.ROOT),

@@ -29,6 +29,7 @@ final class ThroughputWorker
     private final int window;
     private final TransferRequest request = new TransferRequest();
     private final long[] batches;
+    private long random;
     private final Histogram latency = LatencyReport.newHistogram();
     private long requests;
     private long failed;
@@ -58,6 +59,15 @@ final class ThroughputWorker
     }
 
     /**
+     * Visit blocks in a seeded random order instead of one after the other (random-read benchmarks).
+     */
+    ThroughputWorker randomOrder(final long seed)
+    {
+        this.random = seed | 1;
+        return this;
+    }
+
+    /**
      * Submit batch after batch, at most {@code window} in flight, until {@code durationNanos} passed (or a
      * request failed), then wait for the last ones.
      */
@@ -82,7 +92,7 @@ final class ThroughputWorker
                 final long offset = block * blockSize;
                 client.submitTransfer(batch, request.set(opcode, localBase + offset, segment, targetBase + offset,
                     blockSize));
-                block = block + 1 == blocksInSpan ? 0 : block + 1;
+                block = random != 0 ? nextRandomBlock(blocksInSpan) : block + 1 == blocksInSpan ? 0 : block + 1;
             }
             batches[slot] = batch;
             submitted++;
@@ -92,6 +102,15 @@ final class ThroughputWorker
             finish(batches[(int)(b % window)]);
         }
         elapsedNanos = System.nanoTime() - start;
+    }
+
+    private long nextRandomBlock(final long blocksInSpan)
+    {
+        // xorshift64: no allocation, the same sequence for the same seed
+        random ^= random << 13;
+        random ^= random >>> 7;
+        random ^= random << 17;
+        return Long.remainderUnsigned(random, blocksInSpan);
     }
 
     private void finish(final long batch)

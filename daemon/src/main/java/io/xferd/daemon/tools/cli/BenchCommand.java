@@ -61,6 +61,9 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         description = "Bytes per request (default: ${DEFAULT-VALUE}).")
     long blockSize;
 
+    @Option(names = "--random", description = "Visit the target's blocks in a seeded random order (default: in order).")
+    boolean random;
+
     @Option(names = "--batch-size", defaultValue = "32", description = "Requests per batch (default: ${DEFAULT-VALUE}).")
     int batchSize;
 
@@ -160,7 +163,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
                 BenchClients.idleStrategy(clientIdle)))
             {
                 status = "kv".equals(workload) ? runKv(clients, log) : new ThroughputBench(clients, opcode(),
-                    blockSize, batchSize, window, System.out).run(threads, warmup, duration, verify, seed, log);
+                    blockSize, batchSize, window, System.out).randomOrder(random).run(threads, warmup, duration, verify, seed, log);
             }
             if (histogramLog != null)
             {

@@ -39,6 +39,13 @@ public final class BenchTargetCommand implements java.util.concurrent.Callable<I
         description = "Fill the buffer with the bench's pattern of this seed (for bench --operation read --verify).")
     Long patternSeed;
 
+    @Option(names = "--file", description = "Register the first --size bytes of this existing file (or block " +
+        "device) as the target, a storage region, instead of memory.")
+    java.nio.file.Path file;
+
+    @Option(names = "--sync", description = "With --file: fdatasync before each WRITE completes.")
+    boolean sync;
+
     @Option(names = "--ignore-stdin",
         description = "Do not exit when standard input closes (for shell scripts that start it in the background).")
     boolean ignoreStdin;
@@ -48,6 +55,14 @@ public final class BenchTargetCommand implements java.util.concurrent.Callable<I
     {
         try (XferClient client = XferClient.connect(new ClientContext().directory(directory).segmentName(name)))
         {
+            if (file != null)
+            {
+                final long address = client.registerFile(file, 0, size,
+                    sync ? io.xferd.ipc.ControlMessages.REGISTER_FILE_SYNC : 0);
+                System.out.println("TARGET " + client.segmentName() + " " + address + " " + size);
+                System.out.flush();
+                return serve(client);
+            }
             final SharedBuffer buffer = client.allocateMemory(size);
             if (patternSeed != null)
             {
@@ -60,7 +75,18 @@ public final class BenchTargetCommand implements java.util.concurrent.Callable<I
             client.registerMemory(buffer, "cpu:0");
             System.out.println("TARGET " + client.segmentName() + " " + buffer.address() + " " + buffer.length());
             System.out.flush();
+            return serve(client);
+        }
+        catch (final XferException | IllegalArgumentException ex)
+        {
+            System.err.println("bench-target: " + ex.getMessage());
+            return 3;
+        }
+    }
 
+    private int serve(final XferClient client)
+    {
+        {
             final AtomicBoolean stdinClosed = new AtomicBoolean();
             if (!ignoreStdin)
             {
@@ -77,11 +103,6 @@ public final class BenchTargetCommand implements java.util.concurrent.Callable<I
                 LockSupport.parkNanos(50_000_000L);
             }
             return 0;
-        }
-        catch (final XferException | IllegalArgumentException ex)
-        {
-            System.err.println("bench-target: " + ex.getMessage());
-            return 3;
         }
     }
 

@@ -79,6 +79,8 @@ public final class StatusCommand implements java.util.concurrent.Callable<Intege
             requests.get("submitted"), requests.get("completed_ok"), requests.get("failed"));
         out.printf("clients cut off for breaking the ring protocol: %s (malformed ring records: %s)%n",
             status.get("clients_cut_off"), status.get("malformed_ring_records"));
+        out.printf("journal: %s records not written (its files could not be written: file system full?), %s " +
+            "dropped (its ring was full)%n", status.get("journal_write_failures"), status.get("journal_dropped"));
 
         final List<Map<String, Object>> clients = (List<Map<String, Object>>)status.get("clients");
         if (clients != null)
@@ -93,8 +95,9 @@ public final class StatusCommand implements java.util.concurrent.Callable<Intege
                     ((Number)client.get("registered_bytes")).longValue());
                 for (final Map<String, Object> region : (List<Map<String, Object>>)client.get("region_list"))
                 {
-                    out.printf("       region %-18s %,16d bytes  %s%n", region.get("address"),
-                        ((Number)region.get("length")).longValue(), region.get("location"));
+                    out.printf("       region %-18s %,16d bytes  %s%s%n", region.get("address"),
+                        ((Number)region.get("length")).longValue(), region.get("location"),
+                        region.get("storage") != null ? " (" + region.get("storage") + ")" : "");
                 }
             }
             final List<Object> peers = (List<Object>)status.get("peers");

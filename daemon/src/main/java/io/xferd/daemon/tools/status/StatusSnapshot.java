@@ -112,6 +112,11 @@ public final class StatusSnapshot
                 }
             }
         });
+        final Map<String, Object> storage = new LinkedHashMap<>();
+        storage.put("bytes_read", values[SystemCounter.STORAGE_BYTES_READ.id()]);
+        storage.put("bytes_written", values[SystemCounter.STORAGE_BYTES_WRITTEN.id()]);
+        storage.put("errors", values[SystemCounter.STORAGE_ERRORS.id()]);
+        status.put("storage", storage);
         final long submitted = values[SystemCounter.REQUESTS_SUBMITTED.id()];
         final long completed = values[SystemCounter.REQUESTS_COMPLETED.id()];
         final long failed = values[SystemCounter.REQUESTS_FAILED.id()];
@@ -124,6 +129,8 @@ public final class StatusSnapshot
 
         status.put("clients_cut_off", values[SystemCounter.CLIENTS_CUT_OFF.id()]);
         status.put("malformed_ring_records", values[SystemCounter.MALFORMED_RECORDS.id()]);
+        status.put("journal_write_failures", values[SystemCounter.JOURNAL_WRITE_FAILURES.id()]);
+        status.put("journal_dropped", values[SystemCounter.JOURNAL_DROPPED.id()]);
 
         final Map<String, Object> shm = new LinkedHashMap<>();
         shm.put("name", "shm");
@@ -245,6 +252,10 @@ public final class StatusSnapshot
                     region.put("address", "0x" + Long.toHexString(value.path("address").asLong()));
                     region.put("length", value.path("length").asLong());
                     region.put("location", value.path("location").asText());
+                    if (value.hasNonNull("storage"))
+                    {
+                        region.put("storage", value.path("storage").asText());
+                    }
                     ((List<Object>)client.get("region_list")).add(region);
                 }
             }

@@ -394,7 +394,7 @@ final class PeerConnection implements AutoCloseable
             if (slice.generation == stagedGeneration)
             {
                 slice.stagingFailure = stagedRegion == null ? TransferStatus.TRANSPORT_ERROR :
-                    stagedRegion.isProcess() ? TransferStatus.MEMORY_FAULT : TransferStatus.TRANSPORT_ERROR;
+                    staging.lastSendFailure();
             }
             staging.pad(current, stagedLength - sent);
         }

@@ -141,6 +141,16 @@ public final class PeerServer implements AutoCloseable
         }
     }
 
+    /**
+     * @return the threads accepting peer connections (the RPC port and each striping NIC's), for the daemon to watch.
+     */
+    public java.util.List<Thread> acceptorThreads()
+    {
+        final java.util.List<Thread> all = new java.util.ArrayList<>(acceptors);
+        all.add(0, acceptor);
+        return all;
+    }
+
     public void start()
     {
         final long period = Math.max(10, context.transferTimeoutMs() / 10);
@@ -445,5 +455,10 @@ public final class PeerServer implements AutoCloseable
         {
             handler.awaitEnd(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
         }
+    }
+
+    SystemCounters counters()
+    {
+        return counters;
     }
 }

@@ -117,7 +117,7 @@ final class PeerSessionHandler implements Runnable
             buffered = new BufferedChannel(channel, server.clock(), 256 * 1024,
                 PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
             buffered.signAnswersWith(out);
-            staging = new StagingBuffer(server.context().deviceMemory(), server.context().stagingBufferSize());
+            staging = StagingBuffer.create(server.context(), server.counters());
             admitted = true;
             while (true)
             {

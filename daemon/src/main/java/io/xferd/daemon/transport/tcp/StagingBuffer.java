@@ -1,8 +1,12 @@
 package io.xferd.daemon.transport.tcp;
 
+import io.xferd.daemon.config.DaemonContext;
+import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.memory.DeviceMemory;
 import io.xferd.daemon.memory.ProcessMemory;
 import io.xferd.daemon.memory.Region;
+import io.xferd.daemon.storage.StorageIo;
+import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
 import io.xferd.nativebindings.Errno;
 import org.slf4j.Logger;
@@ -19,8 +23,10 @@ import java.nio.channels.SocketChannel;
  * GPU memory (through pinned host memory, one synchronous device copy per chunk) and a client's process memory
  * (through plain memory, one process_vm_readv/writev per chunk); any slice length works with any buffer size. Each
  * buffer is allocated on the first slice that needs it, so a daemon serving only mapped host memory never loads the
- * GPU runtime; freed when its thread is done. A failed copy is a status: {@link TransferStatus#TRANSPORT_ERROR} for
- * a device copy, {@link TransferStatus#MEMORY_FAULT} for process memory. One thread only.
+ * GPU runtime; freed when its thread is done. A storage region (a file) is read into and written from the plain
+ * buffer through this thread's {@link StorageIo}, so a peer's READ of a file is one file read and a socket write per
+ * chunk. A failed copy is a status: {@link TransferStatus#TRANSPORT_ERROR} for a device copy,
+ * {@link TransferStatus#MEMORY_FAULT} for process memory, a storage status for a file. One thread only.
  */
 final class StagingBuffer implements AutoCloseable
 {
@@ -28,6 +34,7 @@ final class StagingBuffer implements AutoCloseable
 
     private final DeviceMemory deviceMemory;
     private final int capacity;
+    private final StorageIo storage;
     private MemorySegment pinned;
     private ByteBuffer pinnedView;
     private Arena plainArena;
@@ -36,11 +43,31 @@ final class StagingBuffer implements AutoCloseable
     // the memory the last stage() or buffer() used
     private MemorySegment current;
     private ByteBuffer view;
+    private int lastSendFailure = TransferStatus.OK;
 
     StagingBuffer(final DeviceMemory deviceMemory, final int capacity)
     {
+        this(deviceMemory, capacity, null);
+    }
+
+    /**
+     * @param storage this thread's storage agent, for file regions; null where none can reach this buffer.
+     */
+    StagingBuffer(final DeviceMemory deviceMemory, final int capacity, final StorageIo storage)
+    {
         this.deviceMemory = deviceMemory;
         this.capacity = capacity;
+        this.storage = storage;
+    }
+
+    /**
+     * A peer thread's buffer, with its own storage agent (no io_uring is set up until a file region needs one).
+     */
+    static StagingBuffer create(final DaemonContext context, final SystemCounters counters)
+    {
+        return new StagingBuffer(context.deviceMemory(), context.stagingBufferSize(),
+            new StorageIo(context.storageQueueDepth(), counters.get(SystemCounter.STORAGE_BYTES_READ),
+                counters.get(SystemCounter.STORAGE_BYTES_WRITTEN), counters.get(SystemCounter.STORAGE_ERRORS)));
     }
 
     int capacity()
@@ -58,6 +85,10 @@ final class StagingBuffer implements AutoCloseable
     int stage(final Region region, final long address, final int length)
     {
         buffer(region, length);
+        if (region.isFile())
+        {
+            return fileStorage().read(region.file(), region.offsetOf(address), current.address(), length);
+        }
         if (region.isProcess())
         {
             final int errno = ProcessMemory.read(region.pid(), address, current.address(), length);
@@ -111,6 +142,10 @@ final class StagingBuffer implements AutoCloseable
 
     private int land(final Region region, final long address, final int chunk)
     {
+        if (region.isFile())
+        {
+            return fileStorage().write(region.file(), region.offsetOf(address), current.address(), chunk);
+        }
         if (region.isProcess())
         {
             final int errno = ProcessMemory.write(region.pid(), address, current.address(), chunk);
@@ -143,8 +178,10 @@ final class StagingBuffer implements AutoCloseable
         while (done < length)
         {
             final int chunk = (int)Math.min(capacity, length - done);
-            if (!(done == 0 && firstStaged) && stage(region, address + done, chunk) != TransferStatus.OK)
+            final int status = done == 0 && firstStaged ? TransferStatus.OK : stage(region, address + done, chunk);
+            if (status != TransferStatus.OK)
             {
+                lastSendFailure = status;
                 LOG.debug("{} of {} bytes of {} sent before a copy failed", done, length, region);
                 return done;
             }
@@ -152,6 +189,14 @@ final class StagingBuffer implements AutoCloseable
             done += chunk;
         }
         return done;
+    }
+
+    /**
+     * @return the status of the copy that last stopped a {@link #send} short.
+     */
+    int lastSendFailure()
+    {
+        return lastSendFailure;
     }
 
     /**
@@ -188,7 +233,16 @@ final class StagingBuffer implements AutoCloseable
 
     private ByteBuffer buffer(final Region region, final int length)
     {
-        return region.isProcess() ? plain(length) : pinned(length);
+        return region.isProcess() || region.isFile() ? plain(length) : pinned(length);
+    }
+
+    private StorageIo fileStorage()
+    {
+        if (storage == null)
+        {
+            throw new IllegalStateException("a file region reached a staging buffer without a storage agent");
+        }
+        return storage;
     }
 
     private ByteBuffer pinned(final int length)
@@ -219,6 +273,10 @@ final class StagingBuffer implements AutoCloseable
     @Override
     public void close()
     {
+        if (storage != null)
+        {
+            storage.close();
+        }
         current = null;
         view = null;
         final MemorySegment memory = pinned;

@@ -476,7 +476,7 @@ public final class TcpTransport implements PeerTransport
 
     StagingBuffer newStagingBuffer()
     {
-        return new StagingBuffer(context.deviceMemory(), context.stagingBufferSize());
+        return StagingBuffer.create(context, counters);
     }
 
     PeerAuthenticator authenticator()

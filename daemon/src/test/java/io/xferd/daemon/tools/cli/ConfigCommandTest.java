@@ -30,7 +30,7 @@ class ConfigCommandTest
 
     private int run(final String... args)
     {
-        final CommandLine commandLine = new CommandLine(new XferdMain());
+        final CommandLine commandLine = XferdMain.commandLine(args);
         commandLine.setOut(new PrintWriter(out, true));
         commandLine.setErr(new PrintWriter(err, true));
         return commandLine.execute(args);

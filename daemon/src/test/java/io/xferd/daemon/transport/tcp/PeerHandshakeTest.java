@@ -177,6 +177,124 @@ class PeerHandshakeTest
     }
 
     @Test
+    void shouldProveBothSidesWithAnHmacOverBothNoncesBothEpochsAndTheRole() throws Exception
+    {
+        final CompletableFuture<PeerSession> responder = respond(PeerAuthenticator.withToken(TOKEN, 0x2222_3333L));
+        try (SocketChannel channel = connect())
+        {
+            // an initiator by hand, its proof computed here from the protocol's definition, not by PeerAuthenticator
+            final byte[] initiatorNonce = new byte[PeerProtocol.NONCE_LENGTH];
+            java.util.Arrays.fill(initiatorNonce, (byte)0x5a);
+            final long initiatorEpoch = 0x1111_4444L;
+            final ByteBuffer challenge = helloAndChallenge(channel, initiatorNonce, initiatorEpoch);
+            final byte[] responderNonce = new byte[PeerProtocol.NONCE_LENGTH];
+            challenge.get(responderNonce);
+            final long responderEpoch = challenge.getLong();
+            assertThat(responderEpoch).isEqualTo(0x2222_3333L);
+
+            FrameIo.sendFrame(channel, PeerProtocol.PROOF,
+                hmac("xferd/4 initiator", initiatorNonce, responderNonce, initiatorEpoch, responderEpoch));
+            final ByteBuffer accept = FrameIo.receiveFrame(channel, PeerProtocol.ACCEPT, 4096);
+            final byte[] responderProof = new byte[accept.remaining()];
+            accept.get(responderProof);
+
+            assertThat(responderProof)
+                .isEqualTo(hmac("xferd/4 responder", initiatorNonce, responderNonce, initiatorEpoch, responderEpoch));
+            assertThat(responder.get(10, TimeUnit.SECONDS).peerEpoch()).isEqualTo(initiatorEpoch);
+        }
+    }
+
+    @Test
+    void shouldRefuseAProofOverAnotherEpochThanTheHelloAnnounced() throws Exception
+    {
+        final CompletableFuture<PeerSession> responder = respond(PeerAuthenticator.withToken(TOKEN, 22));
+        try (SocketChannel channel = connect())
+        {
+            final byte[] initiatorNonce = new byte[PeerProtocol.NONCE_LENGTH];
+            final ByteBuffer challenge = helloAndChallenge(channel, initiatorNonce, 1);
+            final byte[] responderNonce = new byte[PeerProtocol.NONCE_LENGTH];
+            challenge.get(responderNonce);
+            final long responderEpoch = challenge.getLong();
+
+            // a proof recorded when this initiator had epoch 2 does not admit it with epoch 1
+            FrameIo.sendFrame(channel, PeerProtocol.PROOF,
+                hmac("xferd/4 initiator", initiatorNonce, responderNonce, 2, responderEpoch));
+            assertThat(responder.get(10, TimeUnit.SECONDS)).isNull();
+            assertThat(channel.read(ByteBuffer.allocate(1))).isEqualTo(-1);
+        }
+    }
+
+    @Test
+    void shouldRefuseAResponderThatReflectsTheInitiatorsOwnProof() throws Exception
+    {
+        // a responder without the token that answers the initiator's proof with that same proof
+        final CompletableFuture<PeerSession> responder = CompletableFuture.supplyAsync(() ->
+        {
+            try (SocketChannel channel = listener.accept())
+            {
+                FrameIo.receiveFrame(channel, PeerProtocol.HELLO, 4096);
+                final ByteBuffer challenge = ByteBuffer.allocate(PeerProtocol.NONCE_LENGTH + 8)
+                    .order(ByteOrder.LITTLE_ENDIAN).put(new byte[PeerProtocol.NONCE_LENGTH]).putLong(5);
+                FrameIo.sendFrame(channel, PeerProtocol.CHALLENGE, challenge.array());
+                final ByteBuffer proof = FrameIo.receiveFrame(channel, PeerProtocol.PROOF, 4096);
+                final byte[] reflected = new byte[proof.remaining()];
+                proof.get(reflected);
+                FrameIo.sendFrame(channel, PeerProtocol.ACCEPT, reflected);
+                return null;
+            }
+            catch (final IOException ex)
+            {
+                throw new java.io.UncheckedIOException(ex);
+            }
+        }, responderThread);
+        try (SocketChannel channel = connect())
+        {
+            assertThatThrownBy(() -> PeerHandshake.asInitiator(channel, PeerAuthenticator.withToken(TOKEN, 11)))
+                .isInstanceOf(PeerRefusedException.class)
+                .hasMessageContaining("could not prove the cluster token");
+            responder.get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Send a version 4 HELLO by hand; return the CHALLENGE's body (nonce, epoch). */
+    private static ByteBuffer helloAndChallenge(final SocketChannel channel, final byte[] nonce, final long epoch)
+        throws IOException
+    {
+        final ByteBuffer hello = ByteBuffer.allocate(PeerProtocol.HELLO_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        hello.putInt(PeerProtocol.MAGIC).putInt(PeerProtocol.VERSION).putInt(0).putInt(0).put(nonce).putLong(epoch);
+        FrameIo.sendFrame(channel, PeerProtocol.HELLO, hello.array());
+        final ByteBuffer challenge = FrameIo.receiveFrame(channel, PeerProtocol.CHALLENGE, 4096);
+        assertThat(challenge.remaining()).isEqualTo(PeerProtocol.NONCE_LENGTH + 8);
+        return challenge;
+    }
+
+    /** The proof by definition: HMAC-SHA256(token, role | nonce_i | nonce_r | epoch_i | epoch_r), epochs LE. */
+    private static byte[] hmac(
+        final String role,
+        final byte[] initiatorNonce,
+        final byte[] responderNonce,
+        final long initiatorEpoch,
+        final long responderEpoch) throws IOException
+    {
+        try
+        {
+            final javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+            mac.init(new javax.crypto.spec.SecretKeySpec(
+                TOKEN.getBytes(java.nio.charset.StandardCharsets.UTF_8), "HmacSHA256"));
+            mac.update(role.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            mac.update(initiatorNonce);
+            mac.update(responderNonce);
+            mac.update(ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN)
+                .putLong(initiatorEpoch).putLong(responderEpoch).array());
+            return mac.doFinal();
+        }
+        catch (final java.security.GeneralSecurityException ex)
+        {
+            throw new IOException(ex);
+        }
+    }
+
+    @Test
     void shouldRefuseAnotherProtocolVersionNamingBoth() throws Exception
     {
         final CompletableFuture<PeerSession> responder = respond(PeerAuthenticator.withToken(TOKEN, 22));

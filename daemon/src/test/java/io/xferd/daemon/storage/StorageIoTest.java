@@ -1,0 +1,257 @@
+package io.xferd.daemon.storage;
+
+import io.xferd.daemon.agent.SystemCounters;
+import io.xferd.daemon.control.FileRegionMapper;
+import io.xferd.daemon.memory.Region;
+import io.xferd.daemon.session.RegistrationRefusedException;
+import io.xferd.ipc.FileRegistration;
+import io.xferd.ipc.SystemCounter;
+import io.xferd.ipc.TransferStatus;
+import io.xferd.nativebindings.libc.FileIo;
+import io.xferd.nativebindings.libc.IoUring;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.CountersManager;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+
+import static io.xferd.ipc.ControlMessages.REGISTER_FILE_BUFFERED;
+import static io.xferd.ipc.ControlMessages.REGISTER_FILE_SYNC;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * Storage regions as the data plane sees them: a descriptor registered by {@link FileRegionMapper}, bytes moved by
+ * {@link StorageIo}, every byte checked against what the file holds, and every failure a typed status.
+ */
+@Timeout(60)
+class StorageIoTest
+{
+    private static final long ADDRESS = FileRegistration.FILE_ADDRESS_BASE;
+    private static final int LENGTH = 4 << 20;
+
+    @TempDir
+    Path dir;
+
+    private final Arena arena = Arena.ofShared();
+    private final SystemCounters counters = new SystemCounters(new CountersManager(
+        new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 1024)), new UnsafeBuffer(ByteBuffer.allocateDirect(16 * 1024))));
+    private final StorageIo io = new StorageIo(8, counters.get(SystemCounter.STORAGE_BYTES_READ),
+        counters.get(SystemCounter.STORAGE_BYTES_WRITTEN), counters.get(SystemCounter.STORAGE_ERRORS));
+    private final FileRegionMapper mapper = new FileRegionMapper();
+    private final List<Region> regions = new ArrayList<>();
+    private final List<Path> shmFiles = new ArrayList<>();
+    private final Random random = new Random(42);
+
+    @BeforeEach
+    void requireIoUring()
+    {
+        assumeTrue(IoUring.isAvailable(), "io_uring not available here");
+    }
+
+    @AfterEach
+    void close() throws IOException
+    {
+        io.close();
+        regions.forEach(FileRegionMapper::unmap);
+        for (final Path file : shmFiles)
+        {
+            Files.deleteIfExists(file);
+        }
+        arena.close();
+    }
+
+    @Test
+    void shouldWriteAndReadBackAlignedRangesOfAFileOnDiskWithODirect() throws IOException
+    {
+        final Path file = sized(dir.resolve("disk.bin"), LENGTH + 8192);
+        final Region region = register(file, FileIo.O_RDWR, 8192, LENGTH, 0);
+        final byte[] expected = randomBytes(LENGTH);
+        final MemorySegment memory = memory(expected);
+
+        assertThat(io.write(region.file(), 0, memory.address(), LENGTH)).isEqualTo(TransferStatus.OK);
+        assertThat(Arrays.copyOfRange(Files.readAllBytes(file), 8192, 8192 + LENGTH)).isEqualTo(expected);
+
+        final MemorySegment back = arena.allocate(LENGTH, 4096);
+        assertThat(io.read(region.file(), 0, back.address(), LENGTH)).isEqualTo(TransferStatus.OK);
+        assertThat(back.toArray(JAVA_BYTE)).isEqualTo(expected);
+        assertThat(counters.get(SystemCounter.STORAGE_BYTES_WRITTEN).get()).isEqualTo(LENGTH);
+        assertThat(counters.get(SystemCounter.STORAGE_BYTES_READ).get()).isEqualTo(LENGTH);
+        System.out.println("disk file O_DIRECT: " + region.file().direct());
+    }
+
+    @Test
+    void shouldLeaveTheClientsDescriptorFlagsAloneWhenGoingDirect() throws IOException
+    {
+        final Path file = sized(dir.resolve("client.bin"), 8192);
+        final int clientFd = FileIo.open(file.toString(), FileIo.O_RDWR, 0);
+        try
+        {
+            final Region region = mapper.map(dup(clientFd), new FileRegistration(1, ADDRESS, 8192, 0, 0));
+            regions.add(region);
+            assertThat(FileIo.isDirect(clientFd)).as("the client's open file description").isFalse();
+            assertThat(FileIo.isDirect(region.file().fd())).isEqualTo(region.file().direct());
+        }
+        finally
+        {
+            FileIo.close(clientFd);
+        }
+    }
+
+    /**
+     * What SCM_RIGHTS gives the daemon: another descriptor of the same open file description.
+     */
+    private static int dup(final int fd)
+    {
+        return FileIo.duplicate(fd);
+    }
+
+    @Test
+    void shouldKeepTheNeighboursOfUnalignedWritesOnAnODirectFile() throws IOException
+    {
+        final byte[] original = randomBytes(1 << 20);
+        final Path file = dir.resolve("edges.bin");
+        Files.write(file, original);
+        final Region region = register(file, FileIo.O_RDWR, 0, original.length, 0);
+        final byte[] expected = original.clone();
+        // unaligned file offsets, lengths and memory addresses, across and inside blocks
+        final int[][] writes = {{1, 10}, {4095, 2}, {5000, 70_000}, {8192, 4096}, {300_001, 555_555}, {1_048_000, 576}};
+        for (final int[] write : writes)
+        {
+            final byte[] data = randomBytes(write[1]);
+            final MemorySegment memory = arena.allocate(write[1] + 3L, 8).asSlice(3);
+            MemorySegment.copy(data, 0, memory, JAVA_BYTE, 0, data.length);
+            assertThat(io.write(region.file(), write[0], memory.address(), write[1])).isEqualTo(TransferStatus.OK);
+            System.arraycopy(data, 0, expected, write[0], data.length);
+        }
+        assertThat(Files.readAllBytes(file)).isEqualTo(expected);
+
+        final MemorySegment back = arena.allocate(700_000 + 5L, 8).asSlice(5);
+        assertThat(io.read(region.file(), 12_345, back.address(), 700_000)).isEqualTo(TransferStatus.OK);
+        assertThat(back.asSlice(0, 700_000).toArray(JAVA_BYTE))
+            .isEqualTo(Arrays.copyOfRange(expected, 12_345, 12_345 + 700_000));
+    }
+
+    @Test
+    void shouldMoveAnyAlignmentOnTmpfsBufferedAndSyncWhenAsked() throws IOException
+    {
+        final Path file = shm(LENGTH);
+        final Region region = register(file, FileIo.O_RDWR, 0, LENGTH, REGISTER_FILE_SYNC | REGISTER_FILE_BUFFERED);
+        assertThat(region.file().direct()).isFalse();
+        assertThat(region.file().sync()).isTrue();
+        final byte[] expected = randomBytes(LENGTH - 7);
+        final MemorySegment memory = memory(expected);
+
+        assertThat(io.write(region.file(), 7, memory.address(), expected.length)).isEqualTo(TransferStatus.OK);
+        assertThat(Arrays.copyOfRange(Files.readAllBytes(file), 7, LENGTH)).isEqualTo(expected);
+        final MemorySegment back = arena.allocate(expected.length, 1);
+        assertThat(io.read(region.file(), 7, back.address(), expected.length)).isEqualTo(TransferStatus.OK);
+        assertThat(back.toArray(JAVA_BYTE)).isEqualTo(expected);
+    }
+
+    @Test
+    void shouldFailWithTruncatedWhenTheFileShrinksUnderTheRegionAndNotRegrowIt() throws IOException
+    {
+        final Path file = sized(dir.resolve("shrinks.bin"), LENGTH);
+        final Region region = register(file, FileIo.O_RDWR, 0, LENGTH, 0);
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw"))
+        {
+            raf.setLength(LENGTH / 2);
+        }
+        final MemorySegment memory = arena.allocate(4096, 4096);
+
+        assertThat(io.read(region.file(), 0, memory.address(), 4096)).isEqualTo(TransferStatus.STORAGE_TRUNCATED);
+        assertThat(io.write(region.file(), LENGTH - 4096, memory.address(), 4096))
+            .isEqualTo(TransferStatus.STORAGE_TRUNCATED);
+        assertThat(Files.size(file)).isEqualTo(LENGTH / 2);
+        assertThat(counters.get(SystemCounter.STORAGE_ERRORS).get()).isEqualTo(2);
+        assertThat(counters.get(SystemCounter.STORAGE_BYTES_WRITTEN).get()).isZero();
+    }
+
+    @Test
+    void shouldFailWithPermissionWhenWritingAFileTheClientOpenedReadOnly() throws IOException
+    {
+        final Path file = sized(dir.resolve("readonly.bin"), 8192);
+        final Region region = register(file, FileIo.O_RDONLY, 0, 8192, 0);
+        final MemorySegment memory = arena.allocate(8192, 4096);
+
+        assertThat(io.write(region.file(), 0, memory.address(), 8192)).isEqualTo(TransferStatus.STORAGE_PERMISSION);
+        assertThat(io.read(region.file(), 0, memory.address(), 8192)).isEqualTo(TransferStatus.OK);
+    }
+
+    @Test
+    void shouldRefuseRangesOutsideTheFileAndDescriptorsThatAreNotFiles() throws IOException
+    {
+        final Path file = sized(dir.resolve("small.bin"), 8192);
+        final int fd = FileIo.open(file.toString(), FileIo.O_RDWR, 0);
+        assertThatThrownBy(() -> mapper.map(fd, new FileRegistration(1, ADDRESS, 8192, 4096, 0)))
+            .isInstanceOf(RegistrationRefusedException.class).hasMessageContaining("out of range");
+        final int dirFd = FileIo.open(dir.toString(), FileIo.O_RDONLY, 0);
+        assertThatThrownBy(() -> mapper.map(dirFd, new FileRegistration(1, ADDRESS, 1, 0, 0)))
+            .isInstanceOf(RegistrationRefusedException.class).hasMessageContaining("neither a regular file");
+    }
+
+    @Test
+    void shouldAnswerOutOfRangeForARequestPastTheRegion() throws IOException
+    {
+        final Path file = sized(dir.resolve("r.bin"), 8192);
+        final Region region = register(file, FileIo.O_RDWR, 0, 4096, 0);
+        final MemorySegment memory = arena.allocate(8192, 4096);
+        assertThat(io.read(region.file(), 0, memory.address(), 8192)).isEqualTo(TransferStatus.STORAGE_OUT_OF_RANGE);
+    }
+
+    private Region register(final Path file, final int mode, final long offset, final long length, final int flags)
+    {
+        final int fd = FileIo.open(file.toString(), mode, 0);
+        final Region region = mapper.map(fd, new FileRegistration(1, ADDRESS, length, offset, flags));
+        regions.add(region);
+        return region;
+    }
+
+    private Path sized(final Path file, final long size) throws IOException
+    {
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw"))
+        {
+            raf.setLength(size);
+        }
+        return file;
+    }
+
+    private Path shm(final long size) throws IOException
+    {
+        assumeTrue(Files.isDirectory(Path.of("/dev/shm")), "no /dev/shm");
+        final Path file = Files.createTempFile(Path.of("/dev/shm"), "xferd-storage", ".bin");
+        shmFiles.add(file);
+        return sized(file, size);
+    }
+
+    private byte[] randomBytes(final int length)
+    {
+        final byte[] bytes = new byte[length];
+        random.nextBytes(bytes);
+        return bytes;
+    }
+
+    private MemorySegment memory(final byte[] bytes)
+    {
+        final MemorySegment memory = arena.allocate(bytes.length, 4096);
+        MemorySegment.copy(bytes, 0, memory, JAVA_BYTE, 0, bytes.length);
+        return memory;
+    }
+}

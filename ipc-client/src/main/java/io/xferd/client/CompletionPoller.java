@@ -1,0 +1,167 @@
+package io.xferd.client;
+
+import io.xferd.ipc.CompletionFlyweight;
+import io.xferd.ipc.NotificationFlyweight;
+import io.xferd.ipc.RecordTypes;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.MessageHandler;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.ringbuffer.RingBuffer;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Takes what the daemon wrote on this client's completion ring: a completion finishes its task in the
+ * {@link BatchTable}, a notification is queued for {@link #takeNotifications}. When the ring is empty it lets
+ * {@link DaemonLiveness} check the daemon, so that a caller spinning on completions notices a daemon that went away.
+ * Allocation-free but for notifications; one thread polls at a time (another that tries meanwhile takes nothing).
+ */
+final class CompletionPoller
+{
+    /** Records taken per poll at most, so that one poll stays short however busy the daemon is. */
+    static final int RECORDS_PER_POLL = 256;
+
+    private final RingBuffer completionRing;
+    private final BatchTable batches;
+    private final DaemonLiveness liveness;
+    private final NanoClock clock;
+    private final IdleStrategy idle;
+    private final ReentrantLock pollLock = new ReentrantLock();
+    private final CompletionFlyweight completion = new CompletionFlyweight();
+    private final NotificationFlyweight notification = new NotificationFlyweight();
+    private final MessageHandler recordHandler = this::onRecord;
+    private final List<Notification> notifications = new ArrayList<>();
+    private boolean closed;
+
+    CompletionPoller(final RingBuffer completionRing, final BatchTable batches, final DaemonLiveness liveness,
+        final NanoClock clock, final IdleStrategy idle)
+    {
+        this.completionRing = completionRing;
+        this.batches = batches;
+        this.liveness = liveness;
+        this.clock = clock;
+        this.idle = idle;
+    }
+
+    /**
+     * @return records taken.
+     */
+    int poll()
+    {
+        if (!pollLock.tryLock())
+        {
+            return 0;
+        }
+        try
+        {
+            if (closed)
+            {
+                return 0;
+            }
+            final int work = completionRing.read(recordHandler, RECORDS_PER_POLL);
+            if (work == 0)
+            {
+                liveness.checkIfDue();
+            }
+            return work;
+        }
+        finally
+        {
+            pollLock.unlock();
+        }
+    }
+
+    /**
+     * Wait until every submitted task of the batch finished. The timeout restarts whenever a record arrives: it
+     * bounds a stall, not the batch.
+     *
+     * @return true when all completed OK.
+     * @throws DaemonGoneException when the daemon goes away meanwhile.
+     * @throws XferException       when nothing arrives for {@code timeoutMs}.
+     */
+    boolean awaitBatch(final long batchId, final long timeoutMs)
+    {
+        final BatchTable.Batch batch = batches.batch(batchId);
+        final long timeoutNs = timeoutMs * 1_000_000L;
+        long deadline = clock.nanoTime() + timeoutNs;
+        idle.reset();
+        while (batch.pending > 0)
+        {
+            final int work = poll();
+            if (work > 0)
+            {
+                deadline = clock.nanoTime() + timeoutNs;
+            }
+            else
+            {
+                liveness.checkAlive();
+                if (clock.nanoTime() - deadline > 0)
+                {
+                    throw new XferException("batch " + batchId + ": " + batch.pending +
+                        " task(s) without completion for " + timeoutMs + " ms");
+                }
+            }
+            idle.idle(work);
+        }
+        liveness.checkAlive();
+        for (int task = 0; task < batch.submitted; task++)
+        {
+            if (batch.state[task] != TaskStatus.COMPLETED)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * @return the notifications received since the last call, oldest first.
+     */
+    List<Notification> takeNotifications()
+    {
+        synchronized (notifications)
+        {
+            final List<Notification> taken = new ArrayList<>(notifications);
+            notifications.clear();
+            return taken;
+        }
+    }
+
+    /**
+     * Stop reading the ring, once no poll is in progress: it is about to be unmapped.
+     */
+    void close()
+    {
+        pollLock.lock();
+        try
+        {
+            closed = true;
+        }
+        finally
+        {
+            pollLock.unlock();
+        }
+    }
+
+    private void onRecord(final int type, final MutableDirectBuffer buffer, final int index, final int length)
+    {
+        if (type == RecordTypes.COMPLETION)
+        {
+            completion.wrap(buffer, index);
+            batches.complete(completion.requestId(), completion.status(), completion.bytesTransferred(),
+                clock.nanoTime());
+        }
+        else if (type == RecordTypes.NOTIFICATION)
+        {
+            notification.wrap(buffer, index);
+            synchronized (notifications)
+            {
+                notifications.add(new Notification(notification.sourceName(), notification.message(),
+                    notification.traceId()));
+            }
+        }
+    }
+}

@@ -1,0 +1,192 @@
+package io.xferd.client;
+
+import io.xferd.ipc.TransferStatus;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.List;
+
+import static io.xferd.client.ClientParts.TIMEOUT_MS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * What the daemon writes on the completion ring (a real memfd mapped twice) finishes tasks and queues
+ * notifications; waiting for a batch polls until every task finished, gives up after a stall of the timeout on the
+ * injected clock, and ends with {@link DaemonGoneException} when the daemon goes. No sleeps: the clock moves one
+ * step per idle.
+ */
+@Timeout(30)
+class CompletionPollerTest
+{
+    @TempDir
+    Path directory;
+
+    private ClientParts parts;
+    private CompletionPoller poller;
+    private BatchTable batches;
+
+    @BeforeEach
+    void connect()
+    {
+        parts = new ClientParts(directory, 8, 8);
+        poller = parts.poller;
+        batches = parts.batches;
+    }
+
+    @AfterEach
+    void close()
+    {
+        parts.close();
+    }
+
+    @Test
+    void shouldFinishTheTaskACompletionNamesAtTheTimeItIsSeen()
+    {
+        final long batchId = batches.allocate(2);
+        final BatchTable.Batch batch = batches.batch(batchId);
+        final long first = batch.requestId(batches.start(batch, 100));
+        final long second = batch.requestId(batches.start(batch, 100));
+        parts.nanoClock.update(900);
+
+        parts.daemon.complete(second, TransferStatus.OK, 4096);
+        parts.daemon.complete(first, TransferStatus.TARGET_GONE, 0);
+
+        assertThat(poller.poll()).isEqualTo(2);
+        assertThat(batch.state[1]).isEqualTo(TaskStatus.COMPLETED);
+        assertThat(batch.bytes[1]).isEqualTo(4096);
+        assertThat(batch.completeNanos[1]).isEqualTo(900);
+        assertThat(batch.state[0]).isEqualTo(TaskStatus.FAILED);
+        assertThat(batch.status[0]).isEqualTo(TransferStatus.TARGET_GONE);
+        assertThat(batches.inFlight()).isZero();
+        assertThat(poller.poll()).as("each record is taken once").isZero();
+    }
+
+    @Test
+    void shouldQueueNotificationsInArrivalOrderAndHandEachOutOnce()
+    {
+        parts.daemon.notify("127.0.0.1:12001/decode-0", "kv ready", 7);
+        parts.daemon.notify("127.0.0.1:12001/decode-1", "done", 0);
+
+        poller.poll();
+        final List<Notification> taken = poller.takeNotifications();
+
+        assertThat(taken).hasSize(2);
+        assertThat(taken.get(0).source()).isEqualTo("127.0.0.1:12001/decode-0");
+        assertThat(taken.get(0).messageAsString()).isEqualTo("kv ready");
+        assertThat(taken.get(0).traceId()).isEqualTo(7);
+        assertThat(taken.get(1).messageAsString()).isEqualTo("done");
+        assertThat(poller.takeNotifications()).isEmpty();
+    }
+
+    @Test
+    void shouldLookAtTheDaemonOnlyWhenTheRingIsEmpty()
+    {
+        final BatchTable.Batch batch = batches.batch(batches.allocate(2));
+        final long id = batch.requestId(batches.start(batch, 0));
+        batches.start(batch, 0);
+        parts.daemon.complete(id, TransferStatus.OK, 1);
+        parts.daemon.closeConnection();
+
+        assertThat(poller.poll()).isOne();
+        assertThat(parts.liveness.isGone()).as("completions first").isFalse();
+        assertThat(batch.state[0]).isEqualTo(TaskStatus.COMPLETED);
+
+        assertThat(poller.poll()).isZero();
+        assertThat(parts.liveness.isGone()).isTrue();
+        assertThat(batch.status[1]).isEqualTo(TransferStatus.DAEMON_GONE);
+    }
+
+    @Test
+    void shouldWaitUntilEveryTaskFinishedAndSayWhetherAllCompleted()
+    {
+        final long batchId = batches.allocate(3);
+        final BatchTable.Batch batch = batches.batch(batchId);
+        final long[] ids = {
+            batch.requestId(batches.start(batch, 0)),
+            batch.requestId(batches.start(batch, 0)),
+            batch.requestId(batches.start(batch, 0))};
+        final int[] next = {0};
+        parts.daemonStep = () ->
+        {
+            if (next[0] < ids.length)
+            {
+                parts.daemon.complete(ids[next[0]], next[0] == 1 ? TransferStatus.TARGET_GONE : TransferStatus.OK, 1);
+                next[0]++;
+            }
+        };
+
+        assertThat(poller.awaitBatch(batchId, TIMEOUT_MS)).as("task 1 failed").isFalse();
+        assertThat(batch.pending).isZero();
+        assertThat(next[0]).isEqualTo(3);
+
+        final long okId = batches.allocate(1);
+        final BatchTable.Batch ok = batches.batch(okId);
+        final long onlyId = ok.requestId(batches.start(ok, 0));
+        parts.daemonStep = () -> parts.daemon.complete(onlyId, TransferStatus.OK, 1);
+        assertThat(poller.awaitBatch(okId, TIMEOUT_MS)).isTrue();
+    }
+
+    @Test
+    void shouldGiveUpAfterTheTimeoutWithoutACompletionButNotWhileCompletionsKeepComing()
+    {
+        final long batchId = batches.allocate(3);
+        final BatchTable.Batch batch = batches.batch(batchId);
+        final long[] ids = new long[3];
+        for (int i = 0; i < 3; i++)
+        {
+            ids[i] = batch.requestId(batches.start(batch, 0));
+        }
+        // one completion every 40 ms of a 50 ms timeout: 120 ms in all, never a 50 ms stall
+        final int[] idles = {0};
+        final int[] next = {0};
+        parts.daemonStep = () ->
+        {
+            if (++idles[0] % 40 == 0 && next[0] < 2)
+            {
+                parts.daemon.complete(ids[next[0]++], TransferStatus.OK, 1);
+            }
+        };
+        final long start = parts.nanoClock.nanoTime();
+
+        assertThatThrownBy(() -> poller.awaitBatch(batchId, TIMEOUT_MS))
+            .isInstanceOf(XferException.class)
+            .hasMessageContaining("1 task(s) without completion for 50 ms");
+
+        final long waitedMs = (parts.nanoClock.nanoTime() - start) / 1_000_000;
+        assertThat(waitedMs).as("80 ms of progress, then a 50 ms stall").isBetween(80L + TIMEOUT_MS, 82L + TIMEOUT_MS);
+        assertThat(batch.state[0]).isEqualTo(TaskStatus.COMPLETED);
+        assertThat(batch.state[2]).isEqualTo(TaskStatus.PENDING);
+    }
+
+    @Test
+    void shouldEndTheWaitWithDaemonGoneWhenTheDaemonHangsUp()
+    {
+        final long batchId = batches.allocate(1);
+        final BatchTable.Batch batch = batches.batch(batchId);
+        batches.start(batch, 0);
+        parts.daemonStep = parts.daemon::closeConnection;
+
+        assertThatThrownBy(() -> poller.awaitBatch(batchId, TIMEOUT_MS))
+            .isInstanceOf(DaemonGoneException.class);
+        assertThat(batch.status[0]).isEqualTo(TransferStatus.DAEMON_GONE);
+        assertThat(parts.idles).as("noticed at the next check, not at the timeout").isLessThan(5);
+    }
+
+    @Test
+    void shouldTakeNothingOnceClosed()
+    {
+        final BatchTable.Batch batch = batches.batch(batches.allocate(1));
+        final long id = batch.requestId(batches.start(batch, 0));
+        parts.daemon.complete(id, TransferStatus.OK, 1);
+
+        poller.close();
+
+        assertThat(poller.poll()).isZero();
+        assertThat(batch.state[0]).isEqualTo(TaskStatus.PENDING);
+    }
+}

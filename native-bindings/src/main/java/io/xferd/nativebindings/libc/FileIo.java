@@ -1,0 +1,190 @@
+package io.xferd.nativebindings.libc;
+
+import io.xferd.nativebindings.Errno;
+import io.xferd.nativebindings.NativeException;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * What storage regions need from a file descriptor besides io_uring: {@code open(2)} (for files the daemon's own
+ * configuration names), {@code fstat(2)}'s type and size, the size by {@code lseek(SEEK_END)} (block devices too),
+ * and switching {@code O_DIRECT} on with {@code fcntl(F_SETFL)}. x86-64 / aarch64 Linux values, checked against the
+ * headers by {@code IoUringLayoutTest}.
+ */
+public final class FileIo
+{
+    public static final int O_RDONLY = 0;
+    public static final int O_WRONLY = 1;
+    public static final int O_RDWR = 2;
+    public static final int O_ACCMODE = 3;
+    public static final int O_CREAT = 0x40;
+    public static final int O_CLOEXEC = 0x80000;
+    public static final int O_DIRECT = 0x4000;
+    public static final int S_IFMT = 0xF000;
+    public static final int S_IFREG = 0x8000;
+    public static final int S_IFBLK = 0x6000;
+    static final long STAT_SIZE = 144;
+    static final long STAT_MODE_OFFSET = 24;
+    static final long STAT_SIZE_OFFSET = 48;
+    static final int SEEK_END = 2;
+
+    private static final MethodHandle OPEN = Libc.downcallVariadicCapturingErrno("open",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), 2);
+    private static final MethodHandle FSTAT =
+        Libc.downcallCapturingErrno("fstat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+    private static final MethodHandle LSEEK =
+        Libc.downcallCapturingErrno("lseek", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT));
+
+    private static final MethodHandle DUP = Libc.downcallCapturingErrno("dup", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+
+    private FileIo()
+    {
+    }
+
+    /**
+     * {@code dup(2)}: another descriptor of the same open file description (what SCM_RIGHTS gives a receiver).
+     */
+    public static int duplicate(final int fd)
+    {
+        final MemorySegment capture = CallScratch.capture();
+        final int copy;
+        try
+        {
+            copy = (int)DUP.invokeExact(capture, fd);
+        }
+        catch (final Throwable t)
+        {
+            throw Libc.rethrow(t);
+        }
+        if (copy < 0)
+        {
+            throw new NativeException("dup", CallScratch.errno(capture), "fd=" + fd);
+        }
+        return copy;
+    }
+
+    /**
+     * {@code open(path, flags | O_CLOEXEC, mode)}.
+     *
+     * @throws NativeException ENOENT, EACCES, EISDIR, EINVAL (O_DIRECT on a file system without it) and the rest.
+     */
+    public static int open(final String path, final int flags, final int mode)
+    {
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment capture = CallScratch.capture();
+            final int fd;
+            try
+            {
+                fd = (int)OPEN.invokeExact(capture, arena.allocateFrom(path), flags | O_CLOEXEC, mode);
+            }
+            catch (final Throwable t)
+            {
+                throw Libc.rethrow(t);
+            }
+            if (fd < 0)
+            {
+                throw new NativeException("open", CallScratch.errno(capture), path);
+            }
+            return fd;
+        }
+    }
+
+    public static void close(final int fd)
+    {
+        FileDescriptors.close(fd);
+    }
+
+    /**
+     * @return the file's type and permission bits ({@code st_mode}).
+     */
+    public static int mode(final int fd)
+    {
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment stat = arena.allocate(STAT_SIZE, 8);
+            final MemorySegment capture = CallScratch.capture();
+            final int result;
+            try
+            {
+                result = (int)FSTAT.invokeExact(capture, fd, stat);
+            }
+            catch (final Throwable t)
+            {
+                throw Libc.rethrow(t);
+            }
+            if (result != 0)
+            {
+                throw new NativeException("fstat", CallScratch.errno(capture), "fd=" + fd);
+            }
+            return stat.get(JAVA_INT, STAT_MODE_OFFSET);
+        }
+    }
+
+    /**
+     * The size now, without allocating: a regular file's length or a block device's capacity.
+     *
+     * @return bytes, or {@code -errno}.
+     */
+    public static long size(final int fd)
+    {
+        final MemorySegment capture = CallScratch.capture();
+        final long result;
+        try
+        {
+            result = (long)LSEEK.invokeExact(capture, fd, 0L, SEEK_END);
+        }
+        catch (final Throwable t)
+        {
+            throw Libc.rethrow(t);
+        }
+        return result < 0 ? -CallScratch.errno(capture) : result;
+    }
+
+    /**
+     * @return the open file description's access mode: {@link #O_RDONLY}, {@link #O_WRONLY} or {@link #O_RDWR}.
+     */
+    public static int accessMode(final int fd)
+    {
+        return statusFlags(fd) & O_ACCMODE;
+    }
+
+    public static boolean isDirect(final int fd)
+    {
+        return (statusFlags(fd) & O_DIRECT) != 0;
+    }
+
+    /**
+     * Turns O_DIRECT on for the open file description (shared with every descriptor of it, in any process).
+     *
+     * @return false when the file system refuses it (EINVAL).
+     */
+    public static boolean trySetDirect(final int fd)
+    {
+        try
+        {
+            FileDescriptors.setFlag(fd, O_DIRECT, true);
+            return true;
+        }
+        catch (final NativeException ex)
+        {
+            if (ex.errno() == Errno.EINVAL)
+            {
+                return false;
+            }
+            throw ex;
+        }
+    }
+
+    private static int statusFlags(final int fd)
+    {
+        return FileDescriptors.statusFlags(fd);
+    }
+}

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# Storage regions against fio, in one run, on the same file, block size and queue depth, both through io_uring with
+# O_DIRECT: sequential 1 MiB writes and reads and 64 KiB random reads, fio's figure next to xferd's memory -> file
+# (WRITE into a registered file) and file -> memory (READ from it), and their ratio. Then, unless --no-remote, two
+# network namespaces joined by a veth pair play two hosts: a READ of a file registered on host B from host A at
+# 1 MiB, next to a READ of memory registered on host B (memory to memory), and their ratio.
+#
+#   perf/bench-storage.sh [--dir DIR] [--size SIZE] [--qd N] [--duration S] [--no-remote]
+#
+#   --dir       where the test file lives (default /var/tmp: the machine's disk; /dev/shm for tmpfs)
+#   --size      file size (default 1GiB)
+#   --qd        queue depth: fio --iodepth, and xferd requests in flight (--batch-size 1 --window N) (default 16)
+#   --duration  seconds per run (default 10)
+#   --no-remote skip the two-namespace part (which needs root)
+#
+# Installs nothing: it says what is missing (fio: apt-get install fio; the daemon: ./mvnw -DskipTests package -pl
+# daemon -am). The machine it runs on should be quiet: print /proc/loadavg with the figures.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+xferd="$root/bin/xferd"
+dir=/var/tmp
+size=1GiB
+qd=16
+duration=10
+remote=1
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --dir) dir="$2"; shift 2 ;;
+    --size) size="$2"; shift 2 ;;
+    --qd) qd="$2"; shift 2 ;;
+    --duration) duration="$2"; shift 2 ;;
+    --no-remote) remote=0; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+say() { echo "bench-storage: $*"; }
+die() { echo "bench-storage: $1" >&2; exit "${2:-1}"; }
+
+missing=()
+command -v fio >/dev/null || missing+=("fio (apt-get install fio)")
+command -v python3 >/dev/null || missing+=("python3")
+[[ -f "$root/daemon/target/daemon-0.1.0-SNAPSHOT.jar" && -d "$root/daemon/target/lib" ]] ||
+  missing+=("the daemon build (./mvnw -B -DskipTests package -pl daemon -am)")
+if [[ $remote == 1 ]]; then
+  [[ "$(id -u)" == 0 ]] || missing+=("root, for the network namespaces (or --no-remote)")
+  command -v ip >/dev/null || missing+=("iproute2's ip (or --no-remote)")
+fi
+[[ ${#missing[@]} == 0 ]] || die "missing: $(IFS=';'; echo "${missing[*]}")" 2
+fio --enghelp 2>/dev/null | grep -q io_uring || die "this fio has no io_uring engine" 2
+
+work="$(mktemp -d /tmp/xferd-bench-storage.XXXXXX)"
+file="$dir/xferd-bench-storage-$$.bin"
+run_dir="/dev/shm/xferd-bench-storage-$$"
+pids=()
+namespaces=()
+cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do
+    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -9 "$pid" 2>/dev/null || true
+  done
+  for ns in "${namespaces[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
+  rm -rf "$run_dir" "$run_dir"-a "$run_dir"-b
+  rm -f "$file"
+  echo "bench-storage: logs in $work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+bytes="$(numfmt --from=iec "${size%B}" 2>/dev/null || numfmt --from=iec-i "${size%B}")"
+say "load before: $(cat /proc/loadavg)"
+say "file $file ($size), queue depth $qd, ${duration}s per run, io_uring + O_DIRECT on both sides"
+
+# lay the file out with real blocks (a sparse file would read as zeros without touching the device)
+fio --name=layout --filename="$file" --size="$bytes" --rw=write --bs=1M --direct=1 --ioengine=io_uring \
+  --iodepth="$qd" --output="$work/fio-layout.log" >/dev/null
+
+fio_gbs() { # label rw bs
+  fio --name="$1" --filename="$file" --size="$bytes" --rw="$2" --bs="$3" --direct=1 --ioengine=io_uring \
+    --iodepth="$qd" --time_based --runtime="$duration" --randrepeat=1 --output-format=json \
+    --output="$work/fio-$1.json" >/dev/null
+  python3 - "$work/fio-$1.json" <<'PY'
+import json, sys
+job = json.load(open(sys.argv[1]))["jobs"][0]
+print(f"{(job['read']['bw_bytes'] + job['write']['bw_bytes']) / 1e9:.3f}")
+PY
+}
+
+start_daemon() { # directory log [netns address]
+  if [[ $# -gt 2 ]]; then
+    ip netns exec "$3" "$xferd" daemon --dir "$1" --rpc-address "$4:12001" --metrics-address off \
+      --cluster-token-file "$work/cluster.token" > "$2" 2>&1 &
+  else
+    "$xferd" daemon --dir "$1" --rpc-address 127.0.0.1:0 --metrics-address off > "$2" 2>&1 &
+  fi
+  pids+=($!)
+  for _ in $(seq 1 240); do
+    grep -q 'xferd daemon serving' "$2" && return 0
+    kill -0 "${pids[-1]}" 2>/dev/null || break
+    sleep 0.5
+  done
+  cat "$2" >&2
+  die "the daemon in $1 did not start (log above)"
+}
+
+start_target() { # log [netns] -- bench-target arguments
+  local log="$1" ns="$2"; shift 3
+  if [[ -n "$ns" ]]; then ip netns exec "$ns" "$xferd" bench-target "$@" --ignore-stdin > "$log" 2>&1 &
+  else "$xferd" bench-target "$@" --ignore-stdin > "$log" 2>&1 &
+  fi
+  pids+=($!)
+  for _ in $(seq 1 240); do
+    grep -q '^TARGET ' "$log" && return 0
+    kill -0 "${pids[-1]}" 2>/dev/null || break
+    sleep 0.5
+  done
+  cat "$log" >&2
+  die "bench-target did not start (log above)"
+}
+
+xferd_gbs() { # label directory target-log [netns] -- bench arguments
+  local label="$1" bench_dir="$2" target_log="$3" ns="$4"; shift 5
+  local name address tsize
+  read -r _ name address tsize <<< "$(grep -m1 '^TARGET ' "$target_log")"
+  local prefix=()
+  [[ -n "$ns" ]] && prefix=(ip netns exec "$ns")
+  "${prefix[@]}" "$xferd" bench --dir "$bench_dir" --target "$name" --target-address "$address" \
+    --target-size "$tsize" --duration "${duration}s" --warmup 2s --client-idle gentle "$@" > "$work/$label.log" 2>&1 ||
+    { cat "$work/$label.log" >&2; die "xferd bench $label failed (log above)"; }
+  sed -n 's/^RESULT .* gb_per_s=\([^ ]*\).*/\1/p' "$work/$label.log" | head -1
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+# ---- local: fio vs xferd on the same file
+fio_write=$(fio_gbs seq-write write 1M)
+fio_read=$(fio_gbs seq-read read 1M)
+fio_rand=$(fio_gbs rand-read randread 64K)
+
+mkdir -p "$run_dir"
+start_daemon "$run_dir" "$work/daemon.log"
+start_target "$work/target-file.log" "" -- --dir "$run_dir" --name storage --file "$file" --size "$bytes"
+x_write=$(xferd_gbs x-seq-write "$run_dir" "$work/target-file.log" "" -- --operation write --block-size 1MiB \
+  --batch-size 1 --window "$qd")
+x_read=$(xferd_gbs x-seq-read "$run_dir" "$work/target-file.log" "" -- --operation read --block-size 1MiB \
+  --batch-size 1 --window "$qd")
+x_rand=$(xferd_gbs x-rand-read "$run_dir" "$work/target-file.log" "" -- --operation read --block-size 64KiB \
+  --batch-size 1 --window "$qd" --random)
+
+printf '\n%-34s %10s %10s %8s\n' "local, $size file, qd $qd" "fio GB/s" "xferd GB/s" "ratio"
+printf '%-34s %10s %10s %8s\n' "seq write 1 MiB (memory -> file)" "$fio_write" "$x_write" "$(ratio "$x_write" "$fio_write")"
+printf '%-34s %10s %10s %8s\n' "seq read 1 MiB (file -> memory)" "$fio_read" "$x_read" "$(ratio "$x_read" "$fio_read")"
+printf '%-34s %10s %10s %8s\n' "rand read 64 KiB (file -> memory)" "$fio_rand" "$x_rand" "$(ratio "$x_rand" "$fio_rand")"
+
+# ---- remote: a peer's storage segment vs its memory, between two network namespaces
+if [[ $remote == 1 ]]; then
+  k=$(( $$ % 250 + 1 ))
+  ns_a="xfs-$$-a"; ns_b="xfs-$$-b"; veth_a="xfs$$a"; veth_b="xfs$$b"
+  addr_a="10.214.$k.1"; addr_b="10.214.$k.2"
+  ip netns add "$ns_a"; namespaces+=("$ns_a")
+  ip netns add "$ns_b"; namespaces+=("$ns_b")
+  ip link add "$veth_a" netns "$ns_a" type veth peer name "$veth_b" netns "$ns_b"
+  ip -n "$ns_a" addr add "$addr_a/24" dev "$veth_a"
+  ip -n "$ns_b" addr add "$addr_b/24" dev "$veth_b"
+  for link in "$ns_a lo" "$ns_b lo" "$ns_a $veth_a" "$ns_b $veth_b"; do
+    read -r ns dev <<< "$link"; ip -n "$ns" link set "$dev" up
+  done
+  (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/cluster.token")
+  mkdir -p "$run_dir-a" "$run_dir-b"
+  start_daemon "$run_dir-a" "$work/daemon-a.log" "$ns_a" "$addr_a"
+  start_daemon "$run_dir-b" "$work/daemon-b.log" "$ns_b" "$addr_b"
+  start_target "$work/target-b-file.log" "$ns_b" -- --dir "$run_dir-b" --name file --file "$file" --size "$bytes"
+  start_target "$work/target-b-memory.log" "$ns_b" -- --dir "$run_dir-b" --name memory --size "$bytes" --pattern 7
+  r_file=$(xferd_gbs r-file-read "$run_dir-a" "$work/target-b-file.log" "$ns_a" -- --operation read \
+    --block-size 1MiB --batch-size 1 --window "$qd")
+  r_memory=$(xferd_gbs r-memory-read "$run_dir-a" "$work/target-b-memory.log" "$ns_a" -- --operation read \
+    --block-size 1MiB --batch-size 1 --window "$qd")
+  printf '\n%-34s %10s %10s %8s\n' "remote READ 1 MiB, two namespaces" "memory" "file" "ratio"
+  printf '%-34s %10s %10s %8s\n' "A reads B's segment (GB/s)" "$r_memory" "$r_file" "$(ratio "$r_file" "$r_memory")"
+fi
+say "load after: $(cat /proc/loadavg)"
