@@ -10,6 +10,7 @@ import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.CompletionSender;
 import io.xferd.daemon.session.SessionTable;
 import io.xferd.daemon.transport.PeerTransport;
+import io.xferd.daemon.transport.RemoteRequest;
 import io.xferd.daemon.transport.RemoteSegment;
 import io.xferd.daemon.transport.RemoteSegments;
 import io.xferd.daemon.storage.StorageFile;
@@ -54,6 +55,8 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     private final AtomicCounter bytesWritten;
     private final TransferJournal journal;
     private final RegionCopier copier;
+    /** Refilled for every remote request this worker hands to the transport (allocation-free). */
+    private final RemoteRequest remoteRequest = new RemoteRequest();
     private final StorageIo storage;
     private final int nicFile;
     private final int nicNvme;
@@ -346,15 +349,24 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         final int status;
         try
         {
-            status = transport.submit(command.submitter, command.requestId, command.traceId, command.opcode, local,
-                command.localAddress, target, command.targetAddress, length, command.submitNanos, command.intakeNanos,
-                command.notify, command.notifyLength, command.batch, command.batchEntry);
+            status = transport.submit(remoteRequest
+                .submitter(command.submitter)
+                .ids(command.requestId, command.traceId)
+                .opcode(command.opcode)
+                .local(local, command.localAddress)
+                .target(target, command.targetAddress)
+                .length(length)
+                .times(command.submitNanos, command.intakeNanos)
+                .notification(command.notify, command.notifyLength)
+                .batch(command.batch, command.batchEntry));
         }
         catch (final RuntimeException ex)
         {
+            remoteRequest.reset();
             local.release(); // a transport that threw took nothing
             throw ex;
         }
+        remoteRequest.reset(); // the transport copied what it keeps: hold no borrowed reference while idle
         if (status != TransferStatus.OK)
         {
             local.release();

@@ -1,10 +1,6 @@
 package io.xferd.daemon.transport;
 
 import io.xferd.daemon.journal.TransferJournal;
-import io.xferd.daemon.memory.Region;
-import io.xferd.daemon.session.BatchTracker;
-import io.xferd.daemon.session.ClientSession;
-import org.agrona.DirectBuffer;
 
 import java.util.function.Consumer;
 
@@ -29,49 +25,12 @@ public interface PeerTransport extends AutoCloseable
 
     /**
      * Start a remote request. On {@link io.xferd.ipc.TransferStatus#OK} the transport owns the submitter's borrow
-     * and the local region's borrow until it writes the completion; on any other status nothing was taken.
+     * and the local region's borrow until it writes the completion (counted into the request's batch, if it has
+     * one, which answers the client once for the whole SUBMIT_BATCH); on any other status nothing was taken.
+     * The transport copies what it keeps: the caller may refill {@code request} as soon as this returns.
      * Allocation-free.
      */
-    default int submit(
-        ClientSession submitter,
-        long requestId,
-        long traceId,
-        int opcode,
-        Region local,
-        long localAddress,
-        RemoteSegment target,
-        long targetAddress,
-        long length,
-        long submitNanos,
-        long intakeNanos,
-        DirectBuffer notify,
-        int notifyLength)
-    {
-        return submit(submitter, requestId, traceId, opcode, local, localAddress, target, targetAddress, length,
-            submitNanos, intakeNanos, notify, notifyLength, null, 0);
-    }
-
-    /**
-     * As above, for a request that may be entry {@code batchEntry} of a SUBMIT_BATCH: its end is counted into
-     * {@code batch} ({@link io.xferd.daemon.session.CompletionSender#complete(ClientSession, BatchTracker, int, long,
-     * int, long, long, long)}), which answers the client once for the whole batch. {@code batch} is null for a SUBMIT.
-     */
-    int submit(
-        ClientSession submitter,
-        long requestId,
-        long traceId,
-        int opcode,
-        Region local,
-        long localAddress,
-        RemoteSegment target,
-        long targetAddress,
-        long length,
-        long submitNanos,
-        long intakeNanos,
-        DirectBuffer notify,
-        int notifyLength,
-        BatchTracker batch,
-        int batchEntry);
+    int submit(RemoteRequest request);
 
     /**
      * Open the segment {@code segmentName} of the daemon at {@code host:port}, off the caller's thread; the answer

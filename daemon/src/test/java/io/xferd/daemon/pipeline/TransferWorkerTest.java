@@ -9,13 +9,13 @@ import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.CompletionSender;
 import io.xferd.daemon.session.SessionTable;
 import io.xferd.daemon.transport.PeerTransport;
+import io.xferd.daemon.transport.RemoteRequest;
 import io.xferd.daemon.transport.RemoteSegment;
 import io.xferd.daemon.transport.RemoteSegments;
 import io.xferd.daemon.transport.tcp.PeerLink;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
-import org.agrona.DirectBuffer;
 import org.agrona.concurrent.CachedNanoClock;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -371,10 +371,7 @@ class TransferWorkerTest
             return segments;
         }
 
-        public int submit(final ClientSession submitter, final long requestId, final long traceId, final int opcode,
-            final Region local, final long localAddress, final RemoteSegment target, final long targetAddress,
-            final long length, final long submitNanos, final long intakeNanos, final DirectBuffer notify,
-            final int notifyLength, final BatchTracker batch, final int batchEntry)
+        public int submit(final RemoteRequest request)
         {
             throw new IllegalStateException("transport bug");
         }

@@ -4,11 +4,11 @@ import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.journal.TransferJournal;
 import io.xferd.daemon.memory.Region;
-import io.xferd.daemon.session.BatchTracker;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.CompletionSender;
 import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.daemon.transport.PeerTransport;
+import io.xferd.daemon.transport.RemoteRequest;
 import io.xferd.daemon.transport.RemoteSegment;
 import io.xferd.daemon.transport.RemoteSegments;
 import io.xferd.daemon.transport.SegmentDescriptor;
@@ -17,7 +17,6 @@ import io.xferd.daemon.transport.tcp.PeerRpcClient;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
-import org.agrona.DirectBuffer;
 import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.NanoClock;
@@ -150,28 +149,22 @@ public final class RdmaTransport implements PeerTransport
     }
 
     @Override
-    public int submit(
-        final ClientSession submitter,
-        final long requestId,
-        final long traceId,
-        final int opcode,
-        final Region local,
-        final long localAddress,
-        final RemoteSegment target,
-        final long targetAddress,
-        final long length,
-        final long submitNanos,
-        final long intakeNanos,
-        final DirectBuffer notify,
-        final int notifyLength,
-        final BatchTracker batch,
-        final int batchEntry)
+    public int submit(final RemoteRequest submitted)
     {
+        final ClientSession submitter = submitted.submitter();
+        final long requestId = submitted.requestId();
+        final long traceId = submitted.traceId();
+        final int opcode = submitted.opcode();
+        final Region local = submitted.local();
+        final RemoteSegment target = submitted.target();
+        final long targetAddress = submitted.targetAddress();
+        final long length = submitted.length();
+        final long submitNanos = submitted.submitNanos();
         if (!running)
         {
             return TransferStatus.SHUTTING_DOWN;
         }
-        if (notifyLength > 0)
+        if (submitted.notificationLength() > 0)
         {
             return TransferStatus.INVALID_NOTIFY; // notifications are not carried over RDMA yet
         }
@@ -204,16 +197,16 @@ public final class RdmaTransport implements PeerTransport
         request.peer = peer;
         request.remote = remote;
         request.requestId = requestId;
-        request.batch = batch;
-        request.batchEntry = batchEntry;
+        request.batch = submitted.batch();
+        request.batchEntry = submitted.batchEntry();
         request.traceId = traceId;
         request.opcode = opcode;
         request.read = opcode == Opcode.READ;
-        request.localAddress = localAddress;
+        request.localAddress = submitted.localAddress();
         request.targetAddress = targetAddress;
         request.length = length;
         request.submitNanos = submitNanos;
-        request.intakeNanos = intakeNanos;
+        request.intakeNanos = submitted.intakeNanos();
         request.paths = peer.pathsFor(preferredNics.apply(local.location()));
         journal.onSliced(submitter.slot(), requestId, traceId,
             (int)((length + context.sliceSize() - 1) / context.sliceSize()), submitNanos);

@@ -2,6 +2,7 @@ package io.xferd.daemon.transport.tcp;
 
 import io.xferd.daemon.auth.FrameMac;
 import io.xferd.daemon.transport.PeerProtocol;
+import org.agrona.concurrent.NanoClock;
 
 import java.io.EOFException;
 import java.io.IOException;
@@ -38,10 +39,13 @@ final class BufferedChannel
     // when the frame being served began, or while answers are being sent, when that began; 0 while waiting for the
     // next frame: a deadline watchdog cuts off a connection that stays busy too long (a stalled peer)
     private volatile long busySinceNanos;
+    private final NanoClock clock;
 
-    BufferedChannel(final SocketChannel channel, final int inputCapacity, final int answerHeaderLength)
+    BufferedChannel(
+        final SocketChannel channel, final NanoClock clock, final int inputCapacity, final int answerHeaderLength)
     {
         this.channel = channel;
+        this.clock = clock;
         this.in = FrameIo.newBuffer(inputCapacity);
         this.in.flip();
         final int answers = answerHeaderLength > 0 ? MAX_ANSWERS : 0;
@@ -195,7 +199,7 @@ final class BufferedChannel
         final long busySince = busySinceNanos;
         if (busySince == 0)
         {
-            busySinceNanos = System.nanoTime();
+            busySinceNanos = clock.nanoTime();
         }
         try
         {

@@ -9,6 +9,7 @@ import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.NanoClock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,6 +41,7 @@ final class PeerConnection implements AutoCloseable
     private final PeerPath path;
     private final int number;
     private final TcpTransport transport;
+    private final NanoClock clock;
     private final ManyToOneConcurrentArrayQueue<Slice> sendQueue = new ManyToOneConcurrentArrayQueue<>(4096);
     // many-to-many: the receiver takes answered slices, and whoever notices a break fails the rest
     private final ManyToManyConcurrentArrayQueue<Slice> inFlight = new ManyToManyConcurrentArrayQueue<>(2 * WINDOW);
@@ -83,6 +85,7 @@ final class PeerConnection implements AutoCloseable
         this.path = path;
         this.number = number;
         this.transport = transport;
+        this.clock = transport.clock();
         this.staging = transport.newStagingBuffer();
         this.sender = new Thread(this::sendLoop, "xferd-peer-out-" + path.remoteHost() + "-" + number);
         this.sender.setDaemon(true);
@@ -193,7 +196,7 @@ final class PeerConnection implements AutoCloseable
             transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
             return;
         }
-        slice.sentNanos = System.nanoTime();
+        slice.sentNanos = clock.nanoTime();
         if (inFlight.isEmpty())
         {
             busySinceNanos = slice.sentNanos;
@@ -400,7 +403,7 @@ final class PeerConnection implements AutoCloseable
 
     private void receiveLoop(final SocketChannel current, final FrameMac in)
     {
-        final BufferedChannel answers = new BufferedChannel(current, 64 * 1024, 0);
+        final BufferedChannel answers = new BufferedChannel(current, clock, 64 * 1024, 0);
         final RegionWindows landing = new RegionWindows(1);
         final StagingBuffer landingStaging = transport.newStagingBuffer();
         Slice answering = null;
@@ -436,7 +439,7 @@ final class PeerConnection implements AutoCloseable
                         Long.toHexString(wireId) + " length " + length + " body " + bodyLength + ", expected " +
                         (slice == null ? "none" : Long.toHexString(slice.wireId()) + " length " + slice.length) + ")");
                 }
-                busySinceNanos = inFlight.isEmpty() ? 0 : System.nanoTime();
+                busySinceNanos = inFlight.isEmpty() ? 0 : clock.nanoTime();
                 final RemoteTransfer transfer = slice.transfer;
                 // a READ answered OK carries exactly its slice's bytes; every other answer carries none: an OK
                 // with fewer (none at all), more, or bytes where none belong fails the slice, never completes it
@@ -502,7 +505,7 @@ final class PeerConnection implements AutoCloseable
         {
             return current;
         }
-        final long now = System.nanoTime();
+        final long now = clock.nanoTime();
         if (now < reconnectAfterNanos)
         {
             return null;
@@ -543,7 +546,7 @@ final class PeerConnection implements AutoCloseable
             busySinceNanos = 0;
             closeQuietly(fresh);
             // back off from the moment the attempt failed (a connect can take the whole timeout)
-            reconnectAfterNanos = System.nanoTime() + reconnectDelayNanos;
+            reconnectAfterNanos = clock.nanoTime() + reconnectDelayNanos;
             reconnectDelayNanos = Math.min(MAX_RECONNECT_DELAY_NS, reconnectDelayNanos * 2);
             link.connectFailed(this, ex);
             path.failed("cannot connect: " + ex);

@@ -1,6 +1,7 @@
 package io.xferd.daemon.transport.tcp;
 
 import io.xferd.daemon.agent.SystemCounters;
+import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.status.AtomicCounter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,6 +40,7 @@ public final class PeerPath implements AutoCloseable
     private final AtomicCounter failures;
     private final AtomicCounter state;
     private volatile long pausedUntilNanos;
+    private final NanoClock clock;
     private long pauseNanos = MIN_PAUSE_NS;
 
     PeerPath(
@@ -51,6 +53,7 @@ public final class PeerPath implements AutoCloseable
         final int connectionCount,
         final TcpTransport transport)
     {
+        this.clock = transport.clock();
         this.localNic = localNic;
         this.remoteNic = remoteNic;
         this.bindAddress = bindAddress;
@@ -158,7 +161,7 @@ public final class PeerPath implements AutoCloseable
     synchronized void failed(final String reason)
     {
         failures.increment();
-        final long now = System.nanoTime();
+        final long now = clock.nanoTime();
         if (now < pausedUntilNanos)
         {
             return;

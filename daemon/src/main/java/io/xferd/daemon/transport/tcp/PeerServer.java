@@ -7,6 +7,8 @@ import io.xferd.daemon.host.LocalNics;
 import io.xferd.daemon.session.CompletionSender;
 import io.xferd.daemon.session.SessionTable;
 import io.xferd.daemon.transport.SegmentDescriptor;
+import org.agrona.concurrent.SystemNanoClock;
+import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,6 +65,8 @@ public final class PeerServer implements AutoCloseable
         region -> new SegmentDescriptor.Buffer(region.ownerAddress(), region.length(), region.location());
     private volatile boolean running = true;
     private final SegmentListeners segmentListeners;
+    // the time deadlines are measured on (handshakes, frames stalled in the middle): tests move it
+    private final NanoClock clock;
 
     public PeerServer(
         final DaemonContext context,
@@ -72,6 +76,19 @@ public final class PeerServer implements AutoCloseable
         final long epoch,
         final LocalNics localNics)
     {
+        this(context, registry, counters, disconnects, epoch, localNics, SystemNanoClock.INSTANCE);
+    }
+
+    public PeerServer(
+        final DaemonContext context,
+        final SessionTable registry,
+        final SystemCounters counters,
+        final ManyToOneConcurrentArrayQueue<io.xferd.daemon.session.ClientSession> disconnects,
+        final long epoch,
+        final LocalNics localNics,
+        final NanoClock clock)
+    {
+        this.clock = clock;
         this.context = context;
         this.localNics = localNics;
         this.registry = registry;
@@ -137,7 +154,7 @@ public final class PeerServer implements AutoCloseable
     public void start()
     {
         final long period = Math.max(10, context.transferTimeoutMs() / 10);
-        deadlines.scheduleAtFixedRate(() -> checkDeadlines(System.nanoTime()), period, period,
+        deadlines.scheduleAtFixedRate(() -> checkDeadlines(clock.nanoTime()), period, period,
             java.util.concurrent.TimeUnit.MILLISECONDS);
         acceptor.start();
         acceptors.forEach(Thread::start);
@@ -194,7 +211,7 @@ public final class PeerServer implements AutoCloseable
                     channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
                     channel.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
                     handler = new PeerSessionHandler(channel, this, registry,
-                        new CompletionSender(disconnects, counters), counters, System.nanoTime());
+                        new CompletionSender(disconnects, counters), counters, clock.nanoTime());
                 }
                 catch (final IOException | RuntimeException ex)
                 {
@@ -249,7 +266,7 @@ public final class PeerServer implements AutoCloseable
         try
         {
             handler = new PeerSessionHandler(channel, this, registry, new CompletionSender(disconnects, counters),
-                counters, System.nanoTime(), pinned);
+                counters, clock.nanoTime(), pinned);
         }
         catch (final RuntimeException ex)
         {
@@ -355,6 +372,11 @@ public final class PeerServer implements AutoCloseable
      * Cut off every connection past a deadline: a handshake longer than the transfer timeout, or a frame stalled in
      * the middle for longer. Called by the deadline thread.
      */
+    NanoClock clock()
+    {
+        return clock;
+    }
+
     void checkDeadlines(final long nowNanos)
     {
         final long timeoutNanos = context.transferTimeoutMs() * 1_000_000L;

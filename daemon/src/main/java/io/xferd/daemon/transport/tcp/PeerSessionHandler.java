@@ -114,7 +114,7 @@ final class PeerSessionHandler implements Runnable
             }
             in = session.in();
             out = session.out();
-            buffered = new BufferedChannel(channel, 256 * 1024,
+            buffered = new BufferedChannel(channel, server.clock(), 256 * 1024,
                 PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
             buffered.signAnswersWith(out);
             staging = StagingBuffer.create(server.context(), server.counters());
@@ -123,7 +123,7 @@ final class PeerSessionHandler implements Runnable
             {
                 buffered.frameDone();
                 final ByteBuffer header = buffered.require(PeerProtocol.HEADER_LENGTH);
-                buffered.frameStarted(System.nanoTime());
+                buffered.frameStarted(server.clock().nanoTime());
                 final int length = header.getInt();
                 final int type = header.getInt();
                 switch (type)

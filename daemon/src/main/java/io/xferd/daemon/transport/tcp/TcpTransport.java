@@ -5,21 +5,21 @@ import io.xferd.daemon.auth.PeerAuthenticator;
 import io.xferd.daemon.auth.PeerSession;
 import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.host.LocalNics;
-import io.xferd.daemon.memory.Region;
-import io.xferd.daemon.session.BatchTracker;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.CompletionSender;
 import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.daemon.transport.PeerTransport;
+import io.xferd.daemon.transport.RemoteRequest;
 import io.xferd.daemon.transport.RemoteSegment;
 import io.xferd.daemon.transport.RemoteSegments;
 import io.xferd.daemon.transport.SegmentDescriptor;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
-import org.agrona.DirectBuffer;
 import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.status.AtomicCounter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -78,6 +78,8 @@ public final class TcpTransport implements PeerTransport
     private final AtomicCounter bytesWritten;
     private final long sliceSize;
     private final LocalNics localNics;
+    // every time the TCP code reads (slice sent, deadlines, reconnect back-off, journal stamps): tests move it
+    private final NanoClock clock;
     private volatile io.xferd.daemon.journal.TransferJournal journal = io.xferd.daemon.journal.TransferJournal.DISABLED;
     private volatile boolean running = true;
     private static final int MAX_ATTEMPTS = 3;
@@ -89,6 +91,18 @@ public final class TcpTransport implements PeerTransport
         final LocalNics localNics,
         final PeerAuthenticator authenticator)
     {
+        this(context, counters, disconnects, localNics, authenticator, SystemNanoClock.INSTANCE);
+    }
+
+    public TcpTransport(
+        final DaemonContext context,
+        final SystemCounters counters,
+        final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
+        final LocalNics localNics,
+        final PeerAuthenticator authenticator,
+        final NanoClock clock)
+    {
+        this.clock = clock;
         this.context = context;
         this.localNics = localNics;
         this.counters = counters;
@@ -142,22 +156,7 @@ public final class TcpTransport implements PeerTransport
      * region's borrow until it writes the completion; on any other status nothing was taken.
      */
     @Override
-    public int submit(
-        final ClientSession submitter,
-        final long requestId,
-        final long traceId,
-        final int opcode,
-        final Region local,
-        final long localAddress,
-        final RemoteSegment target,
-        final long targetAddress,
-        final long length,
-        final long submitNanos,
-        final long intakeNanos,
-        final DirectBuffer notify,
-        final int notifyLength,
-        final BatchTracker batch,
-        final int batchEntry)
+    public int submit(final RemoteRequest request)
     {
         if (!running)
         {
@@ -168,29 +167,36 @@ public final class TcpTransport implements PeerTransport
         {
             return TransferStatus.TRANSPORT_ERROR;
         }
+        final ClientSession submitter = request.submitter();
+        final long requestId = request.requestId();
+        final long traceId = request.traceId();
+        final long targetAddress = request.targetAddress();
+        final long length = request.length();
+        final RemoteSegment target = request.target();
         transfer.reset();
         transfer.submitter = submitter;
-        transfer.local = local;
+        transfer.local = request.local();
         transfer.target = target;
         transfer.remotePreferred = target.preferredNicsFor(targetAddress);
         transfer.requestId = requestId;
-        transfer.batch = batch;
-        transfer.batchEntry = batchEntry;
+        transfer.batch = request.batch();
+        transfer.batchEntry = request.batchEntry();
         transfer.traceId = traceId;
-        transfer.opcode = opcode;
-        transfer.localAddress = localAddress;
+        transfer.opcode = request.opcode();
+        transfer.localAddress = request.localAddress();
         transfer.targetAddress = targetAddress;
         transfer.length = length;
-        transfer.intakeNanos = intakeNanos;
-        transfer.submitNanos = submitNanos;
-        if (opcode == Opcode.WRITE && notifyLength > 0)
+        transfer.intakeNanos = request.intakeNanos();
+        transfer.submitNanos = request.submitNanos();
+        final int notifyLength = request.notificationLength();
+        if (transfer.opcode == Opcode.WRITE && notifyLength > 0)
         {
-            notify.getBytes(0, transfer.notify, 0, notifyLength);
+            request.notification().getBytes(0, transfer.notify, 0, notifyLength);
             transfer.notifyLength = notifyLength;
         }
         final int sliceCount = (int)((length + sliceSize - 1) / sliceSize);
         transfer.pendingSlices.set(sliceCount);
-        journal.onSliced(submitter.slot(), requestId, traceId, sliceCount, System.nanoTime());
+        journal.onSliced(submitter.slot(), requestId, traceId, sliceCount, clock.nanoTime());
         for (int i = 0; i < sliceCount; i++)
         {
             final long offset = i * sliceSize;
@@ -216,7 +222,7 @@ public final class TcpTransport implements PeerTransport
             slice.stagingFailure = TransferStatus.OK;
         }
         final PeerPath path = ((PeerLink)transfer.target.link()).choosePath(
-            localNics.preferred(transfer.local.location()), transfer.remotePreferred, null, System.nanoTime());
+            localNics.preferred(transfer.local.location()), transfer.remotePreferred, null, clock.nanoTime());
         if (path == null)
         {
             finishSlice(slice, TransferStatus.TRANSPORT_ERROR, null);
@@ -249,12 +255,12 @@ public final class TcpTransport implements PeerTransport
             transfer.lastNicId = path.journalNicId();
             journal.onSlice(transfer.submitter.slot(), transfer.requestId, transfer.traceId,
                 (int)(slice.offset / sliceSize), ((PeerLink)transfer.target.link()).journalPeerId(), path.journalNicId(),
-                slice.length, slice.sentNanos, System.nanoTime(), status);
+                slice.length, slice.sentNanos, clock.nanoTime(), status);
         }
         if (status == TransferStatus.TRANSPORT_ERROR && running && slice.attempts < MAX_ATTEMPTS && path != null)
         {
             final PeerPath other = ((PeerLink)transfer.target.link()).choosePath(
-                localNics.preferred(transfer.local.location()), transfer.remotePreferred, path, System.nanoTime());
+                localNics.preferred(transfer.local.location()), transfer.remotePreferred, path, clock.nanoTime());
             if (other != null && other != path)
             {
                 slice.attempts++;
@@ -292,7 +298,7 @@ public final class TcpTransport implements PeerTransport
         {
             failed.increment();
         }
-        final long completeNanos = System.nanoTime();
+        final long completeNanos = clock.nanoTime();
         senders.get().complete(submitter, transfer.batch, transfer.batchEntry, transfer.requestId, status, bytes,
             transfer.intakeNanos, completeNanos);
         journal.onCompleted(submitter.slot(), transfer.requestId, transfer.traceId, transfer.opcode, status,
@@ -410,9 +416,13 @@ public final class TcpTransport implements PeerTransport
         }
     }
 
-    private void checkTimeouts()
+    /**
+     * Fail the connections whose oldest slice waited past the transfer timeout on the clock. The watchdog thread
+     * calls it periodically; tests call it after moving the clock.
+     */
+    void checkTimeouts()
     {
-        final long now = System.nanoTime();
+        final long now = clock.nanoTime();
         final long timeoutNanos = context.transferTimeoutMs() * 1_000_000L;
         for (final PeerLink link : links.values())
         {
@@ -424,6 +434,11 @@ public final class TcpTransport implements PeerTransport
                 }
             }
         }
+    }
+
+    NanoClock clock()
+    {
+        return clock;
     }
 
     void bytesSent(final long bytes)

@@ -4,6 +4,7 @@ import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.session.ClientSession;
+import io.xferd.daemon.transport.RemoteRequest;
 import io.xferd.daemon.transport.SegmentDescriptor;
 import io.xferd.ipc.CompletionFlyweight;
 import io.xferd.ipc.SystemCounter;
@@ -43,6 +44,8 @@ final class RdmaSide implements AutoCloseable
     final ClientSession session;
     final Arena arena = Arena.ofShared();
     private final List<Region> regions = new ArrayList<>();
+    /** Refilled for each submit, as a transfer worker does (the allocation test counts the submits). */
+    private final RemoteRequest request = new RemoteRequest();
 
     RdmaSide(final SimulatedFabric fabric, final String address, final long epoch, final String... deviceNames)
     {
@@ -116,8 +119,13 @@ final class RdmaSide implements AutoCloseable
     {
         session.tryAcquire();
         local.tryAcquire();
-        final int status = transport.submit(session, requestId, requestId, opcode, local, localAddress,
-            transport.remoteSegments().get(handle), targetAddress, length, 0, 0, null, 0);
+        final int status = transport.submit(request.reset()
+            .submitter(session)
+            .ids(requestId, requestId)
+            .opcode(opcode)
+            .local(local, localAddress)
+            .target(transport.remoteSegments().get(handle), targetAddress)
+            .length(length));
         if (status != 0)
         {
             session.release();

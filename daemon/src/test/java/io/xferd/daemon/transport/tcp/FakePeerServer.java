@@ -17,8 +17,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A peer daemon that passes the handshake (it has the cluster token) and then answers as a broken or hostile one
- * would: every READ gets an ACK with status OK and a payload of the wrong size. For tests of the initiator, which
- * must fail such slices, never complete them.
+ * would: every READ gets an ACK with status OK and a payload of the wrong size (or, per {@link ReadAnswer}, the right
+ * one or none at all), every WRITE is refused as outside the segment. For tests of the initiator, which must fail such
+ * slices, never complete them.
  */
 public final class FakePeerServer implements AutoCloseable
 {
@@ -32,7 +33,9 @@ public final class FakePeerServer implements AutoCloseable
         /** 2n bytes */
         OVERSIZE,
         /** the n bytes asked for, byte i of the buffer being (byte)i: an honest peer */
-        EXACT
+        EXACT,
+        /** no answer at all: a peer that stalls (the READ is only counted, see {@link #readsReceived()}) */
+        NONE
     }
 
     public static final long BUFFER_ADDRESS = 0x100000;
@@ -43,6 +46,8 @@ public final class FakePeerServer implements AutoCloseable
     private final ReadAnswer answer;
     private final Thread thread;
     private final AtomicInteger readsAnswered = new AtomicInteger();
+    private final AtomicInteger readsReceived = new AtomicInteger();
+    private final AtomicInteger notifiesReceived = new AtomicInteger();
     private final String address;
     private final String describedSegment;
     private final List<SegmentDescriptor.Nic> nics;
@@ -97,6 +102,19 @@ public final class FakePeerServer implements AutoCloseable
         return readsAnswered.get();
     }
 
+    public int readsReceived()
+    {
+        return readsReceived.get();
+    }
+
+    /**
+     * @return NOTIFY frames received (each is acknowledged OK); every WRITE is refused as outside the segment.
+     */
+    public int notifiesReceived()
+    {
+        return notifiesReceived.get();
+    }
+
     private void acceptLoop()
     {
         while (listener.isOpen())
@@ -139,8 +157,22 @@ public final class FakePeerServer implements AutoCloseable
                     .order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(TransferStatus.OK).put(json);
                 FrameIo.sendFrame(channel, session.out(), PeerProtocol.DESCRIPTOR, answerBody.array());
             }
+            else if (type == PeerProtocol.WRITE)
+            {
+                sendEmptyAck(channel, session, body.getLong(0), TransferStatus.TARGET_RANGE_NOT_REGISTERED);
+            }
+            else if (type == PeerProtocol.NOTIFY)
+            {
+                notifiesReceived.incrementAndGet();
+                sendEmptyAck(channel, session, body.getLong(0), TransferStatus.OK);
+            }
+            else if (type == PeerProtocol.READ && answer == ReadAnswer.NONE)
+            {
+                readsReceived.incrementAndGet();
+            }
             else if (type == PeerProtocol.READ)
             {
+                readsReceived.incrementAndGet();
                 final long sliceId = body.getLong(0);
                 final long sliceAddress = body.getLong(16);
                 final long sliceLength = body.getLong(24);
@@ -150,6 +182,7 @@ public final class FakePeerServer implements AutoCloseable
                     case SHORT -> sliceLength / 2;
                     case OVERSIZE -> sliceLength * 2;
                     case EXACT -> sliceLength;
+                    case NONE -> throw new IllegalStateException("a stalled peer does not answer");
                 };
                 final int bodyLength = PeerProtocol.ACK_FIELDS_LENGTH + (int)payload;
                 final ByteBuffer ack = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH +
@@ -172,6 +205,18 @@ public final class FakePeerServer implements AutoCloseable
                 return;
             }
         }
+    }
+
+    private static void sendEmptyAck(
+        final SocketChannel channel, final PeerSession session, final long sliceId, final int status) throws IOException
+    {
+        final ByteBuffer ack = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
+        ack.putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK).putLong(sliceId).putInt(status).putInt(0)
+            .putLong(0);
+        session.out().sign(PeerProtocol.ACK_FIELDS_LENGTH, PeerProtocol.ACK, ack, PeerProtocol.HEADER_LENGTH,
+            PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_SIGNED_LENGTH);
+        ack.position(0).limit(ack.capacity());
+        FrameIo.writeFully(channel, ack);
     }
 
     @Override

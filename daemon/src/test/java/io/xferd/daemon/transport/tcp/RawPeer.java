@@ -139,6 +139,14 @@ public final class RawPeer implements AutoCloseable
     }
 
     /**
+     * Send {@code length} more payload bytes (zeros) of the WRITE begun by {@link #writeHead}.
+     */
+    public void writePayload(final int length) throws IOException
+    {
+        FrameIo.writeFully(channel, ByteBuffer.allocate(length));
+    }
+
+    /**
      * Send one READ slice whose tag is wrong (as a forged or altered frame would have).
      */
     public void readWithBadTag(final long sliceId, final long handle, final long address, final long length)

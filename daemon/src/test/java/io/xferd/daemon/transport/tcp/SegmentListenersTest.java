@@ -11,6 +11,7 @@ import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.RegistrationRefusedException;
 import io.xferd.daemon.session.SessionAddress;
 import io.xferd.daemon.session.SessionTable;
+import io.xferd.daemon.transport.RemoteRequest;
 import io.xferd.daemon.transport.RemoteSegment;
 import io.xferd.ipc.CompletionFlyweight;
 import io.xferd.ipc.ControlError;
@@ -79,6 +80,7 @@ class SegmentListenersTest
     private final PeerServer server;
     private final TcpTransport transport;
     private long requestIds;
+    private final RemoteRequest request = new RemoteRequest();
 
     SegmentListenersTest()
     {
@@ -287,8 +289,13 @@ class SegmentListenersTest
         final long requestId = ++requestIds;
         submitter.tryAcquire();
         local.tryAcquire();
-        final int status = transport.submit(submitter, requestId, requestId, opcode, local, localAddress,
-            transport.remoteSegments().get(handle), targetAddress, length, 0, 0, null, 0);
+        final int status = transport.submit(request.reset()
+            .submitter(submitter)
+            .ids(requestId, requestId)
+            .opcode(opcode)
+            .local(local, localAddress)
+            .target(transport.remoteSegments().get(handle), targetAddress)
+            .length(length));
         if (status != TransferStatus.OK)
         {
             submitter.release();
