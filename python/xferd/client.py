@@ -587,15 +587,22 @@ class Client:
 
     def _spin(self, transfer: Transfer, predicate: Callable[[], bool] | None, spins: int) -> bool:
         """Watch the length word of the completion ring's next record for up to ``spins`` iterations, taking records
-        as they are published; True once ``predicate()`` (by default: once the transfer is done). Each idle iteration is two loads from the mapped ring (native
-        ``memoryview`` casts): no lock, no syscall, no allocation. The GIL stays held, which is why it is short."""
+        as they are published (:meth:`_poll`, inlined); True once ``predicate()`` (by default: once the transfer is
+        done). Each idle iteration is two loads from the mapped ring (native ``memoryview`` casts): no lock, no
+        syscall, no allocation. The GIL stays held, which is why it is short."""
         view = self._completion_view
         i32, i64, head_at, mask = view.i32, view.i64, view.head_index, view.capacity - 1
+        poll_lock = self._poll_lock
         try:
             while spins:
                 spins -= 1
                 if i32[(i64[head_at] & mask) >> 2] > 0:  # a record (or the padding before the wrap) is published
-                    self._poll()
+                    if poll_lock.acquire(False):
+                        try:
+                            if not self._closed:
+                                self._drain()
+                        finally:
+                            poll_lock.release()
                     if transfer.status is not None if predicate is None else predicate():
                         return True
                 elif transfer.status is not None:  # another waiter's poll delivered it
