@@ -83,8 +83,13 @@ def _text(value: Any, what: str) -> str:
     raise TypeError(f"{what}: expected str, got {type(value).__name__}")
 
 
+_UINT64_LIMIT = 1 << 64
+
+
 def _unsigned(value: Any, what: str) -> int:
     """An address or a size: an int (or anything with ``__index__``, e.g. numpy integers) in [0, 2**64)."""
+    if type(value) is int and 0 <= value < _UINT64_LIMIT:  # the common case, in two checks
+        return value
     if isinstance(value, float):
         raise TypeError(f"{what}: expected an integer, got float {value!r}")
     try:
@@ -345,7 +350,7 @@ class TransferEngine:
         if handle is None:
             return -1
         try:
-            transfer = client.submit(opcode, handle, (local,), (remote,), (size,))
+            transfer = client.submit_one(opcode, handle, local, remote, size)
         except (XferError, ValueError, OverflowError) as ex:
             logger.error("xferd: %s to %s failed to submit: %s", call, session, ex)
             if isinstance(ex, DaemonGoneError):

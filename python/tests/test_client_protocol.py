@@ -271,7 +271,8 @@ class ClientProtocolTest(unittest.TestCase):
         with mock.patch.object(p, "pack_batch_header", side_effect=KeyboardInterrupt):
             with self.assertRaises(KeyboardInterrupt):
                 client.submit(p.WRITE, 1, [address, address + 8], [address + 64, address + 72], [8, 8])
-        with mock.patch.object(p, "pack_submit", side_effect=KeyboardInterrupt):
+        # the single-request path packs its record in one call whose arguments include the clock: interrupt there
+        with mock.patch.object(xferd.client, "_monotonic_ns", side_effect=KeyboardInterrupt):
             with self.assertRaises(KeyboardInterrupt):
                 client.submit(p.WRITE, 1, [address], [address + 64], [8])
         memory[:8] = b"after!!!"

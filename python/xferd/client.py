@@ -35,7 +35,7 @@ from .errors import (ControlError, DaemonGoneError, TransferFailedError, Transfe
                      XferError)
 from .memory import SharedBuffer
 from .protocol import Notification
-from .rings import RingReader, RingView, SubmitRingWriter
+from .rings import _TSO, RECORD_HEADER_LENGTH, RingView, SubmitRingWriter, _fence
 
 DEFAULT_DIRECTORY = "/dev/shm/xferd"
 # Waiting for a completion: first spin on the completion ring's next length word (two plain loads per iteration:
@@ -124,8 +124,8 @@ class Client:
         self._submit_lock = threading.Lock()
         self._poll_lock = threading.Lock()
         self._state_lock = threading.Lock()
-        self._pending: dict[int, tuple[Transfer, int]] = {}
-        self._in_flight = 0
+        # request id -> its Transfer (a one-record transfer) or (Transfer, part); its size is the records in flight
+        self._pending: dict[int, Transfer | tuple[Transfer, int]] = {}
         self._next_request_id = 1
         self._next_correlation_id = 1
         self._notifications: collections.deque[Notification] = collections.deque()
@@ -172,7 +172,7 @@ class Client:
         self.welcome = welcome
         self._completion_view = RingView(self._rings, 0, welcome.completion_ring_length)
         self._submit_view = RingView(self._rings, welcome.completion_ring_length, welcome.submit_ring_length)
-        self._reader = RingReader(self._completion_view)
+        self._zeros = memoryview(bytes(self._completion_view.capacity))
         self._writer = SubmitRingWriter(self._submit_view)
         self._max_in_flight = max(1, welcome.max_in_flight)
         self._daemon_pid = self._channel.peer_pid()
@@ -213,6 +213,11 @@ class Client:
     def max_notify_length(self) -> int:
         """The longest notify message."""
         return self.welcome.max_notify_length
+
+    @property
+    def _in_flight(self) -> int:
+        """Ring records submitted and not yet answered."""
+        return len(self._pending)
 
     # ---------------------------------------------------------------- control requests
 
@@ -421,38 +426,44 @@ class Client:
                                notify if last else b"", trace_id, deadline)
         return transfer
 
+    def submit_one(self, opcode: int, segment: int, local_address: int, target_address: int, length: int,
+                   trace_id: int = 0) -> Transfer:
+        """Submit one range (a SUBMIT record) and return at once: the single-request path of :meth:`submit`."""
+        return self._submit_one(opcode, segment, local_address, target_address, length, trace_id)
+
     def _submit_one(self, opcode: int, segment: int, local_address: int, target_address: int, length: int,
                     trace_id: int = 0) -> Transfer:
-        """One plain request (the 64-byte round trip's path): a SUBMIT record, no arrays, every field checked by one
-        C call before the record is claimed."""
-        try:
-            _SUBMIT_FIELDS.pack(opcode, segment, local_address, target_address, length, trace_id)
-        except struct.error:
-            for value in (opcode, segment, local_address, target_address, length, trace_id):
-                _int64(value)  # the precise TypeError or OverflowError
-            raise
+        """One plain request (the 64-byte round trip's path): the record's header and body are one ``pack_into``
+        straight into the claimed ring space, which also checks every field; a field that is not an int64 voids
+        the record (the daemon answers it INVALID_OPCODE) and raises the precise TypeError or OverflowError."""
         transfer = Transfer(opcode, 1, length, 1)
         with self._submit_lock:
             if self._gone is not None or self._closed:
                 self._check_gone()
-            if self._in_flight < self._max_in_flight:
-                index = self._writer.try_claim(p.SUBMIT, p.SUBMIT_LENGTH)
+            pending = self._pending
+            if len(pending) < self._max_in_flight:
+                writer = self._writer
+                index = writer.claim(p.SUBMIT, _SUBMIT_RECORD_LENGTH)
                 if index >= 0:
                     request_id = self._next_request_id
                     self._next_request_id = request_id + 1
-                    with self._state_lock:
-                        self._pending[request_id] = (transfer, 0)
-                        self._in_flight += 1
+                    pending[request_id] = transfer  # under the submit lock: see _mark_gone
                     try:
-                        p.pack_submit(self._writer.buffer, index, request_id, opcode, segment, local_address,
-                                      target_address, length, trace_id, time.monotonic_ns())
+                        _SUBMIT_RECORD.pack_into(writer.buffer, index, -_SUBMIT_RECORD_LENGTH, p.SUBMIT, 0, opcode,
+                                                 0, request_id, segment, local_address, target_address, length,
+                                                 trace_id, _monotonic_ns(), 0, 0)
                     except BaseException:
-                        self._void(index, request_id, True, 1, 0)
+                        _SUBMIT_HEADER.pack_into(writer.buffer, index, -_SUBMIT_RECORD_LENGTH, p.SUBMIT)
+                        self._void(index + _RECORD_HEADER, request_id, True, 1, 0)
+                        writer.publish(index, _SUBMIT_RECORD_LENGTH)
+                        for value in (opcode, segment, local_address, target_address, length, trace_id):
+                            _int64(value)  # the precise TypeError or OverflowError
                         raise
-                    finally:
-                        self._writer.commit(index)
+                    writer.publish(index, _SUBMIT_RECORD_LENGTH)
                     return transfer
         # ring full or at the in-flight limit: the general path waits for room
+        for value in (opcode, segment, local_address, target_address, length, trace_id):
+            _int64(value)
         deadline = time.monotonic_ns() + int(self._control_timeout_s * 1e9)
         self._write_record(transfer, 0, opcode, segment, (_int64s((local_address,)), _int64s((target_address,)),
                                                           _int64s((length,))), 1, b"", trace_id, deadline)
@@ -486,9 +497,7 @@ class Client:
                  entries: tuple[memoryview, memoryview, memoryview], count: int, notify: bytes, trace_id: int) -> None:
         request_id = self._next_request_id
         self._next_request_id += 1
-        with self._state_lock:
-            self._pending[request_id] = (transfer, part)
-            self._in_flight += 1
+        self._pending[request_id] = (transfer, part)  # the submit lock is held: see _mark_gone
         ring = self._writer.buffer
         now = time.monotonic_ns()
         locals_, targets, lengths = entries
@@ -538,7 +547,7 @@ class Client:
                 raise TransferTimeoutError(TransferStatus.TIMEOUT, f"no completion within {timeout_s} s")
         if transfer.status:
             transfer.raise_for_status()
-        return transfer.bytes_transferred
+        return transfer._bytes
 
     def _await(self, transfer: Transfer, predicate: Callable[[], bool] | None, deadline_ns: int | None) -> bool:
         """Wait until ``predicate()`` (by default: until the transfer is done); False when the deadline passed first.
@@ -547,10 +556,10 @@ class Client:
         ~18 us for larger ones), then sleep on the transfer's event, releasing the GIL, 20 us doubling to 1 ms, waking
         early when another thread's poll delivers it; a sleeping waiter polls the ring itself each time it wakes.
         """
-        done = transfer.done if predicate is None else predicate
-        if done() or self._spin(transfer, done, _SPINS_SMALL if transfer.total_bytes <= _SMALL_BYTES
-                                else _SPINS_LARGE):
+        if (transfer.status is not None if predicate is None else predicate()) or \
+                self._spin(transfer, predicate, _SPINS_SMALL if transfer.total_bytes <= _SMALL_BYTES else _SPINS_LARGE):
             return True
+        done = transfer.done if predicate is None else predicate
         sleep_s = 0.0
         while not done():
             worked = self._poll()
@@ -576,18 +585,25 @@ class Client:
             event.wait(sleep_s)
         return True
 
-    def _spin(self, transfer: Transfer, done: Callable[[], bool], spins: int) -> bool:
+    def _spin(self, transfer: Transfer, predicate: Callable[[], bool] | None, spins: int) -> bool:
         """Watch the length word of the completion ring's next record for up to ``spins`` iterations, taking records
-        as they are published; True once ``done()``. Each idle iteration is two loads from the mapped ring (native
-        ``memoryview`` casts): no lock, no syscall, no allocation. The GIL stays held, which is why it is short."""
+        as they are published (:meth:`_poll`, inlined); True once ``predicate()`` (by default: once the transfer is
+        done). Each idle iteration is two loads from the mapped ring (native ``memoryview`` casts): no lock, no
+        syscall, no allocation. The GIL stays held, which is why it is short."""
         view = self._completion_view
         i32, i64, head_at, mask = view.i32, view.i64, view.head_index, view.capacity - 1
+        poll_lock = self._poll_lock
         try:
             while spins:
                 spins -= 1
                 if i32[(i64[head_at] & mask) >> 2] > 0:  # a record (or the padding before the wrap) is published
-                    self._poll()
-                    if done():
+                    if poll_lock.acquire(False):
+                        try:
+                            if not self._closed:
+                                self._drain()
+                        finally:
+                            poll_lock.release()
+                    if transfer.status is not None if predicate is None else predicate():
                         return True
                 elif transfer.status is not None:  # another waiter's poll delivered it
                     return True
@@ -617,30 +633,70 @@ class Client:
         return self._poll()
 
     def _poll(self) -> int:
-        if not self._poll_lock.acquire(blocking=False):
+        if not self._poll_lock.acquire(False):
             return 0
         try:
             if self._closed:
                 return 0
-            return self._reader.read(self._on_record, 4096)
+            return self._drain()
         finally:
             self._poll_lock.release()
 
-    def _on_record(self, record_type: int, buffer: memoryview, offset: int, length: int) -> None:
-        if record_type == _COMPLETION_TYPE:
-            if length < _COMPLETION_LENGTH:
-                raise p.MalformedFrame(f"COMPLETION of {length} bytes, needs {_COMPLETION_LENGTH}")
-            request_id, status, _reserved, transferred = _COMPLETION_HEAD.unpack_from(buffer, offset)
-            with self._state_lock:
-                entry = self._pending.pop(request_id, None)
-                if entry is None:
-                    return
-                self._in_flight -= 1
-                event = entry[0]._part_done(entry[1], status, transferred)
-            if event is not None:
-                event.set()
-        elif record_type == p.NOTIFICATION:
-            self._notifications.append(p.decode_notification(buffer, offset, length))
+    def _drain(self) -> int:
+        """Take the completion ring's published records (poll lock held), up to its wrap: each record's length word
+        is one load (acquire), the rest of its head one ``unpack_from``; then the records are zeroed and head
+        advances in one store. A one-record transfer is completed without a lock: its request id left the pending
+        map by an atomic ``pop``, so no other thread can complete or fail it. Returns the records taken."""
+        view = self._completion_view
+        i32, i64, ring, head_at, capacity = view.i32, view.i64, view.bytes, view.head_index, view.capacity
+        pending = self._pending
+        head = i64[head_at]
+        head_index = head & (capacity - 1)
+        block = capacity - head_index
+        consumed = records = 0
+        try:
+            while consumed < block and records < 4096:
+                index = head_index + consumed
+                length = i32[index >> 2]
+                if length <= 0:
+                    break
+                if length < _RECORD_HEADER or length > block - consumed:
+                    raise ValueError(f"corrupt ring record at {index}: length {length}")
+                consumed += (length + 7) & -8
+                record_type, request_id, status, _reserved, transferred = _RECORD_HEAD.unpack_from(ring, index + 4)
+                if record_type == _COMPLETION_TYPE:
+                    records += 1
+                    if length < _COMPLETION_RECORD_LENGTH:
+                        raise p.MalformedFrame(f"COMPLETION of {length - _RECORD_HEADER} bytes, needs "
+                                               f"{_COMPLETION_RECORD_LENGTH - _RECORD_HEADER}")
+                    entry = pending.pop(request_id, None)
+                    if entry is None:
+                        continue
+                    if type(entry) is Transfer:
+                        if entry.status is None:
+                            entry._bytes = transferred
+                            entry._remaining = 0
+                            entry.status = status  # after _bytes: a waiter that sees the status sees the bytes
+                            event = entry._event
+                            if event is not None:
+                                event.set()
+                        continue
+                    with self._state_lock:
+                        event = entry[0]._part_done(entry[1], status, transferred)
+                    if event is not None:
+                        event.set()
+                elif record_type != _PADDING:
+                    records += 1
+                    if record_type == p.NOTIFICATION:
+                        self._notifications.append(p.decode_notification(ring, index + _RECORD_HEADER,
+                                                                         length - _RECORD_HEADER))
+        finally:
+            if consumed:
+                ring[head_index:head_index + consumed] = self._zeros[:consumed]
+                if not _TSO:
+                    _fence()
+                i64[head_at] = head + consumed
+        return records
 
     def get_notifies(self) -> list[Notification]:
         """The notifications received since the last call (polls first)."""
@@ -673,13 +729,21 @@ class Client:
         return self._gone is not None
 
     def _mark_gone(self, reason: str) -> None:
-        with self._state_lock:
+        # the submit lock orders this after any submission that saw no failure yet (it registers its request
+        # under that lock), so no request is registered after the pending map was emptied here
+        with self._submit_lock, self._state_lock:
             if self._gone is not None:
                 return
             self._gone = reason
-            events = [transfer._fail(TransferStatus.DAEMON_GONE) for transfer, _part in self._pending.values()]
-            self._pending.clear()
-            self._in_flight = 0
+            events = []
+            pending = self._pending
+            while pending:
+                try:  # one atomic step per entry: a poll taking completions meanwhile owns what it popped
+                    _request_id, entry = pending.popitem()
+                except KeyError:
+                    break
+                transfer, _part = (entry, 0) if type(entry) is Transfer else entry
+                events.append(transfer._fail(TransferStatus.DAEMON_GONE))
         for event in events:
             if event is not None:
                 event.set()
@@ -708,7 +772,6 @@ class Client:
             shared, self._shared = self._shared, []
         for buffer in shared:
             buffer.close()
-        self._reader = None
         self._completion_view.release()
         self._submit_view.release()
         self._rings.close()
@@ -722,10 +785,19 @@ class Client:
 
 
 _VOID_OPCODE = 0x7fff  # neither READ nor WRITE: the daemon answers INVALID_OPCODE
-_SUBMIT_FIELDS = struct.Struct("<6q")
+_RECORD_HEADER = RECORD_HEADER_LENGTH
+# a whole SUBMIT record, header (negative length, type) and body (reserved, opcode, reserved, request id, segment,
+# local, target, length, trace id, submit nanos, notify length, reserved): one pack_into per request
+_SUBMIT_RECORD = struct.Struct("<ii" + "iiqqqqqqqqii")
+_SUBMIT_HEADER = struct.Struct("<ii")
+_SUBMIT_RECORD_LENGTH = _SUBMIT_RECORD.size
+_monotonic_ns = time.monotonic_ns
 _COMPLETION_TYPE = p.COMPLETION
-_COMPLETION_LENGTH = p.COMPLETION_LENGTH
-_COMPLETION_HEAD = struct.Struct("<qiiq")  # COMPLETION body: request id, status, reserved, bytes transferred  # packing the int64 fields of a SUBMIT checks them all in one C call
+_PADDING = p.PADDING
+_COMPLETION_RECORD_LENGTH = RECORD_HEADER_LENGTH + p.COMPLETION_LENGTH
+# what follows a record's length word: its type and, for a COMPLETION, request id, status, reserved, bytes moved
+# (read for every record: the ring's trailer lies beyond the data area, so 32 bytes are always there)
+_RECORD_HEAD = struct.Struct("<i" + "qiiq")
 
 
 def _int64(value) -> int:

@@ -97,11 +97,44 @@ class SubmitRingWriter:
         self._mask = ring.capacity - 1
         self.capacity = ring.capacity
         self.max_message_length = ring.max_message_length
+        # bound once for :meth:`claim`, which runs once per request
+        self._i64 = ring.i64
+        self._tail_index = ring.tail_index
+        self._head_cache_index = ring.head_cache_index
 
     @property
     def buffer(self) -> memoryview:
         """The ring's bytes: write the claimed body at the index :meth:`try_claim` returned."""
         return self._ring.bytes
+
+    def claim(self, record_type: int, record_length: int) -> int:
+        """Claim space for a whole record (header included, ``record_length`` at most
+        :attr:`max_message_length` + 8) whose header the caller writes itself, length negative first (one
+        ``pack_into`` of header and body together), then publishes with :meth:`publish`.
+
+        The common case (room before the end of the data area, per the cached head) is a few loads and two stores;
+        everything else goes through :meth:`try_claim`.
+
+        :returns: the record's offset in :attr:`buffer`, or -1 when the consumer has not freed enough space yet.
+        """
+        i64 = self._i64
+        tail = i64[self._tail_index]
+        index = tail & self._mask
+        aligned = (record_length + 7) & -8
+        required = aligned + RECORD_HEADER_LENGTH
+        if required <= self.capacity - index and required <= self.capacity - tail + i64[self._head_cache_index]:
+            i64[self._tail_index] = tail + aligned
+            i64[(index + aligned) >> 3] = 0  # the next record's header, so the consumer stops there
+            return index
+        body = self.try_claim(record_type, record_length - RECORD_HEADER_LENGTH)
+        return body - RECORD_HEADER_LENGTH if body >= 0 else -1
+
+    def publish(self, record_index: int, record_length: int) -> None:
+        """Publish a record claimed with :meth:`claim` whose header and body are written: its length turns
+        positive in one aligned store, and the consumer may read it."""
+        if not _TSO:
+            _fence()
+        self._ring.i32[record_index >> 2] = record_length
 
     def try_claim(self, record_type: int, body_length: int) -> int:
         """Claim space for a record and mark it as being written.
