@@ -40,7 +40,7 @@ public final class DaemonContext
     private int countersCapacity = 256;
     private long dutyCycleByteBudget = 8L * 1024 * 1024;
     private String rpcAddress = "127.0.0.1:12001";
-    /** {@code gid_index: "auto"}: chosen per port (see io.xferd.daemon.transport.rdma.GidIndexSelector). */
+    /** {@code gid_index: "auto"}: chosen per port (see the RDMA transport's GidIndexSelector). */
     public static final int GID_INDEX_AUTO = -1;
 
     private String protocol = "tcp";

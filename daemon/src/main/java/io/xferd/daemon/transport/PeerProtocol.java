@@ -19,7 +19,7 @@ package io.xferd.daemon.transport;
  *                         session, see SegmentListeners) any name, answered with that port's segment
  * DESCRIPTOR (11)   R->I  int32 status, then the descriptor JSON (status 0) or a UTF-8 reason, tag
  * CONNECT_QP (12)   I->R  u8 length + the requester's rpc address (UTF-8 host:port), int64 the requester's
- *                         epoch (&gt; 0), then its RDMA QP endpoints (see io.xferd.daemon.transport.rdma.QpExchangeCodec), tag
+ *                         epoch (&gt; 0), then its RDMA QP endpoints (see the RDMA transport's QpExchangeCodec), tag
  * QP_ANSWER (13)    R->I  the server's endpoints, one per requested one, tag; or REFUSE (UTF-8 reason, tag),
  *                         after which the connection stays usable
  *

@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  * ACK's (verify, as the receiver does), with the session keys of a connection. A 1 MiB request in 512 KiB slices
  * is two requests and two answers, so this times four gives its cost; compare with the request's wire time.
  * In package io.xferd.daemon.transport.tcp because the frame tag is the daemon's own (package-private) class; the fork
- * settings are those of io.xferd.perf.ForkedWithXferdFlags, repeated so that this package does not depend on perf's.
+ * settings are those of perf's ForkedWithXferdFlags, repeated so that this package does not depend on perf's.
  */
 @Fork(value = 1, jvmArgsAppend = {
     "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
