@@ -4,13 +4,20 @@ import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.files.FileModes;
 import io.xferd.daemon.memory.Region;
+import io.xferd.daemon.memory.RegionTable;
+import io.xferd.daemon.metadata.ClusterMetadata;
 import io.xferd.daemon.session.AccessPolicy;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.ControlChannel;
 import io.xferd.daemon.session.RegistrationRefusedException;
 import io.xferd.daemon.session.SegmentPorts;
+import io.xferd.daemon.session.SessionAddress;
 import io.xferd.daemon.session.SessionTable;
 import io.xferd.daemon.session.SubmitRing;
+import io.xferd.daemon.transport.PeerTransport;
+import io.xferd.daemon.transport.RemoteSegment;
+import io.xferd.daemon.transport.RemoteSegments;
+import io.xferd.daemon.transport.SegmentDescriptor;
 import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.ControlError;
 import io.xferd.ipc.ControlFrame;
@@ -71,8 +78,8 @@ public final class ControlConductor implements AutoCloseable
     private final List<PendingUnregister> pendingUnregisters = new ArrayList<>();
     private final List<ControlChannel> greeting = new ArrayList<>();
     private final ManyToOneConcurrentArrayQueue<Runnable> controlTasks;
-    private final io.xferd.daemon.transport.PeerTransport transport;
-    private final io.xferd.daemon.metadata.ClusterMetadata metadata;
+    private final PeerTransport transport;
+    private final ClusterMetadata metadata;
     private final GpuRegionMapper gpuRegions;
     private final ProcessRegionMapper processRegions = new ProcessRegionMapper();
     private final FileRegionMapper fileRegions = new FileRegionMapper();
@@ -95,8 +102,8 @@ public final class ControlConductor implements AutoCloseable
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
         final SystemCounters counters,
         final EpochClock clock,
-        final io.xferd.daemon.transport.PeerTransport transport,
-        final io.xferd.daemon.metadata.ClusterMetadata metadata)
+        final PeerTransport transport,
+        final ClusterMetadata metadata)
     {
         this.transport = transport;
         this.metadata = metadata;
@@ -484,12 +491,7 @@ public final class ControlConductor implements AutoCloseable
             answerError(session, correlationId, ControlError.MAP_FAILED, "mmap failed: " + ex.getMessage());
             return;
         }
-        session.regions(session.regions().with(region));
-        counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(length);
-        counters.get(SystemCounter.REGIONS_REGISTERED).increment();
-        operations.onRegionAdded(session, region);
-        answerOk(session, correlationId, 0);
-        segmentChanged(session);
+        addRegion(session, correlationId, region, length);
     }
 
     /**
@@ -573,13 +575,8 @@ public final class ControlConductor implements AutoCloseable
             answerError(session, correlationId, ex.code(), ex.getMessage());
             return;
         }
-        session.regions(session.regions().with(region));
-        counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(length);
-        counters.get(SystemCounter.REGIONS_REGISTERED).increment();
-        operations.onRegionAdded(session, region);
         LOG.info("segment {} registered GPU memory {}", session.segmentName(), region);
-        answerOk(session, correlationId, 0);
-        segmentChanged(session);
+        addRegion(session, correlationId, region, length);
     }
 
     /**
@@ -632,12 +629,7 @@ public final class ControlConductor implements AutoCloseable
             answerError(session, correlationId, ControlError.MAP_FAILED, "process " + session.pid() + " is gone");
             return;
         }
-        session.regions(session.regions().with(region));
-        counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(length);
-        counters.get(SystemCounter.REGIONS_REGISTERED).increment();
-        operations.onRegionAdded(session, region);
-        answerOk(session, correlationId, 0);
-        segmentChanged(session);
+        addRegion(session, correlationId, region, length);
     }
 
     /**
@@ -695,11 +687,18 @@ public final class ControlConductor implements AutoCloseable
             answerError(session, correlationId, ex.code(), ex.getMessage());
             return;
         }
+        LOG.info("segment {} registered storage {}", session.segmentName(), region);
+        addRegion(session, correlationId, region, length);
+    }
+
+    /** A region mapped for a registration joins its session's table; counted, recorded, answered, republished. */
+    private void addRegion(
+        final ClientSession session, final long correlationId, final Region region, final long length)
+    {
         session.regions(session.regions().with(region));
         counters.get(SystemCounter.REGISTERED_BYTES).getAndAdd(length);
         counters.get(SystemCounter.REGIONS_REGISTERED).increment();
         operations.onRegionAdded(session, region);
-        LOG.info("segment {} registered storage {}", session.segmentName(), region);
         answerOk(session, correlationId, 0);
         segmentChanged(session);
     }
@@ -736,7 +735,7 @@ public final class ControlConductor implements AutoCloseable
     private void onOpenSegment(final ClientSession session, final ControlFrame frame, final long correlationId)
     {
         final String name = frame.getString(ControlMessages.OPEN_SEGMENT_NAME);
-        final io.xferd.daemon.session.SessionAddress sessionAddress = io.xferd.daemon.session.SessionAddress.parse(name);
+        final SessionAddress sessionAddress = SessionAddress.parse(name);
         if (sessionAddress != null)
         {
             openSession(session, correlationId, sessionAddress);
@@ -773,16 +772,16 @@ public final class ControlConductor implements AutoCloseable
     private void onFirstBuffer(final ClientSession session, final ControlFrame frame, final long correlationId)
     {
         final long handle = frame.getLong(ControlMessages.FIRST_BUFFER_SEGMENT);
-        if (io.xferd.daemon.transport.RemoteSegments.isRemote(handle))
+        if (RemoteSegments.isRemote(handle))
         {
-            final io.xferd.daemon.transport.RemoteSegment remote =
+            final RemoteSegment remote =
                 transport == null ? null : transport.remoteSegments().get(handle);
             if (remote == null)
             {
                 answerError(session, correlationId, ControlError.UNKNOWN_SEGMENT, "no segment has handle " + handle);
                 return;
             }
-            final List<io.xferd.daemon.transport.SegmentDescriptor.Buffer> buffers =
+            final List<SegmentDescriptor.Buffer> buffers =
                 remote.descriptor() == null ? null : remote.descriptor().buffers();
             answerOk(session, correlationId, buffers == null || buffers.isEmpty() ? 0 : buffers.get(0).address());
             return;
@@ -799,7 +798,7 @@ public final class ControlConductor implements AutoCloseable
                 "segment " + target.segmentName() + " is not granted to uid " + session.uid());
             return;
         }
-        final io.xferd.daemon.memory.RegionTable regions = target.regions();
+        final RegionTable regions = target.regions();
         answerOk(session, correlationId, regions.size() == 0 ? 0 : regions.get(0).ownerAddress());
     }
 
@@ -823,7 +822,7 @@ public final class ControlConductor implements AutoCloseable
      * whose engine restarted on a new port is reached again, and a closed port fails now).
      */
     private void openSession(
-        final ClientSession session, final long correlationId, final io.xferd.daemon.session.SessionAddress address)
+        final ClientSession session, final long correlationId, final SessionAddress address)
     {
         final ClientSession local = segmentPorts.localSegment(address);
         if (local != null)
