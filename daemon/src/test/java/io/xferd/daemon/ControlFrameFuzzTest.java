@@ -1,10 +1,7 @@
 package io.xferd.daemon;
 
-import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.ControlFrame;
 import io.xferd.ipc.ControlMessages;
-import org.agrona.IoUtil;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -13,7 +10,6 @@ import org.junit.jupiter.api.Timeout;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.MappedByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -50,10 +46,7 @@ class ControlFrameFuzzTest
 
     private static Path directory;
     private static XferDaemon daemon;
-    private static ChildProcess honest;
-    private static MappedByteBuffer cncMapping;
-    private static UnsafeBuffer cnc;
-    private static long honestRounds;
+    private static HonestWitness honest;
     private static int sessions;
 
     enum Attack
@@ -81,10 +74,7 @@ class ControlFrameFuzzTest
     {
         directory = SystemTests.newDaemonDirectory();
         daemon = XferDaemon.launch(SystemTests.daemonContext(directory));
-        honest = ChildProcess.start("honest", ClientRoleMain.class, "rounds", directory.toString(), "honest");
-        honest.awaitLine("READY", WAIT);
-        cncMapping = IoUtil.mapExistingFile(directory.resolve(CncFileDescriptor.CNC_FILE).toFile(), "cnc");
-        cnc = new UnsafeBuffer(cncMapping);
+        honest = HonestWitness.start(directory, WAIT);
     }
 
     @AfterAll
@@ -92,12 +82,7 @@ class ControlFrameFuzzTest
     {
         if (honest != null)
         {
-            honest.sendLine("EXIT");
             honest.close();
-        }
-        if (cncMapping != null)
-        {
-            IoUtil.unmap(cncMapping);
         }
         if (daemon != null)
         {
@@ -113,7 +98,7 @@ class ControlFrameFuzzTest
         final Attack[] attacks = Attack.values();
         final Map<Attack, Integer> tried = new EnumMap<>(Attack.class);
         final int[] outcomes = new int[2]; // answered, closed
-        long heartbeatBefore = CncFileDescriptor.heartbeatMs(cnc);
+        long heartbeatBefore = honest.heartbeatMs();
         for (int i = 0; i < CASES; i++)
         {
             final Attack attack = i < attacks.length ? attacks[i] : attacks[random.nextInt(attacks.length)];
@@ -128,11 +113,9 @@ class ControlFrameFuzzTest
                 }
                 if ((i + 1) % CASES_PER_ROUND == 0 || i == CASES - 1)
                 {
-                    assertHonestRound();
-                    final long before = heartbeatBefore;
-                    SystemTests.awaitCondition(() -> CncFileDescriptor.heartbeatMs(cnc) > before, WAIT,
-                        () -> "the daemon's heartbeat advances");
-                    heartbeatBefore = CncFileDescriptor.heartbeatMs(cnc);
+                    honest.assertRound();
+                    honest.assertHeartbeatAdvancesPast(heartbeatBefore);
+                    heartbeatBefore = honest.heartbeatMs();
                 }
             }
             catch (final AssertionError ex)
@@ -148,7 +131,7 @@ class ControlFrameFuzzTest
         // an honest round is two requests (a WRITE, a batch READ); each was verified or the test failed already
         System.out.printf("control-frame fuzz: %d cases, %d attacks tried %s, answered %d, disconnected %d; " +
             "honest requests %d verified, lost 0 (seed %d)%n", CASES, tried.size(), tried, outcomes[0], outcomes[1],
-            2 * honestRounds, SEED);
+            2 * honest.rounds(), SEED);
     }
 
     /**
@@ -295,10 +278,4 @@ class ControlFrameFuzzTest
         return random.nextBoolean() ? EDGE_INTS[random.nextInt(EDGE_INTS.length)] : random.nextInt();
     }
 
-    private static void assertHonestRound()
-    {
-        final long seed = ++honestRounds;
-        honest.sendLine("ROUND " + seed);
-        assertThat(honest.awaitLine("ROUND " + seed + " ", WAIT)).isEqualTo("ROUND " + seed + " ok");
-    }
 }

@@ -1,7 +1,6 @@
 package io.xferd.daemon;
 
 import io.xferd.daemon.tools.cli.XferdMain;
-import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.ControlError;
 import io.xferd.ipc.ControlFrame;
 import io.xferd.ipc.ControlMessages;
@@ -12,8 +11,6 @@ import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
 import io.xferd.nativebindings.libc.MappedMemory;
 import io.xferd.nativebindings.libc.Memfd;
-import org.agrona.IoUtil;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -28,7 +25,6 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
-import java.nio.MappedByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -53,11 +49,8 @@ class RegisteredMemorySafetyTest
 
     private static Path directory;
     private static ChildProcess daemon;
-    private static ChildProcess honest;
-    private static MappedByteBuffer cncMapping;
-    private static UnsafeBuffer cnc;
+    private static HonestWitness honest;
     private static int clients;
-    private static long rounds;
 
     @BeforeAll
     static void startDaemonAndHonestClient()
@@ -69,10 +62,7 @@ class RegisteredMemorySafetyTest
             "--liveness-timeout-ms", "30000", // stopped for a moment by one test: not gone to its clients
             "--cluster-token-file", SystemTests.clusterTokenFile(directory).toString());
         daemon.awaitLine("xferd daemon serving", WAIT);
-        honest = ChildProcess.start("honest", ClientRoleMain.class, "rounds", directory.toString(), "honest");
-        honest.awaitLine("READY", WAIT);
-        cncMapping = IoUtil.mapExistingFile(directory.resolve(CncFileDescriptor.CNC_FILE).toFile(), "cnc");
-        cnc = new UnsafeBuffer(cncMapping);
+        honest = HonestWitness.start(directory, WAIT);
     }
 
     @AfterAll
@@ -80,12 +70,7 @@ class RegisteredMemorySafetyTest
     {
         if (honest != null)
         {
-            honest.sendLine("EXIT");
             honest.close();
-        }
-        if (cncMapping != null)
-        {
-            IoUtil.unmap(cncMapping);
         }
         if (daemon != null)
         {
@@ -108,7 +93,7 @@ class RegisteredMemorySafetyTest
                 .isEqualTo("MEMORY_NOT_SEALED");
             assertThat(register(client, small, 0, 4 * KIB)).as("the same client, a range that fits").isEqualTo("OK");
         }
-        assertHonestRound();
+        honest.assertRound();
     }
 
     @Test
@@ -116,7 +101,7 @@ class RegisteredMemorySafetyTest
     {
         final long length = 64 * MIB;
         final long faultsBefore = SystemTests.cncCounter(directory, SystemCounter.MEMORY_FAULTS);
-        final long heartbeatBefore = CncFileDescriptor.heartbeatMs(cnc);
+        final long heartbeatBefore = honest.heartbeatMs();
         try (RawControlSession shrinker = RawControlSession.hello(directory, "shrinker-" + clients++, WAIT);
             SharedFile file = SharedFile.tmpfsFile(length);
             SharedFile target = SharedFile.sealedMemfd(length))
@@ -137,9 +122,8 @@ class RegisteredMemorySafetyTest
                 .isTrue();
         }
         assertThat(SystemTests.cncCounter(directory, SystemCounter.MEMORY_FAULTS)).isEqualTo(faultsBefore + 1);
-        assertHonestRound();
-        SystemTests.awaitCondition(() -> CncFileDescriptor.heartbeatMs(cnc) > heartbeatBefore, WAIT,
-            () -> "the daemon's heartbeat advances");
+        honest.assertRound();
+        honest.assertHeartbeatAdvancesPast(heartbeatBefore);
         assertThat(daemon.isAlive()).isTrue();
     }
 
@@ -192,7 +176,7 @@ class RegisteredMemorySafetyTest
             assertThat(client.isOpenedByDaemon()).isTrue();
         }
         assertThat(overlapped).as("at least one UNREGISTER arrived during its copy").isPositive();
-        assertHonestRound();
+        honest.assertRound();
         assertThat(daemon.isAlive()).isTrue();
     }
 
@@ -285,7 +269,7 @@ class RegisteredMemorySafetyTest
             SystemTests.deleteRecursively(ownerDirectory);
         }
         assertThat(overlapped).as("at least one UNREGISTER arrived while its READ was held").isPositive();
-        assertHonestRound();
+        honest.assertRound();
         assertThat(daemon.isAlive()).isTrue();
     }
 
@@ -341,12 +325,6 @@ class RegisteredMemorySafetyTest
         }
     }
 
-    private static void assertHonestRound()
-    {
-        final long seed = ++rounds;
-        honest.sendLine("ROUND " + seed);
-        assertThat(honest.awaitLine("ROUND " + seed + " ", WAIT)).isEqualTo("ROUND " + seed + " ok");
-    }
 
     /**
      * @return "OK", or the name of the ERROR's code.

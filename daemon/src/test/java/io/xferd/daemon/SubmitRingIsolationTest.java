@@ -1,6 +1,5 @@
 package io.xferd.daemon;
 
-import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.RecordTypes;
 import io.xferd.ipc.RingsFileDescriptor;
@@ -9,7 +8,6 @@ import io.xferd.ipc.SubmitRequestFlyweight;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
 import org.agrona.BitUtil;
-import org.agrona.IoUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -17,7 +15,6 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.nio.MappedByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Random;
@@ -32,7 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * throws or moves its head past the tail, and an honest client in another process keeps completing verified
  * transfers after every attack while the daemon's heartbeat advances.
  * <p>
- * Seeded cases (system property {@code xferd.fuzz.cases}, default 1200; {@code xferd.fuzz.seed} to replay): each
+ * Seeded cases (system property {@code xferd.fuzz.cases}, default 1200; {@code xferd.test.seed} to replay): each
  * is one rogue connection, one attack on its own ring, the expected outcome for it, then one honest round.
  */
 @Tag("integration")
@@ -40,16 +37,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 class SubmitRingIsolationTest
 {
     private static final int CASES = Integer.getInteger("xferd.fuzz.cases", 1200);
-    private static final long SEED = Long.getLong("xferd.fuzz.seed", 0x5EED_12L);
+    private static final long SEED = Long.getLong("xferd.test.seed", 0x5EED_12L);
     private static final Duration REACTS_WITHIN = Duration.ofSeconds(10);
 
     private static Path directory;
     private static XferDaemon daemon;
-    private static ChildProcess honest;
-    private static MappedByteBuffer cncMapping;
-    private static UnsafeBuffer cnc;
+    private static HonestWitness honest;
     private static int rogues;
-    private static long rounds;
 
     /** What an attack must lead to. */
     enum Outcome
@@ -95,10 +89,7 @@ class SubmitRingIsolationTest
     {
         directory = SystemTests.newDaemonDirectory();
         daemon = XferDaemon.launch(SystemTests.daemonContext(directory));
-        honest = ChildProcess.start("honest", ClientRoleMain.class, "rounds", directory.toString(), "honest");
-        honest.awaitLine("READY", WAIT);
-        cncMapping = IoUtil.mapExistingFile(directory.resolve(CncFileDescriptor.CNC_FILE).toFile(), "cnc");
-        cnc = new UnsafeBuffer(cncMapping);
+        honest = HonestWitness.start(directory, WAIT);
     }
 
     @AfterAll
@@ -106,12 +97,7 @@ class SubmitRingIsolationTest
     {
         if (honest != null)
         {
-            honest.sendLine("EXIT");
             honest.close();
-        }
-        if (cncMapping != null)
-        {
-            IoUtil.unmap(cncMapping);
         }
         if (daemon != null)
         {
@@ -148,13 +134,13 @@ class SubmitRingIsolationTest
         // an honest round is two requests (a WRITE, a batch READ); each was verified or the test failed already
         System.out.printf("submit-ring fuzz: %d cases, %d attacks tried %s, rogues cut off %d; honest requests %d " +
             "verified, lost 0 (seed %d)%n", CASES, attacks.length, java.util.Arrays.toString(tried),
-            counter(daemon, SystemCounter.CLIENTS_CUT_OFF), 2 * rounds, SEED);
+            counter(daemon, SystemCounter.CLIENTS_CUT_OFF), 2 * honest.rounds(), SEED);
     }
 
     private static void attackAndCheck(final Attack attack, final Random random)
     {
         final long cutOffBefore = counter(daemon, SystemCounter.CLIENTS_CUT_OFF);
-        final long heartbeatBefore = CncFileDescriptor.heartbeatMs(cnc);
+        final long heartbeatBefore = honest.heartbeatMs();
         try (RawControlSession rogue = RawControlSession.hello(directory, "rogue-" + rogues++, WAIT))
         {
             final long requestId = write(attack, rogue, random);
@@ -166,11 +152,11 @@ class SubmitRingIsolationTest
                     SystemTests.awaitCondition(
                         () -> counter(daemon, SystemCounter.CLIENTS_CUT_OFF) == cutOffBefore + 1, WAIT,
                         () -> "counted once");
-                    assertHonestRound();
+                    honest.assertRound();
                 }
                 case STALLS ->
                 {
-                    assertHonestRound(); // the intake visited the rogue's ring meanwhile
+                    honest.assertRound(); // the intake visited the rogue's ring meanwhile
                     assertThat(rogue.isOpenedByDaemon()).as("a stalled ring costs nobody the connection").isTrue();
                     assertThat(counter(daemon, SystemCounter.CLIENTS_CUT_OFF)).isEqualTo(cutOffBefore);
                 }
@@ -181,11 +167,11 @@ class SubmitRingIsolationTest
                         .isNotEqualTo(TransferStatus.OK);
                     assertThat(completion[1]).isZero();
                     assertThat(rogue.isOpenedByDaemon()).isTrue();
-                    assertHonestRound();
+                    honest.assertRound();
                 }
                 case EITHER ->
                 {
-                    assertHonestRound();
+                    honest.assertRound();
                     if (!rogue.isOpenedByDaemon())
                     {
                         SystemTests.awaitCondition(
@@ -195,16 +181,9 @@ class SubmitRingIsolationTest
                 }
             }
         }
-        SystemTests.awaitCondition(() -> CncFileDescriptor.heartbeatMs(cnc) > heartbeatBefore, WAIT,
-            () -> "the daemon's heartbeat advances");
+        honest.assertHeartbeatAdvancesPast(heartbeatBefore);
     }
 
-    private static void assertHonestRound()
-    {
-        final long seed = ++rounds;
-        honest.sendLine("ROUND " + seed);
-        assertThat(honest.awaitLine("ROUND " + seed + " ", WAIT)).isEqualTo("ROUND " + seed + " ok");
-    }
 
     /**
      * Write the attack into the rogue's own submit ring, raw.
