@@ -423,14 +423,13 @@ public final class TcpTransport implements PeerTransport
     void checkTimeouts()
     {
         final long now = clock.nanoTime();
-        final long timeoutNanos = context.transferTimeoutMs() * 1_000_000L;
         for (final PeerLink link : links.values())
         {
             for (final PeerPath path : link.paths())
             {
                 for (final PeerConnection connection : path.connections())
                 {
-                    connection.checkTimeout(now, timeoutNanos);
+                    connection.checkTimeout(now);
                 }
             }
         }
