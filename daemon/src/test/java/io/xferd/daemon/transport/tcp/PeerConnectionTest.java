@@ -27,7 +27,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -48,7 +50,7 @@ class PeerConnectionTest
     private static final String TOKEN = "peer-connection-test-token-0123456789abcdef";
     private static final int SLICE = 16 * 1024;
     private static final int LENGTH = 4 * SLICE;
-    // also the real-time limit of a descriptor fetch and a connect: generous, for a loaded machine's first handshake
+    // also the real-time limit of a socket connect: generous, for a loaded machine
     private static final long TIMEOUT_MS = 20_000;
     private static final long TIMEOUT_NS = TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
     private static final long START_NS = 1_000_000_000_000L;
@@ -157,6 +159,37 @@ class PeerConnectionTest
         assertThat(awaitCompletion(3)).as("past it the request fails").isEqualTo(TransferStatus.TRANSPORT_ERROR);
         assertThat(counters.get(SystemCounter.SLICES_TIMED_OUT).get()).isPositive();
         assertThatBorrowsAreGivenBack();
+    }
+
+    @Test
+    void shouldGiveUpADescriptorFetchWhosePeerNeverAnswersOnlyPastTheTimeoutOnTheInjectedClock() throws Exception
+    {
+        // a listener that never accepts: the kernel completes the connect, the handshake waits for an answer forever
+        try (ServerSocketChannel silent = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0)))
+        {
+            start(null, LocalNics.resolve(List.of()));
+            final CompletableFuture<Object> result = new CompletableFuture<>();
+            transport.openAsync("127.0.0.1:" + silent.socket().getLocalPort(), "decode", result::complete);
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (transport.fetchesUnderWay() == 0 && System.nanoTime() < deadline)
+            {
+                Thread.sleep(1);
+            }
+            assertThat(transport.fetchesUnderWay()).as("the fetch started").isEqualTo(1);
+
+            clock.update(START_NS + TIMEOUT_NS);
+            transport.checkTimeouts();
+            assertThat(result.isDone()).as("at the deadline the fetch still waits").isFalse();
+            assertThat(transport.fetchesUnderWay()).isEqualTo(1);
+
+            clock.update(START_NS + TIMEOUT_NS + 1);
+            transport.checkTimeouts();
+            assertThat(result.get(20, TimeUnit.SECONDS)).as("past it the open fails, saying why")
+                .asString().contains("did not answer within " + TIMEOUT_MS + " ms");
+            assertThat(transport.fetchesUnderWay()).isZero();
+            assertThat(transport.remoteSegments().get(Long.MIN_VALUE)).as("nothing opened").isNull();
+            assertThat(transport.links()).as("no peer link").isEmpty();
+        }
     }
 
     @Test
