@@ -6,6 +6,7 @@ import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.host.LocalNics;
 import io.xferd.daemon.session.CompletionSender;
 import io.xferd.daemon.session.SessionTable;
+import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.daemon.transport.SegmentDescriptor;
 import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.NanoClock;
