@@ -193,6 +193,29 @@ class PeerConnectionTest
     }
 
     @Test
+    void shouldNotTryToConnectAgainUntilTheBackOffHasEndedOnTheInjectedClock() throws Exception
+    {
+        // one path, 127.0.0.9 -> the peer's NIC "gone" at 127.0.0.9, where nothing listens (connection refused)
+        start(FakePeerServer.withNics(TOKEN, List.of(new SegmentDescriptor.Nic("gone", "127.0.0.9"))),
+            LocalNics.of(List.of(new LocalNics.Nic("dead", "127.0.0.9", 32))));
+        final long handle = open();
+        final var attempts = counters.get(SystemCounter.PEER_CONNECTION_FAILURES);
+
+        submitRead(7, handle);
+        assertThat(awaitCompletion(7)).isEqualTo(TransferStatus.TRANSPORT_ERROR);
+        assertThat(attempts.get()).as("one attempt for the request's %d slices", LENGTH / SLICE).isEqualTo(1);
+
+        clock.update(START_NS + PeerConnectionLifecycle.MIN_RECONNECT_DELAY_NS - 1);
+        submitRead(8, handle);
+        assertThat(awaitCompletion(8)).isEqualTo(TransferStatus.TRANSPORT_ERROR);
+        assertThat(attempts.get()).as("1 ns before the back-off ends").isEqualTo(1);
+
+        clock.update(START_NS + PeerConnectionLifecycle.MIN_RECONNECT_DELAY_NS);
+        assertThat(read(9, handle)).isEqualTo(TransferStatus.TRANSPORT_ERROR);
+        assertThat(attempts.get()).as("when it ends").isEqualTo(2);
+    }
+
+    @Test
     void shouldSendASliceThatFailedOnOnePathAgainOnAnother() throws Exception
     {
         // path "dead": 127.0.0.9 -> the peer's NIC "gone" at 127.0.0.9, where nothing listens (connection refused);
