@@ -203,7 +203,7 @@ public final class PeerServer implements AutoCloseable
                 {
                     // over the cap: cut off at once, before a thread or a buffer is spent on it
                     closeQuietly(channel);
-                    limits.refusedOne(LOG);
+                    limits.refusedOne(LOG, clock.nanoTime());
                     continue;
                 }
                 final PeerSessionHandler handler;
@@ -260,7 +260,7 @@ public final class PeerServer implements AutoCloseable
         if (!limits.tryAdmit())
         {
             closeQuietly(channel);
-            limits.refusedOne(LOG);
+            limits.refusedOne(LOG, clock.nanoTime());
             return;
         }
         final PeerSessionHandler handler;
