@@ -6,11 +6,8 @@ import org.agrona.concurrent.CachedEpochClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -19,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * moves, with its thread never started: a connected client's descriptor is put on the next step and deleted when it
  * disconnects; the keys are renewed every TTL/3 (at exactly the renewal time, not 1 ms before); a store that fails is
  * retried after 200 ms, then 400, 800, ... up to 5 s (not 1 ms early), every segment is put again when it answers,
- * and the back-off starts from 200 ms after that. The store is an in-memory map that can be made to fail.
+ * and the back-off starts from 200 ms after that. The store is an {@link InMemoryMetadataStore}.
  */
 class SegmentPublisherTest
 {
@@ -28,7 +25,7 @@ class SegmentPublisherTest
     private static final long START_MS = 1_000_000;
 
     private final MetadataKeys keys = new MetadataKeys("test-cluster");
-    private final FakeStore store = new FakeStore();
+    private final InMemoryMetadataStore store = new InMemoryMetadataStore();
     private final CachedEpochClock clock = new CachedEpochClock();
     private final SegmentPublisher publisher = new SegmentPublisher(store, keys, SegmentPublisherTest::describe,
         TTL_MS, descriptor -> true, clock);
@@ -156,73 +153,5 @@ class SegmentPublisherTest
     {
         return new SegmentDescriptor(SegmentDescriptor.VERSION, session.segmentName(), "tcp", "127.0.0.1:1", 3, 9,
             List.of(), List.of(), List.of(), Map.of());
-    }
-
-    /**
-     * An in-memory store that counts what it was asked and, while {@code failing}, refuses everything.
-     */
-    private static final class FakeStore implements MetadataStore
-    {
-        final Map<String, String> values = new ConcurrentHashMap<>();
-        volatile boolean failing;
-        int calls;
-        int renewals;
-        Map<String, String> lastRenewed = Map.of();
-
-        @Override
-        public String url()
-        {
-            return "fake://store";
-        }
-
-        @Override
-        public void put(final String key, final String value)
-        {
-            call();
-            values.put(key, value);
-        }
-
-        @Override
-        public String get(final String key)
-        {
-            call();
-            return values.get(key);
-        }
-
-        @Override
-        public void delete(final String key)
-        {
-            call();
-            values.remove(key);
-        }
-
-        @Override
-        public void renew(final Map<String, String> owned)
-        {
-            call();
-            renewals++;
-            lastRenewed = Map.copyOf(owned);
-            values.putAll(owned);
-        }
-
-        @Override
-        public boolean watch(final String prefix, final Consumer<String> changed)
-        {
-            return false;
-        }
-
-        @Override
-        public void close()
-        {
-        }
-
-        private void call()
-        {
-            calls++;
-            if (failing)
-            {
-                throw new MetadataException("store away (test)");
-            }
-        }
     }
 }
