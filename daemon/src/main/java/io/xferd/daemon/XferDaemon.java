@@ -20,6 +20,7 @@ import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.CompletionSender;
 import io.xferd.daemon.session.SessionTable;
 import io.xferd.daemon.statusmap.StatusMapWriter;
+import io.xferd.daemon.storage.StorageStage;
 import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.daemon.transport.PeerTransport;
 import io.xferd.daemon.transport.SegmentDescriptor;
@@ -31,10 +32,12 @@ import io.xferd.daemon.transport.rdma.RdmaTransport;
 import io.xferd.daemon.transport.tcp.PeerServer;
 import io.xferd.daemon.transport.tcp.TcpTransport;
 import io.xferd.ipc.CncFileDescriptor;
+import io.xferd.ipc.SystemCounter;
 import io.xferd.nativebindings.libc.Process;
 import io.xferd.nativebindings.verbs.Verbs;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.CompositeAgent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.SystemEpochClock;
@@ -70,6 +73,8 @@ public final class XferDaemon implements AutoCloseable
     private final RdmaMemoryRegistrar rdmaRegistrar;
     private final ClusterMetadata metadata;
     private final List<AgentRunner> dataPlaneRunners = new ArrayList<>();
+    private final StorageStage storageStage;
+    private final AgentRunner storageRunner;
     private final List<DutyCycleTracker> dutyCycles = new ArrayList<>();
     private final Journal journal;
     private final StatusMapWriter registryWriter;
@@ -171,12 +176,18 @@ public final class XferDaemon implements AutoCloseable
 
         final Agent intake = new SubmitAdapter(pipeline.ring(), registry, disconnects, counters, nanoClock,
             journal.recorder(), context.maxBatchEntriesInForce(), context.batchTrackersPerClient());
+        // its own thread in every threading mode: it blocks in io_uring_enter while the device works
+        this.storageStage = new StorageStage(context.storageQueueDepth(), StorageStage.DEFAULT_SUBMISSIONS,
+            counters.get(SystemCounter.STORAGE_BYTES_READ), counters.get(SystemCounter.STORAGE_BYTES_WRITTEN),
+            counters.get(SystemCounter.STORAGE_ERRORS), counters.get(SystemCounter.STORAGE_SYNCS));
+        this.storageRunner = new AgentRunner(new BackoffIdleStrategy(100, 10, 1_000, 1_000_000),
+            throwable -> LOG.error("storage stage error", throwable), null, storageStage);
         final List<Agent> workers = new ArrayList<>();
         for (int i = 0; i < context.transferWorkers(); i++)
         {
             workers.add(new TransferWorker(i, pipeline, registry, new CompletionSender(disconnects, counters), transport,
                 counters, nanoClock, context.maxRequestLength(), context.dutyCycleByteBudget(), journal.recorder(),
-                context.deviceMemory(), context.accessPolicy(), context.storageQueueDepth()));
+                context.deviceMemory(), context.accessPolicy(), context.storageQueueDepth(), storageStage));
         }
         if (transport instanceof RdmaTransport rdma)
         {
@@ -270,6 +281,8 @@ public final class XferDaemon implements AutoCloseable
         context.conclude();
         final RdmaDevices rdmaDevices = openTransport(context);
         final XferDaemon daemon = new XferDaemon(context, rdmaDevices);
+        AgentRunner.startOnThread(daemon.storageRunner);
+        daemon.agents.watch("storage stage", daemon.storageRunner::thread);
         for (final AgentRunner runner : daemon.dataPlaneRunners)
         {
             AgentRunner.startOnThread(runner);
@@ -484,6 +497,7 @@ public final class XferDaemon implements AutoCloseable
         {
             runner.close();
         }
+        storageRunner.close(); // after the workers and peer threads that submit to it
         if (transport instanceof RdmaTransport)
         {
             transport.close();
