@@ -126,6 +126,12 @@ public final class XferDaemon implements AutoCloseable
         this.counters = new SystemCounters(new CountersManager(
             CncFileDescriptor.countersMetadataBuffer(cnc), CncFileDescriptor.countersValuesBuffer(cnc)));
 
+        // its own thread in every threading mode: it blocks in io_uring_enter while the device works
+        this.storageStage = new StorageStage(context.storageQueueDepth(), StorageStage.DEFAULT_SUBMISSIONS,
+            counters.get(SystemCounter.STORAGE_BYTES_READ), counters.get(SystemCounter.STORAGE_BYTES_WRITTEN),
+            counters.get(SystemCounter.STORAGE_ERRORS), counters.get(SystemCounter.STORAGE_SYNCS));
+        this.storageRunner = new AgentRunner(new BackoffIdleStrategy(100, 10, 1_000, 1_000_000),
+            throwable -> LOG.error("storage stage error", throwable), null, storageStage);
         final SessionTable registry = new SessionTable(context.maxClients());
         this.registry = registry;
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects = new ManyToOneConcurrentArrayQueue<>(1024);
@@ -137,6 +143,7 @@ public final class XferDaemon implements AutoCloseable
             localNics = context.localNics() != null ? context.localNics() : "tcp".equals(context.protocol()) ?
                 LocalNics.resolve(context.deviceNames(), context.topologyMatrixFile()) : LocalNics.resolve(List.of());
             this.peerServer = new PeerServer(context, registry, counters, disconnects, epoch, localNics);
+            peerServer.storageStage(storageStage);
         }
         catch (final RuntimeException ex)
         {
@@ -176,12 +183,6 @@ public final class XferDaemon implements AutoCloseable
 
         final Agent intake = new SubmitAdapter(pipeline.ring(), registry, disconnects, counters, nanoClock,
             journal.recorder(), context.maxBatchEntriesInForce(), context.batchTrackersPerClient());
-        // its own thread in every threading mode: it blocks in io_uring_enter while the device works
-        this.storageStage = new StorageStage(context.storageQueueDepth(), StorageStage.DEFAULT_SUBMISSIONS,
-            counters.get(SystemCounter.STORAGE_BYTES_READ), counters.get(SystemCounter.STORAGE_BYTES_WRITTEN),
-            counters.get(SystemCounter.STORAGE_ERRORS), counters.get(SystemCounter.STORAGE_SYNCS));
-        this.storageRunner = new AgentRunner(new BackoffIdleStrategy(100, 10, 1_000, 1_000_000),
-            throwable -> LOG.error("storage stage error", throwable), null, storageStage);
         final List<Agent> workers = new ArrayList<>();
         for (int i = 0; i < context.transferWorkers(); i++)
         {
