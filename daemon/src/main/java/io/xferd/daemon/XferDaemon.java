@@ -6,7 +6,9 @@ import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.agent.ThreadingMode;
 import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.control.ConductorListener;
+import io.xferd.daemon.control.ConfiguredStorageSegments;
 import io.xferd.daemon.control.ControlConductor;
+import io.xferd.daemon.control.FileRegionMapper;
 import io.xferd.daemon.control.RuntimeDirectory;
 import io.xferd.daemon.host.LocalNics;
 import io.xferd.daemon.journal.Journal;
@@ -74,6 +76,7 @@ public final class XferDaemon implements AutoCloseable
     private final ClusterMetadata metadata;
     private final List<AgentRunner> dataPlaneRunners = new ArrayList<>();
     private final StorageStage storageStage;
+    private final ConfiguredStorageSegments storageSegments;
     private final AgentRunner storageRunner;
     private final List<DutyCycleTracker> dutyCycles = new ArrayList<>();
     private final Journal journal;
@@ -156,6 +159,20 @@ public final class XferDaemon implements AutoCloseable
         }
         // segment names carry the address peers really reach (the bound port when 0 was asked for)
         context.rpcAddress(peerServer.advertisedAddress());
+        try
+        {
+            this.storageSegments = ConfiguredStorageSegments.open(context, registry, new FileRegionMapper());
+        }
+        catch (final RuntimeException ex)
+        {
+            peerServer.close();
+            if (rdmaDevices != null)
+            {
+                rdmaDevices.close();
+            }
+            directory.close();
+            throw ex;
+        }
         if (rdmaDevices != null)
         {
             this.rdmaRegistrar = new RdmaMemoryRegistrar(rdmaDevices);
@@ -499,6 +516,7 @@ public final class XferDaemon implements AutoCloseable
             runner.close();
         }
         storageRunner.close(); // after the workers and peer threads that submit to it
+        storageSegments.close();
         if (transport instanceof RdmaTransport)
         {
             transport.close();
