@@ -110,6 +110,8 @@ class StorageSegmentTest
         final java.util.Map<String, Object> status = io.xferd.daemon.tools.status.StatusSnapshot.read(directory);
         assertThat((java.util.Map<String, Object>)status.get("storage"))
             .containsEntry("errors", 0L).containsKey("bytes_written");
+        assertThat((Long)((java.util.Map<String, Object>)status.get("storage")).get("syncs"))
+            .as("the region is registered sync: its writes were followed by fdatasyncs").isPositive();
         assertThat(status.get("clients").toString()).contains("location=file").contains("storage=file offset 0");
     }
 

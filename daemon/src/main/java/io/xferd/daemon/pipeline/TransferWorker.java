@@ -135,7 +135,8 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         this.byteBudget = byteBudget;
         this.journal = journal;
         this.storage = new StorageIo(storageQueueDepth, counters.get(SystemCounter.STORAGE_BYTES_READ),
-            counters.get(SystemCounter.STORAGE_BYTES_WRITTEN), counters.get(SystemCounter.STORAGE_ERRORS));
+            counters.get(SystemCounter.STORAGE_BYTES_WRITTEN), counters.get(SystemCounter.STORAGE_ERRORS),
+            counters.get(SystemCounter.STORAGE_SYNCS));
         this.copier = new RegionCopier(deviceMemory, storage);
         this.nicFile = journal.nameId(StorageFile.FILE);
         this.nicNvme = journal.nameId(StorageFile.NVME);
