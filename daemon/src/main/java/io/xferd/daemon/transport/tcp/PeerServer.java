@@ -6,6 +6,7 @@ import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.host.LocalNics;
 import io.xferd.daemon.session.CompletionSender;
 import io.xferd.daemon.session.SessionTable;
+import io.xferd.daemon.storage.StorageStage;
 import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.daemon.transport.SegmentDescriptor;
 import org.agrona.concurrent.SystemNanoClock;
@@ -68,6 +69,7 @@ public final class PeerServer implements AutoCloseable
     private final SegmentListeners segmentListeners;
     // the time deadlines are measured on (handshakes, frames stalled in the middle): tests move it
     private final NanoClock clock;
+    private volatile StorageStage storageStage;
 
     public PeerServer(
         final DaemonContext context,
@@ -425,6 +427,20 @@ public final class PeerServer implements AutoCloseable
     DaemonContext context()
     {
         return context;
+    }
+
+    /**
+     * Serve peers' READs of file regions through the daemon's storage stage (before {@link #start()}); without
+     * one they are read on each connection's thread.
+     */
+    public void storageStage(final StorageStage stage)
+    {
+        this.storageStage = stage;
+    }
+
+    StorageStage storageStage()
+    {
+        return storageStage;
     }
 
     @Override
