@@ -31,6 +31,11 @@ import org.agrona.concurrent.status.AtomicCounter;
  * fields) is handed to the conductor to be cut off; nobody else notices. When the pipeline is full, records stay in
  * their rings (back-pressure, nothing dropped); a batch too big for the room left is published over several cycles.
  * Allocation-free once each client's batch trackers exist.
+ * <p>
+ * What a request costs here is paid once per pass over a client's ring where it can be: the commands of every
+ * record taken in one pass are published to the workers together ({@code publish(lo, hi)}, one cursor write), the
+ * submitted counter moves once per pass, just before that publish (so it never lags a completion), and the clock is
+ * read once per duty cycle (a request's intake time is the cycle's: the intake pass is short).
  */
 public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
 {
@@ -58,6 +63,13 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     private int budget;
     private boolean pipelineFull;
     private int nextStart;
+    /** Pipeline sequences claimed and filled in this pass, published together: none while {@code lo > hi}. */
+    private long claimedLo = 0;
+    private long claimedHi = -1;
+    /** Requests taken in this pass, counted when they are published. */
+    private int submittedThisPass;
+    private long cycleNanos;
+    private boolean clockRead;
 
     public SubmitAdapter(
         final RingBuffer<TransferCommand> pipeline,
@@ -87,7 +99,9 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     public int doWork()
     {
         pipelineFull = false;
+        clockRead = false;
         int work = publishHeldEntries();
+        publishClaimed();
         final int slots = registry.capacity();
         final int start = nextStart;
         nextStart = start + 1 == slots ? 0 : start + 1;
@@ -112,6 +126,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             }
             finally
             {
+                publishClaimed(); // before the release: a command holds its own borrow of the session
                 current = null;
                 currentIntake = null;
                 session.release();
@@ -191,7 +206,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             command.length = request.length();
             command.traceId = request.traceId();
             command.submitNanos = request.submitNanos();
-            command.intakeNanos = clock.nanoTime();
+            command.intakeNanos = cycleNanos();
             command.refusal = 0;
             command.notifyLength = 0;
             if (notifyLength > SubmitRequestFlyweight.MAX_NOTIFY_LENGTH)
@@ -203,7 +218,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
                 command.notify.putBytes(0, buffer, request.notifyOffset(), notifyLength);
                 command.notifyLength = notifyLength;
             }
-            submitted.increment();
+            submittedThisPass++;
             journal.onSubmitted(session.slot(), command.requestId, command.traceId, command.opcode, command.length,
                 command.submitNanos, command.intakeNanos);
         }
@@ -211,7 +226,6 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         {
             command.clear(); // the client is being closed: an empty command, so the sequence is not lost
         }
-        pipeline.publish(sequence);
         budget--;
         return SubmitRing.Action.TAKEN;
     }
@@ -288,7 +302,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     private void startBatch(final ClientSession session, final BatchTracker batch, final UnsafeBuffer buffer,
         final int offset, final int entryCount, final int notifyLength)
     {
-        final long intakeNanos = clock.nanoTime();
+        final long intakeNanos = cycleNanos();
         batch.begin(session, batchRecord.requestId(), batchRecord.opcode(), entryCount, batchRecord.segmentHandle(),
             batchRecord.traceId(), batchRecord.submitNanos(), intakeNanos);
         batch.entriesOffset = SubmitBatchFlyweight.entriesOffset(notifyLength);
@@ -305,7 +319,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
                 batch.localTarget = registry.segment(batch.segmentHandle);
             }
         }
-        submitted.getAndAdd(entryCount); // counted per request, like SUBMITs, so submitted = completed + failed
+        submittedThisPass += entryCount; // counted per request, like SUBMITs, so submitted = completed + failed
     }
 
     private BatchTracker takeTracker(final ClientIntake intake)
@@ -339,16 +353,15 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             command.length = 0;
             command.traceId = batchRecord.traceId();
             command.submitNanos = batchRecord.submitNanos();
-            command.intakeNanos = clock.nanoTime();
+            command.intakeNanos = cycleNanos();
             command.notifyLength = 0;
             command.refusal = status;
-            submitted.increment();
+            submittedThisPass++;
         }
         else
         {
             command.clear();
         }
-        pipeline.publish(sequence);
         return SubmitRing.Action.TAKEN;
     }
 
@@ -385,7 +398,6 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         {
             command.clear(); // the client is being closed: nobody waits for this batch any more
         }
-        pipeline.publish(sequence);
     }
 
     /**
@@ -411,13 +423,20 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     }
 
     /**
-     * @return a pipeline sequence, or -1 when the pipeline is full (this cycle ends).
+     * @return a pipeline sequence, or -1 when the pipeline is full (this cycle ends). Claimed sequences are
+     * published together by {@link #publishClaimed()}.
      */
     private long claim()
     {
         try
         {
-            return pipeline.tryNext();
+            final long sequence = pipeline.tryNext();
+            if (claimedLo > claimedHi)
+            {
+                claimedLo = sequence;
+            }
+            claimedHi = sequence;
+            return sequence;
         }
         catch (final InsufficientCapacityException ex)
         {
@@ -425,6 +444,38 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             pipelineFull = true;
             return -1;
         }
+    }
+
+    /**
+     * Hand this pass's commands to the workers: count them first, so that submitted never lags completed, then
+     * publish every claimed sequence with one cursor write (single producer: they are contiguous).
+     */
+    private void publishClaimed()
+    {
+        if (submittedThisPass > 0)
+        {
+            submitted.getAndAdd(submittedThisPass);
+            submittedThisPass = 0;
+        }
+        if (claimedLo <= claimedHi)
+        {
+            pipeline.publish(claimedLo, claimedHi);
+            claimedLo = 0;
+            claimedHi = -1;
+        }
+    }
+
+    /**
+     * @return this duty cycle's time, read at its first request: one clock read per cycle, not per request.
+     */
+    private long cycleNanos()
+    {
+        if (!clockRead)
+        {
+            cycleNanos = clock.nanoTime();
+            clockRead = true;
+        }
+        return cycleNanos;
     }
 
     @Override
