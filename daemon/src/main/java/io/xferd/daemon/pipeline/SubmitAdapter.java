@@ -34,8 +34,9 @@ import org.agrona.concurrent.status.AtomicCounter;
  * <p>
  * What a request costs here is paid once per pass over a client's ring where it can be: the commands of every
  * record taken in one pass are published to the workers together ({@code publish(lo, hi)}, one cursor write), the
- * submitted counter moves once per pass, just before that publish (so it never lags a completion), and the clock is
- * read once per duty cycle (a request's intake time is the cycle's: the intake pass is short).
+ * submitted counter moves once per pass, just before that publish (so it never lags a completion), the client is
+ * borrowed once for all the pass's commands (intake holds its own borrow meanwhile, so the client cannot go), and
+ * the clock is read once per duty cycle (a request's intake time is the cycle's: the intake pass is short).
  */
 public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
 {
@@ -68,6 +69,8 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     private long claimedHi = -1;
     /** Requests taken in this pass, counted when they are published. */
     private int submittedThisPass;
+    /** Borrows of the current client its commands of this pass hold, taken in one step when they are published. */
+    private int passBorrows;
     private long cycleNanos;
     private boolean clockRead;
 
@@ -194,38 +197,32 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         }
         final TransferCommand command = pipeline.get(sequence);
         final ClientSession session = current;
-        if (session.tryAcquire())
+        passBorrows++; // the command's borrow of its submitter, taken for the whole pass in publishClaimed
+        command.submitter = session;
+        command.batch = null;
+        command.requestId = request.requestId();
+        command.opcode = request.opcode();
+        command.segmentHandle = request.segmentHandle();
+        command.localAddress = request.localAddress();
+        command.targetAddress = request.targetAddress();
+        command.length = request.length();
+        command.traceId = request.traceId();
+        command.submitNanos = request.submitNanos();
+        command.intakeNanos = cycleNanos();
+        command.refusal = 0;
+        command.notifyLength = 0;
+        if (notifyLength > SubmitRequestFlyweight.MAX_NOTIFY_LENGTH)
         {
-            command.submitter = session;
-            command.batch = null;
-            command.requestId = request.requestId();
-            command.opcode = request.opcode();
-            command.segmentHandle = request.segmentHandle();
-            command.localAddress = request.localAddress();
-            command.targetAddress = request.targetAddress();
-            command.length = request.length();
-            command.traceId = request.traceId();
-            command.submitNanos = request.submitNanos();
-            command.intakeNanos = cycleNanos();
-            command.refusal = 0;
-            command.notifyLength = 0;
-            if (notifyLength > SubmitRequestFlyweight.MAX_NOTIFY_LENGTH)
-            {
-                command.refusal = TransferStatus.INVALID_NOTIFY; // well framed, too long: a status, not a disconnect
-            }
-            else if (notifyLength > 0)
-            {
-                command.notify.putBytes(0, buffer, request.notifyOffset(), notifyLength);
-                command.notifyLength = notifyLength;
-            }
-            submittedThisPass++;
-            journal.onSubmitted(session.slot(), command.requestId, command.traceId, command.opcode, command.length,
-                command.submitNanos, command.intakeNanos);
+            command.refusal = TransferStatus.INVALID_NOTIFY; // well framed, too long: a status, not a disconnect
         }
-        else
+        else if (notifyLength > 0)
         {
-            command.clear(); // the client is being closed: an empty command, so the sequence is not lost
+            command.notify.putBytes(0, buffer, request.notifyOffset(), notifyLength);
+            command.notifyLength = notifyLength;
         }
+        submittedThisPass++;
+        journal.onSubmitted(session.slot(), command.requestId, command.traceId, command.opcode, command.length,
+            command.submitNanos, command.intakeNanos);
         budget--;
         return SubmitRing.Action.TAKEN;
     }
@@ -343,34 +340,32 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             return SubmitRing.Action.LEAVE;
         }
         final TransferCommand command = pipeline.get(sequence);
-        if (session.tryAcquire())
-        {
-            command.submitter = session;
-            command.batch = null;
-            command.requestId = batchRecord.requestId();
-            command.opcode = batchRecord.opcode();
-            command.segmentHandle = batchRecord.segmentHandle();
-            command.length = 0;
-            command.traceId = batchRecord.traceId();
-            command.submitNanos = batchRecord.submitNanos();
-            command.intakeNanos = cycleNanos();
-            command.notifyLength = 0;
-            command.refusal = status;
-            submittedThisPass++;
-        }
-        else
-        {
-            command.clear();
-        }
+        passBorrows++;
+        command.submitter = session;
+        command.batch = null;
+        command.requestId = batchRecord.requestId();
+        command.opcode = batchRecord.opcode();
+        command.segmentHandle = batchRecord.segmentHandle();
+        command.length = 0;
+        command.traceId = batchRecord.traceId();
+        command.submitNanos = batchRecord.submitNanos();
+        command.intakeNanos = cycleNanos();
+        command.notifyLength = 0;
+        command.refusal = status;
+        submittedThisPass++;
         return SubmitRing.Action.TAKEN;
     }
 
+    /**
+     * @param withNotify true for a held-back last entry, published outside any client's pass: it borrows its
+     *                   submitter on its own; the others are borrowed with their pass ({@link #publishClaimed()}).
+     */
     private void publishEntry(final long sequence, final BatchTracker batch, final int entry, final long localAddress,
         final long targetAddress, final long length, final boolean withNotify)
     {
         final TransferCommand command = pipeline.get(sequence);
         final ClientSession session = batch.submitter;
-        if (session != null && session.tryAcquire())
+        if (session != null && borrow(session, withNotify))
         {
             command.submitter = session;
             command.batch = batch;
@@ -398,6 +393,20 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         {
             command.clear(); // the client is being closed: nobody waits for this batch any more
         }
+    }
+
+    /**
+     * @return true when the command may name {@code session}: within its own pass, counted into the pass's borrow;
+     * otherwise borrowed now.
+     */
+    private boolean borrow(final ClientSession session, final boolean outsideItsPass)
+    {
+        if (!outsideItsPass && session == current)
+        {
+            passBorrows++;
+            return true;
+        }
+        return session.tryAcquire();
     }
 
     /**
@@ -452,6 +461,15 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
      */
     private void publishClaimed()
     {
+        if (passBorrows > 0)
+        {
+            final int borrows = passBorrows;
+            passBorrows = 0;
+            if (!current.tryAcquire(borrows))
+            {
+                refuseClaimed(current); // closed during the pass: nobody waits for these any more
+            }
+        }
         if (submittedThisPass > 0)
         {
             submitted.getAndAdd(submittedThisPass);
@@ -462,6 +480,26 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             pipeline.publish(claimedLo, claimedHi);
             claimedLo = 0;
             claimedHi = -1;
+        }
+    }
+
+    /**
+     * The client was closed while its pass was read: its commands go out empty (the sequences must still be
+     * published) and uncounted, as each would have been had it found the client closed on its own.
+     */
+    private void refuseClaimed(final ClientSession session)
+    {
+        for (long sequence = claimedLo; sequence <= claimedHi; sequence++)
+        {
+            final TransferCommand command = pipeline.get(sequence);
+            if (command.submitter == session)
+            {
+                if (command.batch == null)
+                {
+                    submittedThisPass--; // batch entries were counted with their batch, as before
+                }
+                command.clear();
+            }
         }
     }
 

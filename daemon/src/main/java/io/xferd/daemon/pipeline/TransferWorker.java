@@ -35,7 +35,8 @@ import org.slf4j.LoggerFactory;
  * The completion time is read from the clock after the first request of a duty cycle and again whenever
  * {@link #CLOCK_REFRESH_BYTES} have been copied since the last read, not after every request: a clock read costs
  * about as much as a 4 KiB copy on a VM, and a run of small requests finishing within a few microseconds of each
- * other share one time (never earlier than a request's intake).
+ * other share one time (never earlier than a request's intake). Likewise a run of requests between the same two
+ * regions borrows each region once ({@link RegionBorrow}), not once per request; the borrows end with the duty cycle.
  */
 public final class TransferWorker implements Agent, EventPoller.Handler<TransferCommand>
 {
@@ -62,6 +63,9 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     private final AtomicCounter bytesWritten;
     private final TransferJournal journal;
     private final RegionCopier copier;
+    /** The regions the last local copy borrowed, kept for the next requests of this duty cycle that use them too. */
+    private final RegionBorrow localBorrow = new RegionBorrow();
+    private final RegionBorrow remoteBorrow = new RegionBorrow();
     /** Refilled for every remote request this worker hands to the transport (allocation-free). */
     private final RemoteRequest remoteRequest = new RemoteRequest();
     private final StorageIo storage;
@@ -145,6 +149,12 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         {
             LangUtil.rethrowUnchecked(ex);
             return 0;
+        }
+        finally
+        {
+            // no borrow outlives the duty cycle: an unregister waits at most one cycle for it
+            localBorrow.release();
+            remoteBorrow.release();
         }
     }
 
@@ -307,35 +317,21 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         {
             return TransferStatus.TARGET_RANGE_NOT_REGISTERED;
         }
-        if (!local.tryAcquire())
+        if (!localBorrow.borrow(local))
         {
             return TransferStatus.LOCAL_RANGE_NOT_REGISTERED;
         }
-        final int copied;
-        try
+        if (!remoteBorrow.borrow(remote))
         {
-            if (!remote.tryAcquire())
-            {
-                return TransferStatus.TARGET_GONE;
-            }
-            try
-            {
-                final Region file = remote.isFile() ? remote : local.isFile() ? local : null;
-                if (file != null)
-                {
-                    localNic = StorageFile.NVME.equals(file.file().label()) ? nicNvme : nicFile;
-                }
-                copied = copier.copy(command.opcode, local, command.localAddress, remote, command.targetAddress, length);
-            }
-            finally
-            {
-                remote.release();
-            }
+            return TransferStatus.TARGET_GONE;
         }
-        finally
+        final Region file = remote.isFile() ? remote : local.isFile() ? local : null;
+        if (file != null)
         {
-            local.release();
+            localNic = StorageFile.NVME.equals(file.file().label()) ? nicNvme : nicFile;
         }
+        final int copied = copier.copy(command.opcode, local, command.localAddress, remote, command.targetAddress,
+            length);
         if (copied != TransferStatus.OK)
         {
             return copied;

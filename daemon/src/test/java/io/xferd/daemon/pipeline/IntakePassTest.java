@@ -10,6 +10,7 @@ import io.xferd.daemon.session.CompletionSender;
 import io.xferd.daemon.session.SessionTable;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.RecordTypes;
+import io.xferd.ipc.SubmitBatchFlyweight;
 import io.xferd.ipc.SubmitRequestFlyweight;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
@@ -229,5 +230,32 @@ class IntakePassTest
         // the first request reads, then every perRead requests' bytes read again
         assertThat(clock.reads - intakeReads).isEqualTo(1 + (BLOCKS - 1) / perRead);
         assertThat(times.get(0)).isLessThan(times.get(BLOCKS - 1));
+    }
+
+    @Test
+    void shouldLendEveryCommandOfAPassItsOwnBorrowOfTheClientAndGetEachBack()
+    {
+        for (int i = 0; i < 5; i++)
+        {
+            submit(i, i, alice.session.segmentHandle(), BLOCK);
+        }
+        final SubmitBatchFlyweight batch = new SubmitBatchFlyweight().wrap(scratch, 0)
+            .header(100, Opcode.WRITE, 3, alice.session.segmentHandle(), 0, 1, null, 0, 0);
+        for (int i = 0; i < 3; i++)
+        {
+            batch.entry(i, LOCAL + (long)(10 + i) * BLOCK, TARGET + (long)(10 + i) * BLOCK, BLOCK);
+        }
+        assertThat(alice.submitter.write(RecordTypes.SUBMIT_BATCH, scratch, 0, SubmitBatchFlyweight.bodyLength(3, 0)))
+            .isTrue();
+
+        intake.doWork();
+        alice.session.markClosed(); // the client goes: what was published still holds it
+        assertThat(alice.session.isReclaimable()).as("eight commands in the pipeline borrow it").isFalse();
+
+        worker.doWork();
+        assertThat(alice.completions()).extracting(TestClient.Completion::requestId)
+            .containsExactly(0L, 1L, 2L, 3L, 4L, 100L);
+        assertThat(alice.session.isReclaimable()).as("every borrow given back").isTrue();
+        assertThat(submitted()).isEqualTo(8);
     }
 }
