@@ -164,7 +164,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     @Override
     public boolean onEvent(final TransferCommand command, final long sequence, final boolean endOfBatch)
     {
-        if ((sequence % workers) != index || command.submitter == null)
+        if ((workers > 1 && (sequence % workers) != index) || command.submitter == null) // one worker: no division
         {
             return true;
         }
