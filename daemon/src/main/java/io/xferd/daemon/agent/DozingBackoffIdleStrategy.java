@@ -10,13 +10,16 @@ import java.util.concurrent.locks.LockSupport;
  * and goes, then dozes in longer parks once nothing has come for a long stretch. A thread polling a shared-memory
  * ring cannot be woken by its producers, so it must poll; but polling every 100 µs costs an idle daemon a
  * measurable share of a core on a small VM (each wake-up is tens of µs there), while a 1 ms doze adds at most
- * 1 ms to the first request after a quiet spell and nothing to requests that follow one another.
+ * 1 ms to the first request after a quiet spell and nothing to requests that follow one another. After a much longer
+ * quiet stretch it may doze deeper (longer parks): the first request after that waits up to the deeper doze.
  */
 public final class DozingBackoffIdleStrategy implements IdleStrategy
 {
     private final BackoffIdleStrategy backoff;
     private final long idlesBeforeDozing;
     private final long dozeNanos;
+    private final long idlesBeforeDeepDoze;
+    private final long deepDozeNanos;
     private long idles;
 
     /**
@@ -31,9 +34,28 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
         final long idlesBeforeDozing,
         final long dozeNanos)
     {
+        this(maxSpins, maxYields, minParkPeriodNs, maxParkPeriodNs, idlesBeforeDozing, dozeNanos, Long.MAX_VALUE,
+            dozeNanos);
+    }
+
+    /**
+     * @param idlesBeforeDeepDoze idle calls without work (counting the dozes) before dozing {@code deepDozeNanos}.
+     */
+    public DozingBackoffIdleStrategy(
+        final long maxSpins,
+        final long maxYields,
+        final long minParkPeriodNs,
+        final long maxParkPeriodNs,
+        final long idlesBeforeDozing,
+        final long dozeNanos,
+        final long idlesBeforeDeepDoze,
+        final long deepDozeNanos)
+    {
         this.backoff = new BackoffIdleStrategy(maxSpins, maxYields, minParkPeriodNs, maxParkPeriodNs);
         this.idlesBeforeDozing = idlesBeforeDozing;
         this.dozeNanos = dozeNanos;
+        this.idlesBeforeDeepDoze = Math.max(idlesBeforeDozing, idlesBeforeDeepDoze);
+        this.deepDozeNanos = deepDozeNanos;
     }
 
     @Override
@@ -57,9 +79,14 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
             idles++;
             backoff.idle();
         }
+        else if (idles < idlesBeforeDeepDoze)
+        {
+            idles++;
+            LockSupport.parkNanos(dozeNanos);
+        }
         else
         {
-            LockSupport.parkNanos(dozeNanos);
+            LockSupport.parkNanos(deepDozeNanos);
         }
     }
 
@@ -76,6 +103,14 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
     public boolean isDozing()
     {
         return idles >= idlesBeforeDozing;
+    }
+
+    /**
+     * @return true once the quiet stretch was long enough for the deeper doze.
+     */
+    public boolean isDozingDeeply()
+    {
+        return idles >= idlesBeforeDeepDoze;
     }
 
     @Override

@@ -40,4 +40,35 @@ class DozingBackoffIdleStrategyTest
         idle.reset();
         assertFalse(idle.isDozing());
     }
+
+    @Test
+    void dozesDeeperOnlyAfterTheLongerQuietStretchAndWakesBackOnWork()
+    {
+        // 3 back-off idles, then 1 ns dozes until 6 idles in all, then 2 ns deep dozes (tiny parks: no real wait)
+        final DozingBackoffIdleStrategy deep = new DozingBackoffIdleStrategy(1, 1, 1, 1, 3, 1, 6, 2);
+        for (int i = 0; i < 5; i++)
+        {
+            deep.idle(0);
+            assertFalse(deep.isDozingDeeply(), "not deep after " + (i + 1) + " idle calls");
+        }
+        assertTrue(deep.isDozing());
+        deep.idle(0);
+        assertTrue(deep.isDozingDeeply());
+        deep.idle(0);
+        assertTrue(deep.isDozingDeeply(), "stays deep while nothing comes");
+        deep.idle(1);
+        assertFalse(deep.isDozing());
+        assertFalse(deep.isDozingDeeply());
+    }
+
+    @Test
+    void withoutADeepDozeItNeverGoesDeep()
+    {
+        for (int i = 0; i < 100; i++)
+        {
+            idle.idle(0);
+        }
+        assertTrue(idle.isDozing());
+        assertFalse(idle.isDozingDeeply());
+    }
 }
