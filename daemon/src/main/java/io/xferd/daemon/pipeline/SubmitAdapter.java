@@ -52,6 +52,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     private final AtomicCounter malformed;
     private final AtomicCounter backpressure;
     private final TransferJournal journal;
+    private final RequestCoalescer coalescer;
     private final ClientIntake[] clients;
     private ClientSession current;
     private ClientIntake currentIntake;
@@ -69,7 +70,27 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         final int maxBatchEntries,
         final int batchTrackersPerClient)
     {
+        this(pipeline, registry, disconnects, counters, clock, journal, maxBatchEntries, batchTrackersPerClient, 0);
+    }
+
+    /**
+     * @param coalesceLimit the most bytes intake merges adjacent requests to another daemon into (the transport's
+     *                      slice size); 0 merges nothing.
+     */
+    public SubmitAdapter(
+        final RingBuffer<TransferCommand> pipeline,
+        final SessionTable registry,
+        final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
+        final SystemCounters counters,
+        final NanoClock clock,
+        final TransferJournal journal,
+        final int maxBatchEntries,
+        final int batchTrackersPerClient,
+        final long coalesceLimit)
+    {
         this.pipeline = pipeline;
+        this.coalescer = new RequestCoalescer(pipeline, coalesceLimit,
+            counters.get(SystemCounter.REQUESTS_COALESCED));
         this.registry = registry;
         this.disconnects = disconnects;
         this.clock = clock;
@@ -112,6 +133,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             }
             finally
             {
+                coalescer.publish(); // what this turn merged goes now: merging never waits for the next turn
                 current = null;
                 currentIntake = null;
                 session.release();
@@ -172,6 +194,11 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         {
             return SubmitRing.Action.LEAVE;
         }
+        if (notifyLength == 0 && appendSubmit())
+        {
+            budget--;
+            return SubmitRing.Action.TAKEN;
+        }
         final long sequence = claim();
         if (sequence < 0)
         {
@@ -211,9 +238,28 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         {
             command.clear(); // the client is being closed: an empty command, so the sequence is not lost
         }
-        pipeline.publish(sequence);
+        coalescer.offer(sequence, command);
         budget--;
         return SubmitRing.Action.TAKEN;
+    }
+
+    /**
+     * @return true when the SUBMIT in {@link #request} continues the open command and now rides in it.
+     */
+    private boolean appendSubmit()
+    {
+        final ClientSession session = current;
+        final long intakeNanos = clock.nanoTime();
+        if (!coalescer.tryAppend(session, request.opcode(), request.segmentHandle(), request.localAddress(),
+            request.targetAddress(), request.length(), request.traceId(), request.requestId(), null, 0,
+            request.submitNanos(), intakeNanos))
+        {
+            return false;
+        }
+        submitted.increment();
+        journal.onSubmitted(session.slot(), request.requestId(), request.traceId(), request.opcode(), request.length(),
+            request.submitNanos(), intakeNanos);
+        return true;
     }
 
     private SubmitRing.Action onBatch(final UnsafeBuffer buffer, final int offset, final int length)
@@ -257,17 +303,28 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
                 intake.partialBatch = batch;
                 return SubmitRing.Action.LEAVE;
             }
+            final int entry = batch.nextEntry;
+            final int at = offset + batch.entriesOffset + entry * SubmitBatchFlyweight.ENTRY_LENGTH;
+            final long localAddress = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LOCAL_ADDRESS_OFFSET);
+            final long targetAddress = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_TARGET_ADDRESS_OFFSET);
+            final long entryLength = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LENGTH_OFFSET);
+            if (coalescer.tryAppend(batch.submitter, batch.opcode, batch.segmentHandle, localAddress, targetAddress,
+                entryLength, batch.traceId, batch.requestId, batch, entry, batch.submitNanos, batch.intakeNanos))
+            {
+                batch.nextEntry++;
+                journal.onSubmitted(session.slot(), batch.requestId, batch.traceId, batch.opcode, entryLength,
+                    batch.submitNanos, batch.intakeNanos);
+                budget--;
+                continue;
+            }
             final long sequence = claim();
             if (sequence < 0)
             {
                 intake.partialBatch = batch;
                 return SubmitRing.Action.LEAVE;
             }
-            final int entry = batch.nextEntry++;
-            final int at = offset + batch.entriesOffset + entry * SubmitBatchFlyweight.ENTRY_LENGTH;
-            publishEntry(sequence, batch, entry, buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LOCAL_ADDRESS_OFFSET),
-                buffer.getLong(at + SubmitBatchFlyweight.ENTRY_TARGET_ADDRESS_OFFSET),
-                buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LENGTH_OFFSET), false);
+            batch.nextEntry++;
+            publishEntry(sequence, batch, entry, localAddress, targetAddress, entryLength, false);
             budget--;
         }
         if (batch.holdsBackLast)
@@ -385,7 +442,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         {
             command.clear(); // the client is being closed: nobody waits for this batch any more
         }
-        pipeline.publish(sequence);
+        coalescer.offer(sequence, command);
     }
 
     /**
@@ -415,6 +472,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
      */
     private long claim()
     {
+        coalescer.publish(); // a single-producer ring publishes every sequence up to the one published
         try
         {
             return pipeline.tryNext();

@@ -43,6 +43,8 @@ final class PeerConnection implements AutoCloseable
     private final TcpTransport transport;
     private final NanoClock clock;
     private final ManyToOneConcurrentArrayQueue<Slice> sendQueue = new ManyToOneConcurrentArrayQueue<>(4096);
+    // the sender's order over what was queued: the flow with the fewest bytes sent first (sender thread only)
+    private final SliceScheduler scheduler = new SliceScheduler();
     // many-to-many: the receiver takes answered slices, and whoever notices a break fails the rest
     private final ManyToManyConcurrentArrayQueue<Slice> inFlight = new ManyToManyConcurrentArrayQueue<>(2 * WINDOW);
     private static final int MAX_GATHER = 16;
@@ -119,7 +121,7 @@ final class PeerConnection implements AutoCloseable
         int idles = 0;
         while (running)
         {
-            final Slice slice = sendQueue.poll();
+            final Slice slice = nextSlice();
             if (slice == null)
             {
                 flushGather();
@@ -141,7 +143,7 @@ final class PeerConnection implements AutoCloseable
             idles = 0;
             idle.reset();
             send(slice);
-            if (sendQueue.isEmpty())
+            if (scheduler.isEmpty() && sendQueue.isEmpty())
             {
                 flushGather();
             }
@@ -149,10 +151,23 @@ final class PeerConnection implements AutoCloseable
         flushGather();
         staging.close();
         Slice slice;
-        while ((slice = sendQueue.poll()) != null)
+        while ((slice = nextSlice()) != null)
         {
             transport.finishSlice(slice, TransferStatus.SHUTTING_DOWN, path);
         }
+    }
+
+    /**
+     * @return the slice to send next among all queued so far (see {@link SliceScheduler}), or null when none is.
+     */
+    private Slice nextSlice()
+    {
+        Slice queued;
+        while ((queued = sendQueue.poll()) != null)
+        {
+            scheduler.add(queued);
+        }
+        return scheduler.poll();
     }
 
     private void sleepUntilOffered()
@@ -294,7 +309,7 @@ final class PeerConnection implements AutoCloseable
     private void failQueued()
     {
         Slice slice;
-        while ((slice = sendQueue.poll()) != null)
+        while ((slice = nextSlice()) != null)
         {
             transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
         }
