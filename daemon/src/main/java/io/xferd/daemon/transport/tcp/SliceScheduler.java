@@ -1,11 +1,13 @@
 package io.xferd.daemon.transport.tcp;
 
 /**
- * The order in which one connection sends the slices queued on it: per flow (a client and a trace id: one prompt's
- * KV cache, when the client gives each prompt its trace id), the flow that has had the fewest bytes sent goes next,
- * a slice at a time. A short prompt queued behind a long one already under way is sent before the rest of the long
- * one, which then goes on at full speed; flows that have had as many bytes alternate slice by slice. Within a flow,
- * slices keep their order. A flow is forgotten once it has nothing queued.
+ * The order in which one connection sends the slices queued on it, a slice at a time: per flow (a client and a trace
+ * id: one prompt's KV cache, when the client gives each prompt its trace id), the flow with the fewest bytes waiting
+ * goes next (shortest first, ties to the flow that came first), and every {@link #AGING_PERIOD}th slice goes to the
+ * flow that has waited longest since it was last served, so that no flow starves while shorter ones keep coming. A
+ * short prompt that arrives behind a long one under way is sent before the rest of the long one, and a long one that
+ * arrives behind a short one waits for little more than what the short one has left; within a flow, slices keep
+ * their order. A flow is forgotten once it has nothing queued.
  * <p>
  * Slices are linked through {@link Slice#nextQueued}: nothing is allocated. Up to {@link #MAX_FLOWS} flows are told
  * apart; beyond that, new flows share the last one's queue. The sender thread's alone (no locks).
@@ -13,14 +15,18 @@ package io.xferd.daemon.transport.tcp;
 final class SliceScheduler
 {
     static final int MAX_FLOWS = 64;
+    /** One slice in this many goes to the flow that has waited longest, whatever its size. */
+    static final int AGING_PERIOD = 8;
 
     private final int[] slots = new int[MAX_FLOWS];
     private final long[] traceIds = new long[MAX_FLOWS];
-    private final long[] bytesSent = new long[MAX_FLOWS];
+    private final long[] bytesQueued = new long[MAX_FLOWS];
+    private final long[] lastServed = new long[MAX_FLOWS];
     private final Slice[] heads = new Slice[MAX_FLOWS];
     private final Slice[] tails = new Slice[MAX_FLOWS];
     private int flows;
     private int queued;
+    private long picks;
 
     /**
      * Queue a slice behind the others of its flow.
@@ -46,7 +52,8 @@ final class SliceScheduler
                 flows++;
                 slots[flow] = slot;
                 traceIds[flow] = traceId;
-                bytesSent[flow] = 0;
+                bytesQueued[flow] = 0;
+                lastServed[flow] = picks;
             }
         }
         slice.nextQueued = null;
@@ -59,12 +66,12 @@ final class SliceScheduler
             tails[flow].nextQueued = slice;
         }
         tails[flow] = slice;
+        bytesQueued[flow] += slice.length;
         queued++;
     }
 
     /**
-     * @return the next slice to send (the first of the flow with the fewest bytes sent; of those, the one that
-     * came first), or null when none is queued.
+     * @return the next slice to send, or null when none is queued.
      */
     Slice poll()
     {
@@ -72,10 +79,11 @@ final class SliceScheduler
         {
             return null;
         }
+        final boolean aging = ++picks % AGING_PERIOD == 0;
         int next = 0;
         for (int flow = 1; flow < flows; flow++)
         {
-            if (bytesSent[flow] < bytesSent[next])
+            if (aging ? lastServed[flow] < lastServed[next] : bytesQueued[flow] < bytesQueued[next])
             {
                 next = flow;
             }
@@ -90,7 +98,8 @@ final class SliceScheduler
         }
         else
         {
-            bytesSent[next] += Math.max(1, slice.length);
+            bytesQueued[next] -= slice.length;
+            lastServed[next] = picks;
         }
         return slice;
     }
@@ -113,7 +122,8 @@ final class SliceScheduler
         {
             slots[i] = slots[i + 1];
             traceIds[i] = traceIds[i + 1];
-            bytesSent[i] = bytesSent[i + 1];
+            bytesQueued[i] = bytesQueued[i + 1];
+            lastServed[i] = lastServed[i + 1];
             heads[i] = heads[i + 1];
             tails[i] = tails[i + 1];
         }

@@ -27,7 +27,7 @@ class SliceSchedulerTest
     private int nextIndex;
 
     @Test
-    void shouldSendAShortPromptQueuedBehindALongOneBeforeTheLongOneFinishes()
+    void shouldSendAShortPromptArrivingBehindALongOneBeforeTheLongOneFinishes()
     {
         final RemoteTransfer longPrompt = transfer(prefill, 8192);
         final RemoteTransfer shortPrompt = transfer(prefill, 1024);
@@ -40,14 +40,10 @@ class SliceSchedulerTest
         queue(shortPrompt, 0, 5);
         queue(longPrompt, 40, 10);
 
-        Slice slice;
-        while ((slice = scheduler.poll()) != null)
-        {
-            sent.add(slice);
-        }
+        sent.addAll(drain());
 
-        assertThat(sent).hasSize(55);
-        assertThat(sent.subList(10, 15)).as("the short prompt's five slices go next")
+        assertThat(sent).hasSize(55).doesNotHaveDuplicates();
+        assertThat(sent.subList(10, 10 + 5)).as("the short prompt's five slices go next")
             .allSatisfy(s -> assertThat(s.transfer).isSameAs(shortPrompt));
         assertThat(sent.subList(15, 55)).allSatisfy(s -> assertThat(s.transfer).isSameAs(longPrompt));
         assertInFlowOrder(sent, longPrompt);
@@ -55,7 +51,7 @@ class SliceSchedulerTest
     }
 
     @Test
-    void shouldLetALongPromptQueuedBehindAShortOneWaitOnlyForWhatTheShortOneHadQueued()
+    void shouldLetALongPromptArrivingBehindAShortOneWaitOnlyForWhatTheShortOneHasLeft()
     {
         final RemoteTransfer shortPrompt = transfer(prefill, 1024);
         final RemoteTransfer longPrompt = transfer(other, 1024);
@@ -65,11 +61,28 @@ class SliceSchedulerTest
         final List<Slice> sent = drain();
 
         assertThat(sent).hasSize(44);
-        assertThat(sent.subList(0, 8)).as("equal service alternates, the first comer first")
-            .extracting(s -> s.transfer)
-            .containsExactly(shortPrompt, longPrompt, shortPrompt, longPrompt, shortPrompt, longPrompt, shortPrompt,
-                longPrompt);
+        assertThat(sent.subList(0, 4)).as("the short one, under way, finishes first").extracting(s -> s.transfer)
+            .containsOnly(shortPrompt);
         assertInFlowOrder(sent, longPrompt);
+    }
+
+    @Test
+    void shouldServeALongPromptAtLeastOnceInEveryAgingPeriodWhileShortOnesKeepComing()
+    {
+        final RemoteTransfer longPrompt = transfer(prefill, 8192);
+        queue(longPrompt, 0, 100);
+        int longSlices = 0;
+        final int rounds = 8 * SliceScheduler.AGING_PERIOD;
+        for (int i = 0; i < rounds; i++)
+        {
+            queue(transfer(other, 1 + i), 0, 1); // a new one-slice prompt before every slice sent
+            if (scheduler.poll().transfer == longPrompt)
+            {
+                longSlices++;
+            }
+        }
+
+        assertThat(longSlices).as("the long prompt is not starved").isGreaterThanOrEqualTo(8);
     }
 
     @Test
