@@ -33,6 +33,9 @@ final class PeerConnection implements AutoCloseable
     private static final Logger LOG = LoggerFactory.getLogger(PeerConnection.class);
     private static final int WINDOW = 64;
     private static final int IDLES_BEFORE_SLEEP = 80;
+    // after a slice, the sender spins this long before backing off: the next small request of a client that waits
+    // for each answer (a READ answered in tens of us) finds it awake, neither parked nor asleep
+    private static final long SPIN_AFTER_SEND_NS = 100_000;
     private static final long MAX_SLEEP_NS = 10_000_000L;
     private static final long MIN_RECONNECT_DELAY_NS = 100_000_000L;
     private static final long MAX_RECONNECT_DELAY_NS = 1_000_000_000L;
@@ -119,6 +122,7 @@ final class PeerConnection implements AutoCloseable
         // a short back-off keeps a busy stream off the futex; after it the sender sleeps until a slice comes
         final IdleStrategy idle = new BackoffIdleStrategy(50, 10, 1_000, 50_000);
         int idles = 0;
+        long spinUntilNanos = 0;
         while (running)
         {
             final Slice slice = nextSlice();
@@ -129,7 +133,11 @@ final class PeerConnection implements AutoCloseable
                 {
                     failStranded();
                 }
-                if (idles < IDLES_BEFORE_SLEEP)
+                if (idles == 0 && System.nanoTime() - spinUntilNanos < 0)
+                {
+                    Thread.onSpinWait();
+                }
+                else if (idles < IDLES_BEFORE_SLEEP)
                 {
                     idles++;
                     idle.idle();
@@ -143,6 +151,7 @@ final class PeerConnection implements AutoCloseable
             idles = 0;
             idle.reset();
             send(slice);
+            spinUntilNanos = System.nanoTime() + SPIN_AFTER_SEND_NS;
             if (scheduler.isEmpty() && sendQueue.isEmpty())
             {
                 flushGather();
