@@ -16,6 +16,7 @@
 #   --connections  iperf3 -P N and the daemons' --connections-per-peer (default 2)
 #   --rounds       measured TCP ping-pong rounds (default 50000)
 #   --client-idle  how the bench client waits (default gentle: a spinning client would count a core of waiting)
+#   --daemon-idle  the daemons' idle strategy (default backoff; spin-backoff spins 100 us after work first)
 #   --read-client-idle  how the client of the single-READ latency part waits (default spin, the client library's
 #                  default; gentle parks up to 500 us, which a round trip of tens of us would measure)
 #
@@ -31,6 +32,7 @@ connections=2
 rounds=50000
 client_idle=gentle
 read_client_idle=spin
+daemon_idle=backoff
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --duration) duration="$2"; shift 2 ;;
@@ -38,7 +40,8 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds="$2"; shift 2 ;;
     --client-idle) client_idle="$2"; shift 2 ;;
     --read-client-idle) read_client_idle="$2"; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    --daemon-idle) daemon_idle="$2"; shift 2 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -84,7 +87,7 @@ for link in "$ns_a lo" "$ns_b lo" "$ns_a $veth_a" "$ns_b $veth_b"; do read -r ns
 
 start_daemon() { # namespace directory address log
   ip netns exec "$1" "$xferd" daemon --dir "$2" --rpc-address "$3:12001" --cluster-token-file "$work/cluster.token" \
-    --connections-per-peer "$connections" --metrics-address off > "$4" 2>&1 &
+    --connections-per-peer "$connections" --metrics-address off --idle "$daemon_idle" > "$4" 2>&1 &
   pids+=($!)
   for _ in $(seq 1 240); do
     grep -q 'xferd daemon serving' "$4" && return 0
@@ -179,7 +182,7 @@ for block in 1MiB 64KiB; do
 done
 echo "  (target: <= 1.3 x iperf3)"
 echo "idle daemon, 10 s: A $idle_a % of a core, B $idle_b % (target <= 2 %)"
-echo "single 4 KiB READ, nothing else in flight (client-idle $read_client_idle), vs TCP 64 B/4 KiB ping-pong on the same veth (us):"
+echo "single 4 KiB READ, nothing else in flight (client-idle $read_client_idle, daemons $daemon_idle), vs TCP 64 B/4 KiB ping-pong on the same veth (us):"
 printf '  %-22s %10s %10s\n' "" p50 p99
 printf '  %-22s %10s %10s\n' "TCP ping-pong" "$tcp_p50" "$tcp_p99" "xferd READ 4 KiB" "$read_p50" "$read_p99"
 printf '  %-22s %10s %10s\n' "ratio" "$(awk -v a="$read_p50" -v b="$tcp_p50" 'BEGIN {printf "%.2f", a / b}')" \

@@ -71,6 +71,14 @@ final class RequestCoalescer
     }
 
     /**
+     * @return true while a command is held open (a request may continue it).
+     */
+    boolean isOpen()
+    {
+        return open != null;
+    }
+
+    /**
      * A command intake just filled in: held open when later requests may continue it, else published now.
      */
     void offer(final long sequence, final TransferCommand command)

@@ -194,7 +194,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         {
             return SubmitRing.Action.LEAVE;
         }
-        if (notifyLength == 0 && appendSubmit())
+        if (notifyLength == 0 && coalescer.isOpen() && appendSubmit())
         {
             budget--;
             return SubmitRing.Action.TAKEN;

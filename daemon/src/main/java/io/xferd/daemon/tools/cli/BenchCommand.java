@@ -264,8 +264,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         final List<int[]> pairs = overlap == null ? List.of() : overlap.stream()
             .map(pair -> new int[] {Integer.parseInt(pair.split(":")[0]), Integer.parseInt(pair.split(":")[1])})
             .toList();
-        final int maxTokens = pairs.isEmpty() ? Collections.max(promptTokens) :
-            pairs.stream().flatMapToInt(java.util.Arrays::stream).max().orElseThrow();
+        final int maxTokens = maxKvTokens();
         final KvWorkload kv = kvClient(clients, 0, maxTokens);
         final KvWorkload other = pairs.isEmpty() ? null : kvClient(clients, 1, maxTokens);
         // a WRITE leaves a pattern other than the one bench-target filled in, so that the bytes read back prove it
@@ -311,6 +310,15 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         return failed == 0 ? 0 : 1;
     }
 
+    /**
+     * @return the largest prompt the KV workload moves: of --overlap's pairs when given, else of --prompt-tokens.
+     */
+    private int maxKvTokens()
+    {
+        return overlap == null || overlap.isEmpty() ? Collections.max(promptTokens) : overlap.stream()
+            .flatMap(pair -> java.util.Arrays.stream(pair.split(":"))).mapToInt(Integer::parseInt).max().orElseThrow();
+    }
+
     private KvWorkload kvClient(final BenchClients clients, final int index, final int maxTokens)
     {
         final XferClient client = clients.connect(index);
@@ -339,7 +347,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     private Process startTarget() throws IOException
     {
         final long size = targetSize != null ? targetSize : "kv".equals(workload) ?
-            KvWorkload.localBytes(Collections.max(promptTokens)) :
+            KvWorkload.localBytes(maxKvTokens()) :
             threads * ThroughputBench.spanPerThread(Long.MAX_VALUE / 2, 1, blockSize);
         final Process process = JavaProcesses.builder(XferdMain.class, List.of("bench-target",
             "--dir", directory.toString(), "--size", Long.toString(size), "--pattern", Long.toString(seed)))

@@ -33,9 +33,6 @@ final class PeerConnection implements AutoCloseable
     private static final Logger LOG = LoggerFactory.getLogger(PeerConnection.class);
     private static final int WINDOW = 64;
     private static final int IDLES_BEFORE_SLEEP = 80;
-    // after a slice, the sender spins this long before backing off: the next small request of a client that waits
-    // for each answer (a READ answered in tens of us) finds it awake, neither parked nor asleep
-    private static final long SPIN_AFTER_SEND_NS = 100_000;
     private static final long MAX_SLEEP_NS = 10_000_000L;
     private static final long MIN_RECONNECT_DELAY_NS = 100_000_000L;
     private static final long MAX_RECONNECT_DELAY_NS = 1_000_000_000L;
@@ -48,6 +45,9 @@ final class PeerConnection implements AutoCloseable
     private final ManyToOneConcurrentArrayQueue<Slice> sendQueue = new ManyToOneConcurrentArrayQueue<>(4096);
     // the sender's order over what was queued: the flow with the fewest bytes sent first (sender thread only)
     private final SliceScheduler scheduler = new SliceScheduler();
+    // after a slice, the sender spins this long before backing off (idle strategy spin-backoff; else 0): the next
+    // small request of a client that waits for each answer (a READ answered in tens of us) finds it awake
+    private final long spinAfterSendNanos;
     // many-to-many: the receiver takes answered slices, and whoever notices a break fails the rest
     private final ManyToManyConcurrentArrayQueue<Slice> inFlight = new ManyToManyConcurrentArrayQueue<>(2 * WINDOW);
     private static final int MAX_GATHER = 16;
@@ -92,6 +92,7 @@ final class PeerConnection implements AutoCloseable
         this.transport = transport;
         this.clock = transport.clock();
         this.staging = transport.newStagingBuffer();
+        this.spinAfterSendNanos = transport.spinAfterWorkNanos();
         this.sender = new Thread(this::sendLoop, "xferd-peer-out-" + path.remoteHost() + "-" + number);
         this.sender.setDaemon(true);
         this.sender.start();
@@ -133,7 +134,7 @@ final class PeerConnection implements AutoCloseable
                 {
                     failStranded();
                 }
-                if (idles == 0 && System.nanoTime() - spinUntilNanos < 0)
+                if (idles == 0 && spinAfterSendNanos > 0 && System.nanoTime() - spinUntilNanos < 0)
                 {
                     Thread.onSpinWait();
                 }
@@ -151,7 +152,10 @@ final class PeerConnection implements AutoCloseable
             idles = 0;
             idle.reset();
             send(slice);
-            spinUntilNanos = System.nanoTime() + SPIN_AFTER_SEND_NS;
+            if (spinAfterSendNanos > 0)
+            {
+                spinUntilNanos = System.nanoTime() + spinAfterSendNanos;
+            }
             if (scheduler.isEmpty() && sendQueue.isEmpty())
             {
                 flushGather();

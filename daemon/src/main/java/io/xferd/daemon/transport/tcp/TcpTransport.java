@@ -525,6 +525,11 @@ public final class TcpTransport implements PeerTransport
         return counters;
     }
 
+    long spinAfterWorkNanos()
+    {
+        return context.spinAfterWorkNanos();
+    }
+
     long timeoutMs()
     {
         return context.transferTimeoutMs();
