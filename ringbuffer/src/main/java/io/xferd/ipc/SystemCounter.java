@@ -34,7 +34,7 @@ public enum SystemCounter
     STORAGE_ERRORS("storage operations failed"),
     MEMORY_FAULTS("copies that faulted on registered memory (a file shrunk under its mapping)"),
     JOURNAL_WRITE_FAILURES("journal records not written (journal files could not be written: file system full?)"),
-    REQUESTS_COALESCED("requests that crossed to a peer merged with adjacent ones into one transfer");
+    REQUESTS_COALESCED("requests merged with adjacent ones into one transfer");
 
     public static final int TYPE_ID = 1;
 
