@@ -16,6 +16,9 @@
 #   --connections  iperf3 -P N and the daemons' --connections-per-peer (default 2)
 #   --rounds       measured TCP ping-pong rounds (default 50000)
 #   --client-idle  how the bench client waits (default gentle: a spinning client would count a core of waiting)
+#   --daemon-idle  the daemons' idle strategy (default backoff; spin-backoff spins 100 us after work first)
+#   --read-client-idle  how the client of the single-READ latency part waits (default spin, the client library's
+#                  default; gentle parks up to 500 us, which a round trip of tens of us would measure)
 #
 # Needs root (ip netns) and iperf3 (installed with apt-get when missing). Namespaces, veth, daemons, runtime
 # directories are removed on exit; logs stay in a /tmp directory. Quote the ratios with `cat /proc/loadavg`.
@@ -28,13 +31,17 @@ duration=10
 connections=2
 rounds=50000
 client_idle=gentle
+read_client_idle=spin
+daemon_idle=backoff
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --duration) duration="$2"; shift 2 ;;
     --connections) connections="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --client-idle) client_idle="$2"; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --read-client-idle) read_client_idle="$2"; shift 2 ;;
+    --daemon-idle) daemon_idle="$2"; shift 2 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -80,7 +87,7 @@ for link in "$ns_a lo" "$ns_b lo" "$ns_a $veth_a" "$ns_b $veth_b"; do read -r ns
 
 start_daemon() { # namespace directory address log
   ip netns exec "$1" "$xferd" daemon --dir "$2" --rpc-address "$3:12001" --cluster-token-file "$work/cluster.token" \
-    --connections-per-peer "$connections" --metrics-address off > "$4" 2>&1 &
+    --connections-per-peer "$connections" --metrics-address off --idle "$daemon_idle" > "$4" 2>&1 &
   pids+=($!)
   for _ in $(seq 1 240); do
     grep -q 'xferd daemon serving' "$4" && return 0
@@ -106,7 +113,7 @@ bench() { # log, bench arguments...: runs xferd bench in A; prints "cpu_seconds 
   local before after TIMEFORMAT='%U %S' client
   before="$(cpu_of "$daemon_a" "$daemon_b" "$target_pid")"
   client="$( { time ip netns exec "$ns_a" "$xferd" bench --dir "$dir_a" --target "$target_name" \
-    --target-address "$target_address" --target-size "$target_size" --client-idle "$client_idle" "$@" \
+    --target-address "$target_address"  --target-size "$target_size" --client-idle "${bench_idle:-$client_idle}" "$@" \
     > "$work/$log.log" 2>&1; } 2>&1 )" || die "xferd bench $* failed (log $work/$log.log)"
   after="$(cpu_of "$daemon_a" "$daemon_b" "$target_pid")"
   local bytes; bytes="$(sed -n 's/^RESULT .* bytes=\([0-9]*\) .*/\1/p' "$work/$log.log" | head -1)"
@@ -159,7 +166,7 @@ pids+=($!)
 for _ in $(seq 1 120); do grep -q LISTENING "$work/pingpong-server.log" && break; sleep 0.5; done
 ip netns exec "$ns_a" "${pingpong[@]}" client "$addr_b" 5202 64 4096 20000 "$rounds" > "$work/pingpong.log" 2>&1 ||
   die "TCP ping-pong failed (log $work/pingpong.log)"
-bench read-4k --operation read --block-size 4KiB --batch-size 1 --window 1 --threads 1 --warmup 2s \
+bench_idle="$read_client_idle" bench read-4k --operation read --block-size 4KiB --batch-size 1 --window 1 --threads 1 --warmup 2s \
   --duration "${duration}s" > /dev/null
 tcp_p50="$(sed -n 's/.* p50_us=\([0-9.]*\).*/\1/p' "$work/pingpong.log")"; tcp_p99="$(sed -n 's/.* p99_us=\([0-9.]*\).*/\1/p' "$work/pingpong.log")"
 read_p50="$(sed -n 's/^RESULT .* p50_us=\([0-9.]*\).*/\1/p' "$work/read-4k.log")"; read_p99="$(sed -n 's/^RESULT .* p99_us=\([0-9.]*\).*/\1/p' "$work/read-4k.log")"
@@ -175,7 +182,7 @@ for block in 1MiB 64KiB; do
 done
 echo "  (target: <= 1.3 x iperf3)"
 echo "idle daemon, 10 s: A $idle_a % of a core, B $idle_b % (target <= 2 %)"
-echo "single 4 KiB READ, nothing else in flight, vs TCP 64 B/4 KiB ping-pong on the same veth (us):"
+echo "single 4 KiB READ, nothing else in flight (client-idle $read_client_idle, daemons $daemon_idle), vs TCP 64 B/4 KiB ping-pong on the same veth (us):"
 printf '  %-22s %10s %10s\n' "" p50 p99
 printf '  %-22s %10s %10s\n' "TCP ping-pong" "$tcp_p50" "$tcp_p99" "xferd READ 4 KiB" "$read_p50" "$read_p99"
 printf '  %-22s %10s %10s\n' "ratio" "$(awk -v a="$read_p50" -v b="$tcp_p50" 'BEGIN {printf "%.2f", a / b}')" \

@@ -8,6 +8,7 @@ import io.xferd.daemon.session.BatchTracker;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.SessionTable;
 import io.xferd.daemon.session.SubmitRing;
+import io.xferd.daemon.transport.CoalescedRequests;
 import io.xferd.daemon.transport.RemoteSegments;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.RecordTypes;
@@ -59,6 +60,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     private final AtomicCounter backpressure;
     private final TransferJournal journal;
     private final ClientIntake[] clients;
+    private final RequestCoalescer coalescer;
     private ClientSession current;
     private ClientIntake currentIntake;
     private int budget;
@@ -84,6 +86,24 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         final int maxBatchEntries,
         final int batchTrackersPerClient)
     {
+        this(pipeline, registry, disconnects, counters, clock, journal, maxBatchEntries, batchTrackersPerClient, 0);
+    }
+
+    /**
+     * @param coalesceLimit the most bytes intake merges adjacent requests to another daemon into (the transport's
+     *                      slice size); 0 merges nothing.
+     */
+    public SubmitAdapter(
+        final RingBuffer<TransferCommand> pipeline,
+        final SessionTable registry,
+        final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
+        final SystemCounters counters,
+        final NanoClock clock,
+        final TransferJournal journal,
+        final int maxBatchEntries,
+        final int batchTrackersPerClient,
+        final long coalesceLimit)
+    {
         this.pipeline = pipeline;
         this.registry = registry;
         this.disconnects = disconnects;
@@ -96,6 +116,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         this.submitted = counters.get(SystemCounter.REQUESTS_SUBMITTED);
         this.malformed = counters.get(SystemCounter.MALFORMED_RECORDS);
         this.backpressure = counters.get(SystemCounter.PIPELINE_BACKPRESSURE);
+        this.coalescer = new RequestCoalescer(coalesceLimit, counters.get(SystemCounter.REQUESTS_COALESCED));
     }
 
     @Override
@@ -190,6 +211,11 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         {
             return SubmitRing.Action.LEAVE;
         }
+        if (notifyLength == 0 && coalescer.isOpen() && appendSubmit())
+        {
+            budget--;
+            return SubmitRing.Action.TAKEN;
+        }
         final long sequence = claim();
         if (sequence < 0)
         {
@@ -223,8 +249,29 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         submittedThisPass++;
         journal.onSubmitted(session.slot(), command.requestId, command.traceId, command.opcode, command.length,
             command.submitNanos, command.intakeNanos);
+        coalescer.offer(command);
         budget--;
         return SubmitRing.Action.TAKEN;
+    }
+
+    /**
+     * @return true when the SUBMIT in {@link #request} continues the open command and now rides in it (and in its
+     * borrow of the client).
+     */
+    private boolean appendSubmit()
+    {
+        final ClientSession session = current;
+        final long intakeNanos = cycleNanos();
+        if (!coalescer.tryAppend(session, request.opcode(), request.segmentHandle(), request.localAddress(),
+            request.targetAddress(), request.length(), request.traceId(), request.requestId(), null, 0,
+            request.submitNanos(), intakeNanos))
+        {
+            return false;
+        }
+        submittedThisPass++;
+        journal.onSubmitted(session.slot(), request.requestId(), request.traceId(), request.opcode(), request.length(),
+            request.submitNanos(), intakeNanos);
+        return true;
     }
 
     private SubmitRing.Action onBatch(final UnsafeBuffer buffer, final int offset, final int length)
@@ -268,17 +315,28 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
                 intake.partialBatch = batch;
                 return SubmitRing.Action.LEAVE;
             }
+            final int entry = batch.nextEntry;
+            final int at = offset + batch.entriesOffset + entry * SubmitBatchFlyweight.ENTRY_LENGTH;
+            final long localAddress = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LOCAL_ADDRESS_OFFSET);
+            final long targetAddress = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_TARGET_ADDRESS_OFFSET);
+            final long entryLength = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LENGTH_OFFSET);
+            if (coalescer.tryAppend(batch.submitter, batch.opcode, batch.segmentHandle, localAddress, targetAddress,
+                entryLength, batch.traceId, batch.requestId, batch, entry, batch.submitNanos, batch.intakeNanos))
+            {
+                batch.nextEntry++;
+                journal.onSubmitted(session.slot(), batch.requestId, batch.traceId, batch.opcode, entryLength,
+                    batch.submitNanos, batch.intakeNanos);
+                budget--;
+                continue;
+            }
             final long sequence = claim();
             if (sequence < 0)
             {
                 intake.partialBatch = batch;
                 return SubmitRing.Action.LEAVE;
             }
-            final int entry = batch.nextEntry++;
-            final int at = offset + batch.entriesOffset + entry * SubmitBatchFlyweight.ENTRY_LENGTH;
-            publishEntry(sequence, batch, entry, buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LOCAL_ADDRESS_OFFSET),
-                buffer.getLong(at + SubmitBatchFlyweight.ENTRY_TARGET_ADDRESS_OFFSET),
-                buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LENGTH_OFFSET), false);
+            batch.nextEntry++;
+            publishEntry(sequence, batch, entry, localAddress, targetAddress, entryLength, false);
             budget--;
         }
         if (batch.holdsBackLast)
@@ -388,6 +446,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             }
             journal.onSubmitted(session.slot(), command.requestId, command.traceId, command.opcode, length,
                 command.submitNanos, command.intakeNanos);
+            coalescer.offer(command);
         }
         else
         {
@@ -437,6 +496,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
      */
     private long claim()
     {
+        coalescer.close(); // only the last command claimed may grow: members stay in ring order
         try
         {
             final long sequence = pipeline.tryNext();
@@ -461,6 +521,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
      */
     private void publishClaimed()
     {
+        coalescer.close(); // merging never waits for requests that are not in the ring yet
         if (passBorrows > 0)
         {
             final int borrows = passBorrows;
@@ -494,13 +555,31 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             final TransferCommand command = pipeline.get(sequence);
             if (command.submitter == session)
             {
-                if (command.batch == null)
-                {
-                    submittedThisPass--; // batch entries were counted with their batch, as before
-                }
+                submittedThisPass -= submitsIn(command); // batch entries were counted with their batch, as before
                 command.clear();
             }
         }
+    }
+
+    /**
+     * @return how many SUBMITs (not batch entries) the command carries: itself, or its merged members.
+     */
+    private static int submitsIn(final TransferCommand command)
+    {
+        final CoalescedRequests members = command.members;
+        if (members.count() == 0)
+        {
+            return command.batch == null ? 1 : 0;
+        }
+        int submits = 0;
+        for (int member = 0; member < members.count(); member++)
+        {
+            if (members.batch(member) == null)
+            {
+                submits++;
+            }
+        }
+        return submits;
     }
 
     /**

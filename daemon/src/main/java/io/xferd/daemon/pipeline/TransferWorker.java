@@ -5,10 +5,12 @@ import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.journal.TransferJournal;
 import io.xferd.daemon.memory.DeviceMemory;
 import io.xferd.daemon.memory.Region;
+import io.xferd.daemon.session.BatchTracker;
 import io.xferd.daemon.session.AccessPolicy;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.CompletionSender;
 import io.xferd.daemon.session.SessionTable;
+import io.xferd.daemon.transport.CoalescedRequests;
 import io.xferd.daemon.transport.PeerTransport;
 import io.xferd.daemon.transport.RemoteRequest;
 import io.xferd.daemon.transport.RemoteSegment;
@@ -50,6 +52,8 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     private static final int HANDED_OFF = -1;
     /** Bytes copied after which the completion time is read again within one duty cycle. */
     static final long CLOCK_REFRESH_BYTES = 64 * 1024;
+    /** Not a status: a merged command's requests were each answered or handed off on their own. */
+    private static final int SPLIT = -2;
 
     private final int index;
     private final AccessPolicy access;
@@ -203,23 +207,24 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
                 handedOff = true;
                 return true;
             }
-            final long bytes = status == TransferStatus.OK ? command.length : 0;
-            if (status == TransferStatus.OK)
+            if (status == SPLIT)
             {
-                completed.increment();
-                (command.opcode == Opcode.READ ? bytesRead : bytesWritten).getAndAdd(bytes);
-                bytesThisCycle += bytes;
+                return true;
+            }
+            final CoalescedRequests members = command.members;
+            if (members.count() == 0)
+            {
+                complete(command, command.requestId, command.batch, command.batchEntry, command.length,
+                    command.submitNanos, command.intakeNanos, status);
             }
             else
             {
-                failed.increment();
+                for (int i = 0, n = members.count(); i < n; i++)
+                {
+                    complete(command, members.requestId(i), members.batch(i), members.batchEntry(i),
+                        members.length(i), members.submitNanos(i), members.intakeNanos(i), status);
+                }
             }
-            final long completeNanos = completionNanos(command, bytes);
-            sender.complete(submitter, command.batch, command.batchEntry, command.requestId, status, bytes,
-                command.intakeNanos, completeNanos);
-            journal.onCompleted(submitter.slot(), command.requestId, command.traceId, command.opcode, status,
-                command.length, bytes, TransferJournal.PEER_LOCAL, localNic, command.submitNanos,
-                command.intakeNanos, completeNanos);
         }
         finally
         {
@@ -232,11 +237,32 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         return bytesThisCycle < byteBudget;
     }
 
+    private void complete(final TransferCommand command, final long requestId, final BatchTracker batch,
+        final int batchEntry, final long length, final long submitNanos, final long intakeNanos, final int status)
+    {
+        final long bytes = status == TransferStatus.OK ? length : 0;
+        if (status == TransferStatus.OK)
+        {
+            completed.increment();
+            (command.opcode == Opcode.READ ? bytesRead : bytesWritten).getAndAdd(bytes);
+            bytesThisCycle += bytes;
+        }
+        else
+        {
+            failed.increment();
+        }
+        final long completeNanos = completionNanos(intakeNanos, bytes);
+        final ClientSession submitter = command.submitter;
+        sender.complete(submitter, batch, batchEntry, requestId, status, bytes, intakeNanos, completeNanos);
+        journal.onCompleted(submitter.slot(), requestId, command.traceId, command.opcode, status, length, bytes,
+            TransferJournal.PEER_LOCAL, localNic, submitNanos, intakeNanos, completeNanos);
+    }
+
     /**
      * @return the time a request that just ended completed: the clock read at most {@link #CLOCK_REFRESH_BYTES} of
      * copying ago in this duty cycle, never earlier than the request's intake.
      */
-    private long completionNanos(final TransferCommand command, final long bytesMoved)
+    private long completionNanos(final long intakeNanos, final long bytesMoved)
     {
         bytesSinceClock += bytesMoved; // a failed request moved nothing (and its length may be anything)
         if (!clockRead || bytesSinceClock >= CLOCK_REFRESH_BYTES)
@@ -245,7 +271,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             clockRead = true;
             bytesSinceClock = 0;
         }
-        return Math.max(clockNanos, command.intakeNanos);
+        return Math.max(clockNanos, intakeNanos);
     }
 
     /**
@@ -493,7 +519,65 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         {
             return TransferStatus.UNKNOWN_SEGMENT;
         }
-        final Region local = command.submitter.regions().find(command.localAddress, length);
+        final CoalescedRequests members = command.members;
+        if (members.count() > 0 && (command.submitter.regions().find(command.localAddress, length) == null ||
+            !target.isOneBuffer(command.targetAddress, length)))
+        {
+            // merged by addresses across a region's end (or into memory not registered): each request on its own
+            return executeEachMember(command, target);
+        }
+        return executeRemote(command, target, command.localAddress, command.targetAddress, length, command.requestId,
+            command.batch, command.batchEntry, command.submitNanos, command.intakeNanos, members);
+    }
+
+    /**
+     * The requests of a merged command one by one, each answered (when refused here) or handed off with a borrow
+     * of the submitter of its own; the command's borrow is given back as for any answered command.
+     */
+    private int executeEachMember(final TransferCommand command, final RemoteSegment target)
+    {
+        final CoalescedRequests members = command.members;
+        final ClientSession submitter = command.submitter;
+        long offset = 0;
+        for (int i = 0, n = members.count(); i < n; i++)
+        {
+            final long memberLength = members.length(i);
+            int status = TransferStatus.TRANSPORT_ERROR;
+            if (submitter.tryAcquire())
+            {
+                try
+                {
+                    status = executeRemote(command, target, command.localAddress + offset,
+                        command.targetAddress + offset, memberLength, members.requestId(i), members.batch(i),
+                        members.batchEntry(i), members.submitNanos(i), members.intakeNanos(i), null);
+                }
+                catch (final RuntimeException ex)
+                {
+                    LOG.warn("request {} of {} failed: {}", members.requestId(i), submitter, ex.toString());
+                }
+                finally
+                {
+                    if (status != HANDED_OFF)
+                    {
+                        submitter.release();
+                    }
+                }
+            }
+            if (status != HANDED_OFF)
+            {
+                complete(command, members.requestId(i), members.batch(i), members.batchEntry(i), memberLength,
+                    members.submitNanos(i), members.intakeNanos(i), status);
+            }
+            offset += memberLength;
+        }
+        return SPLIT;
+    }
+
+    private int executeRemote(final TransferCommand command, final RemoteSegment target, final long localAddress,
+        final long targetAddress, final long length, final long requestId, final BatchTracker batch,
+        final int batchEntry, final long submitNanos, final long intakeNanos, final CoalescedRequests members)
+    {
+        final Region local = command.submitter.regions().find(localAddress, length);
         if (local != null && local.isDevice() && !transport.carriesDeviceMemory())
         {
             // TCP stages GPU memory through pinned host memory; RDMA would need GPUDirect, not in this build
@@ -513,14 +597,15 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         {
             status = transport.submit(remoteRequest
                 .submitter(command.submitter)
-                .ids(command.requestId, command.traceId)
+                .ids(requestId, command.traceId)
                 .opcode(command.opcode)
-                .local(local, command.localAddress)
-                .target(target, command.targetAddress)
+                .local(local, localAddress)
+                .target(target, targetAddress)
                 .length(length)
-                .times(command.submitNanos, command.intakeNanos)
+                .times(submitNanos, intakeNanos)
                 .notification(command.notify, command.notifyLength)
-                .batch(command.batch, command.batchEntry));
+                .batch(batch, batchEntry)
+                .members(members));
         }
         catch (final RuntimeException ex)
         {

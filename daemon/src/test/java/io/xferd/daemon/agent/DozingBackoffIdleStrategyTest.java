@@ -71,4 +71,29 @@ class DozingBackoffIdleStrategyTest
         assertTrue(idle.isDozing());
         assertFalse(idle.isDozingDeeply());
     }
+
+    @Test
+    void spinsThroughTheWindowAfterWorkAndBacksOffOnlyOnceItEnded()
+    {
+        final org.agrona.concurrent.CachedNanoClock clock = new org.agrona.concurrent.CachedNanoClock();
+        final DozingBackoffIdleStrategy spinning =
+            new DozingBackoffIdleStrategy(2, 1, 1_000, 10_000, 10, 20_000, Long.MAX_VALUE, 20_000, 50_000, clock);
+        spinning.idle(1);
+        for (int i = 0; i < 100; i++)
+        {
+            spinning.idle(0);
+        }
+        assertFalse(spinning.isDozing(), "idle calls inside the window only spin: the back-off has not begun");
+
+        clock.advance(50_000);
+        for (int i = 0; i < 10; i++)
+        {
+            spinning.idle(0);
+        }
+        assertTrue(spinning.isDozing(), "after the window it backs off as before");
+
+        spinning.idle(1);
+        spinning.idle(0);
+        assertFalse(spinning.isDozing(), "work opens a new window");
+    }
 }
