@@ -160,7 +160,10 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
                 if (!daemonRunning)
                 {
                     System.out.println("bench: no daemon in " + directory + ", starting one in this process");
-                    embedded = XferDaemon.launch(new DaemonContext().directory(directory));
+                    // any free ports: a daemon already serving this host must not stop a bench (or a test)
+                    final DaemonContext context = new DaemonContext().directory(directory).rpcAddress("127.0.0.1:0");
+                    context.operations().metricsAddress("127.0.0.1:0");
+                    embedded = XferDaemon.launch(context);
                 }
                 targetProcess = startTarget();
                 if (target == null)

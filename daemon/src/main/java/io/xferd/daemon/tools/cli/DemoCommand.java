@@ -93,8 +93,10 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
         if (!Files.exists(directory.resolve(CncFileDescriptor.SOCKET_FILE)))
         {
             System.out.println("demo: no daemon in " + directory + ", starting one in this process");
-            // a local-only daemon: any free port for the peer listener
-            embedded = XferDaemon.launch(new DaemonContext().directory(directory).rpcAddress("127.0.0.1:0"));
+            // a local-only daemon: any free ports for the peer listener and the metrics endpoint
+            final DaemonContext context = new DaemonContext().directory(directory).rpcAddress("127.0.0.1:0");
+            context.operations().metricsAddress("127.0.0.1:0");
+            embedded = XferDaemon.launch(context);
         }
         else
         {
