@@ -37,8 +37,17 @@ public final class StatusCommand implements java.util.concurrent.Callable<Intege
     @Override
     public Integer call() throws Exception
     {
+        return print(directory, json, spec.commandLine().getOut());
+    }
+
+    /**
+     * What the command does, without picocli (XferdLauncher calls it for the plain forms of the command line).
+     *
+     * @return the exit code: 0 when a live daemon serves the directory, 1 otherwise.
+     */
+    static int print(final Path directory, final boolean json, final PrintWriter out) throws java.io.IOException
+    {
         final Map<String, Object> status = StatusSnapshot.read(directory);
-        final PrintWriter out = spec.commandLine().getOut();
         if (json)
         {
             final String text = StatusJson.write(status); // Jackson's layout, without loading Jackson
