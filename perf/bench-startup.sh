@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Start-up benchmark of bin/xferd: `xferd --help`, `xferd status` (against a daemon the script starts) and a daemon
-# from launch to its "serving" log line, each with the build's AOT cache (daemon/target/xferd.aot) and without it
-# (XFERD_AOT_CACHE=none), alternated run by run. Prints per case the median and max wall time, the median CPU
+# Start-up benchmark of bin/xferd: `xferd --help`, `xferd status` and `xferd status --json` (against a daemon the
+# script starts) and a daemon from launch to its "serving" log line, each with the build's AOT cache
+# (daemon/target/xferd.aot) and without it (XFERD_AOT_CACHE=none), alternated run by run. (A launcher that runs help
+# requests without the cache whatever it is given, as bin/xferd does since the help texts are pre-rendered, shows
+# the same figures in both rows of `help`.) Prints per case the median and max wall time, the median CPU
 # seconds (user + sys of the JVM: what a busy machine changes least), the classes loaded, and the load average
 # before and after: on a shared machine quote CPU seconds, not wall.
 #
@@ -92,11 +94,15 @@ done
 # status against a live daemon (its registry and cnc files)
 start_daemon "${modes[0]}" "$work/status-daemon" "$work/status-daemon.log"
 for ((i = 0; i < runs; i++)); do
-  for mode in "${modes[@]}"; do measure_command "$mode" status status --dir "$work/status-daemon"; done
+  for mode in "${modes[@]}"; do
+    measure_command "$mode" status status --dir "$work/status-daemon"
+    measure_command "$mode" status-json status --json --dir "$work/status-daemon"
+  done
 done
 for mode in "${modes[@]}"; do
   count_classes "$mode" help --help
   count_classes "$mode" status status --dir "$work/status-daemon"
+  count_classes "$mode" status-json status --json --dir "$work/status-daemon"
 done
 stop_daemon
 for mode in "${modes[@]}"; do
@@ -107,7 +113,7 @@ done
 echo "load average after:  $(cat /proc/loadavg)"
 echo
 printf '%-14s %-5s %12s %12s %16s %16s %18s\n' case cache "wall p50 s" "wall max s" "CPU s p50" "classes loaded" "not from a cache"
-for label in help status daemon-start; do
+for label in help status status-json daemon-start; do
   for mode in "${modes[@]}"; do
     walls="$(awk -v l="$label" -v m="$mode" '$1 == l && $2 == m {print $3}' "$work/results" | sort -n)"
     cpus="$(awk -v l="$label" -v m="$mode" '$1 == l && $2 == m {print $4}' "$work/results" | sort -n)"

@@ -21,6 +21,8 @@ import io.xferd.daemon.pipeline.TransferWorker;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.CompletionSender;
 import io.xferd.daemon.session.SessionTable;
+import io.xferd.daemon.statusmap.DeferredStatusMap;
+import io.xferd.daemon.statusmap.StatusFileWriter;
 import io.xferd.daemon.statusmap.StatusMapWriter;
 import io.xferd.daemon.storage.StorageStage;
 import io.xferd.daemon.transport.PeerProtocol;
@@ -80,7 +82,8 @@ public final class XferDaemon implements AutoCloseable
     private final AgentRunner storageRunner;
     private final List<DutyCycleTracker> dutyCycles = new ArrayList<>();
     private final Journal journal;
-    private final StatusMapWriter registryWriter;
+    private final StatusFileWriter statusFile;
+    private final DeferredStatusMap registryWriter;
     private final SystemdNotifier notifier;
     private final MetricsEndpoint metrics;
     private final Thread conductorThread;
@@ -195,7 +198,7 @@ public final class XferDaemon implements AutoCloseable
         }
         this.pipeline = new TransferPipeline(context.pipelineSize(), context.transferWorkers());
         final SystemNanoClock nanoClock = SystemNanoClock.INSTANCE;
-        this.journal = Journal.start(context.operations(), counters);
+        this.journal = Journal.create(context.operations(), counters); // its thread starts once serving
         transport.journal(journal.recorder());
 
         final Agent intake = new SubmitAdapter(pipeline.ring(), registry, disconnects, counters, nanoClock,
@@ -230,31 +233,38 @@ public final class XferDaemon implements AutoCloseable
         this.conductor = new ControlConductor(context, directory, registry, cnc, disconnects, counters,
             SystemEpochClock.INSTANCE, transport, metadata);
         conductor.segmentPorts(peerServer.segmentListeners());
-        this.registryWriter = StatusMapWriter.create(context, Process.pid());
+        this.statusFile = StatusFileWriter.create(context.directory(), context.describe(),
+            java.util.Map.of("rdma", Verbs.availability().toString()), SystemEpochClock.INSTANCE);
+        // the Chronicle Map opens once serving, on a thread of its own; xferd status reads the status file
+        this.registryWriter = DeferredStatusMap.of(() -> StatusMapWriter.create(context, Process.pid()));
         this.notifier = new SystemdNotifier(System.getenv(),
             dutyCycles.stream().<java.util.function.LongSupplier>map(tracker -> tracker::cycles).toList());
         conductor.operations(new ConductorListener()
         {
             public void onClientConnected(final ClientSession session)
             {
+                statusFile.onClientConnected(session);
                 registryWriter.onClientConnected(session);
             }
 
             public void onRegionAdded(final ClientSession session, final io.xferd.daemon.memory.Region region)
             {
                 syncRdma(session);
+                statusFile.onRegionAdded(session, region);
                 registryWriter.onRegionAdded(session, region);
             }
 
             public void onRegionRemoved(final ClientSession session, final io.xferd.daemon.memory.Region region)
             {
                 syncRdma(session);
+                statusFile.onRegionRemoved(session, region);
                 registryWriter.onRegionRemoved(session, region);
             }
 
             public void onRegionsChanged(final ClientSession session)
             {
                 syncRdma(session);
+                statusFile.onRegionsChanged(session);
                 registryWriter.onRegionsChanged(session);
             }
 
@@ -272,6 +282,7 @@ public final class XferDaemon implements AutoCloseable
                 {
                     rdmaRegistrar.retireClosed();
                 }
+                statusFile.onClientDisconnected(session);
                 registryWriter.onClientDisconnected(session);
             }
 
@@ -281,6 +292,8 @@ public final class XferDaemon implements AutoCloseable
                 {
                     rdmaRegistrar.deregisterReclaimable();
                 }
+                statusFile.onHousekeeping(nowMs);
+                registryWriter.onHousekeeping(nowMs);
                 notifier.onHousekeeping(nowMs);
             }
         });
@@ -320,6 +333,10 @@ public final class XferDaemon implements AutoCloseable
             context.directory(), Process.pid(), context.threadingMode(), context.transferWorkers(),
             context.idleStrategy(), context.transportInUse());
         daemon.notifier.ready("serving " + context.directory());
+        // observers' structures, off the path to serving: the journal's thread opens its Chronicle Queue and writes
+        // what the data plane recorded meanwhile; the registry's Chronicle Map opens on a thread of its own
+        daemon.journal.start();
+        daemon.registryWriter.start();
         return daemon;
     }
 
@@ -438,6 +455,14 @@ public final class XferDaemon implements AutoCloseable
         return failure;
     }
 
+    /**
+     * @return true once the registry's Chronicle Map, opened after serving, is written on every change.
+     */
+    boolean isWritingRegistry()
+    {
+        return registryWriter.isWriting();
+    }
+
     ControlConductor conductor()
     {
         return conductor;
@@ -535,6 +560,7 @@ public final class XferDaemon implements AutoCloseable
             metadata.close();
         }
         registryWriter.close();
+        statusFile.close();
         directory.close();
         LOG.info("xferd daemon stopped");
     }

@@ -53,6 +53,8 @@ class ControlLimitsTest
     void shouldRefuseARegionBeyondTheClientsLimitAndKeepTheRegistryEntryPerRegion()
     {
         daemon = XferDaemon.launch(SystemTests.daemonContext(directory).maxRegionsPerClient(4));
+        // the registry opens after serving, on its own thread; from then on every change is in it when answered
+        SystemTests.awaitCondition(daemon::isWritingRegistry, WAIT, () -> "the registry did not open");
         try (XferClient greedy = XferClient.connect(SystemTests.clientContext(directory, "greedy"));
             XferClient other = XferClient.connect(SystemTests.clientContext(directory, "other")))
         {

@@ -7,6 +7,7 @@ import io.xferd.daemon.files.FileModes;
 import io.xferd.daemon.journal.queue.JournalQueues;
 import io.xferd.ipc.SystemCounter;
 import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.status.AtomicCounter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -14,6 +15,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * The journal as the daemon runs it: the recorder the data plane calls, and the agent on its own thread that
@@ -36,9 +38,10 @@ public final class Journal implements AutoCloseable
     }
 
     /**
-     * @return a running journal, or one that does nothing when the settings switch it off.
+     * @return a journal whose recorder records from now on (into its ring), its thread not yet started; or one that
+     * does nothing when the settings switch it off.
      */
-    public static Journal start(final OperationsContext context, final SystemCounters counters)
+    public static Journal create(final OperationsContext context, final SystemCounters counters)
     {
         if (!context.journalEnabled())
         {
@@ -54,23 +57,36 @@ public final class Journal implements AutoCloseable
         {
             throw new UncheckedIOException("cannot create the journal directory " + context.journalDirectory(), ex);
         }
-        final JournalAppender appender = new JournalAppender(
+        final AtomicCounter writeFailures = counters.get(SystemCounter.JOURNAL_WRITE_FAILURES);
+        // opened on the journal's thread: Chronicle Queue stays off the daemon's path to "serving"
+        final Supplier<JournalAppender> appender = () -> new JournalAppender(
             () -> JournalQueues.openForAppend(context.journalDirectory(), context.journalRollCycle()),
-            counters.get(SystemCounter.JOURNAL_WRITE_FAILURES), JournalAppender.MIN_FREE_BYTES_DEFAULT);
+            writeFailures, JournalAppender.MIN_FREE_BYTES_DEFAULT);
         final JournalRecorder recorder = new JournalRecorder(context.journalRingCapacity(),
             counters.get(SystemCounter.JOURNAL_DROPPED), new JournalNames());
         final TransferStats stats = new TransferStats();
-        final JournalAgent agent = new JournalAgent(recorder, appender, context.journalRetentionCycles(), stats,
+        final JournalAgent agent = new JournalAgent(recorder, appender, writeFailures, context.journalRetentionCycles(),
+            stats,
             context.slowRequestMs() < 0 ? -1 : TimeUnit.MILLISECONDS.toNanos(context.slowRequestMs()));
         // 1 ms naps while records come; after ~100 ms without any, 10 ms dozes (the ring holds far more than that)
         final AgentRunner runner = new AgentRunner(new DozingBackoffIdleStrategy(0, 0,
             TimeUnit.MILLISECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(1), 100, TimeUnit.MILLISECONDS.toNanos(10)),
             throwable -> LOG.error("journal agent error", throwable), null, agent);
-        AgentRunner.startOnThread(runner);
         LOG.info("transfer journal in {} ({} cycles, keeping {})", context.journalDirectory(),
             context.journalRollCycle(), context.journalRetentionCycles() == 0 ? "all" :
             Integer.toString(context.journalRetentionCycles()));
         return new Journal(recorder, stats, runner);
+    }
+
+    /**
+     * Start the journal's thread: it opens the queue, then writes what was recorded since {@link #create}.
+     */
+    public void start()
+    {
+        if (runner != null)
+        {
+            AgentRunner.startOnThread(runner);
+        }
     }
 
     /**

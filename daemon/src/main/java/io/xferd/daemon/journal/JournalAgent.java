@@ -7,6 +7,7 @@ import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.SystemEpochNanoClock;
+import org.agrona.concurrent.status.AtomicCounter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -15,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 
 import static io.xferd.daemon.journal.JournalRecordDescriptor.*;
@@ -26,6 +28,12 @@ import static io.xferd.daemon.journal.JournalRecordDescriptor.*;
  * cycle files beyond the retention. Runs with a sleeping idle strategy: it mostly parks. Its thread never dies of
  * the journal's files: a write that fails (a full {@code /dev/shm}) is counted and survived by the
  * {@link JournalAppender}, the metrics keep being fed.
+ * <p>
+ * The daemon's agent opens its queue on its own thread ({@link #onStart()}), not on the daemon's serving path:
+ * Chronicle Queue costs about a second of class loading and mapping. Whatever the data plane records meanwhile waits
+ * in the recorder's ring and is written once the queue is open; a ring that fills first drops and counts
+ * ({@code JOURNAL_DROPPED}), as it always does. A queue that cannot be opened at all leaves the agent feeding the
+ * metrics and counting every record in {@code JOURNAL_WRITE_FAILURES}.
  */
 public final class JournalAgent implements Agent, MessageHandler
 {
@@ -36,8 +44,10 @@ public final class JournalAgent implements Agent, MessageHandler
     private static final long SLOW_LOG_INTERVAL_NS = TimeUnit.SECONDS.toNanos(1);
 
     private final JournalRecorder recorder;
-    private final JournalAppender appender;
-    private final Path queueDirectory;
+    private final Supplier<JournalAppender> appenderOpener;
+    private final AtomicCounter openFailures;
+    private JournalAppender appender;
+    private Path queueDirectory;
     private final int retentionCycles;
     private final TransferStats stats;
     private final long slowNanos;
@@ -48,6 +58,7 @@ public final class JournalAgent implements Agent, MessageHandler
     private int namesWritten;
     private long lastSlowLogNanos;
     private long slowSuppressed;
+    private boolean openFailed;
 
     /**
      * @param appender         writes the queue, or null to keep only the metrics (journal files off).
@@ -62,9 +73,27 @@ public final class JournalAgent implements Agent, MessageHandler
         final TransferStats stats,
         final long slowNanos)
     {
+        this(recorder, null, null, retentionCycles, stats, slowNanos);
+        opened(appender);
+    }
+
+    /**
+     * An agent that opens its queue in {@link #onStart()}, on the thread that runs it.
+     *
+     * @param appenderOpener opens the queue (throws when it cannot).
+     * @param openFailures   counts the records not written because the queue could not be opened.
+     */
+    public JournalAgent(
+        final JournalRecorder recorder,
+        final Supplier<JournalAppender> appenderOpener,
+        final AtomicCounter openFailures,
+        final int retentionCycles,
+        final TransferStats stats,
+        final long slowNanos)
+    {
         this.recorder = recorder;
-        this.appender = appender;
-        this.queueDirectory = appender != null ? appender.queue().file().toPath() : null;
+        this.appenderOpener = appenderOpener;
+        this.openFailures = openFailures;
         this.retentionCycles = retentionCycles;
         this.stats = stats;
         this.slowNanos = slowNanos;
@@ -73,6 +102,42 @@ public final class JournalAgent implements Agent, MessageHandler
         this.offsetRefreshedAt = now;
         this.retentionCheckedAt = now - RETENTION_CHECK_NS;
         this.lastSlowLogNanos = now - SLOW_LOG_INTERVAL_NS;
+    }
+
+    private void opened(final JournalAppender appender)
+    {
+        this.appender = appender;
+        this.queueDirectory = appender != null ? appender.queue().file().toPath() : null;
+    }
+
+    /**
+     * Open the queue, when this agent was made to open it: until then the recorder's ring holds the records.
+     */
+    @Override
+    public void onStart()
+    {
+        if (appenderOpener == null)
+        {
+            return;
+        }
+        try
+        {
+            opened(appenderOpener.get());
+        }
+        catch (final RuntimeException | InternalError ex)
+        {
+            openFailed = true;
+            LOG.error("journal: cannot open the queue ({}): every record is counted as not written; transfers " +
+                "and metrics are not affected", ex.toString());
+        }
+    }
+
+    /**
+     * @return true once the queue is open (or was given open).
+     */
+    boolean isOpen()
+    {
+        return appender != null;
     }
 
     @Override
@@ -117,6 +182,10 @@ public final class JournalAgent implements Agent, MessageHandler
         if (appender != null)
         {
             appender.append(type, epochOffsetNanos, buffer, index, length);
+        }
+        else if (openFailed)
+        {
+            openFailures.increment();
         }
         if (type == COMPLETED)
         {

@@ -140,4 +140,63 @@ class JournalTest
         new JournalReader().read(directory, entries::add);
         assertThat(entries).extracting(JournalEntry::requestId).containsExactly(1L, 2L);
     }
+
+    @Test
+    void shouldWriteWhatWasRecordedBeforeTheQueueWasOpen() throws Exception
+    {
+        final JournalRecorder recorder = new JournalRecorder(64 * 1024, dropped, new JournalNames());
+        final TransferStats stats = new TransferStats();
+        final JournalAgent agent = new JournalAgent(recorder, this::appender, writeFailures, 0, stats, -1);
+        // the data plane serves (and records) before the journal's thread has opened the queue
+        recorder.onSubmitted(1, 5, 0, Opcode.WRITE, 4096, 10, 20);
+        recorder.onCompleted(1, 5, 0, Opcode.WRITE, TransferStatus.OK, 4096, 4096, TransferJournal.PEER_LOCAL, 0, 10,
+            20, 30);
+        assertThat(agent.isOpen()).isFalse();
+        try (Stream<Path> files = Files.list(directory))
+        {
+            assertThat(files).as("no queue before onStart").isEmpty();
+        }
+
+        agent.onStart();
+        assertThat(agent.isOpen()).isTrue();
+        while (agent.doWork() > 0)
+        {
+            // drain
+        }
+        agent.onClose();
+
+        final List<JournalEntry> entries = new ArrayList<>();
+        new JournalReader().read(directory, entries::add);
+        assertThat(entries).extracting(JournalEntry::type, JournalEntry::requestId).containsExactly(
+            org.assertj.core.groups.Tuple.tuple(JournalRecordDescriptor.SUBMITTED, 5L),
+            org.assertj.core.groups.Tuple.tuple(JournalRecordDescriptor.COMPLETED, 5L));
+        assertThat(dropped.get()).isZero();
+        assertThat(writeFailures.get()).isZero();
+        assertThat(stats.totals()).singleElement().extracting(TransferStats.Total::count).isEqualTo(1L);
+    }
+
+    @Test
+    void shouldCountEveryRecordAsNotWrittenAndKeepTheMetricsWhenTheQueueCannotBeOpened()
+    {
+        final JournalRecorder recorder = new JournalRecorder(64 * 1024, dropped, new JournalNames());
+        final TransferStats stats = new TransferStats();
+        final JournalAgent agent = new JournalAgent(recorder, () ->
+        {
+            throw new IllegalStateException("read-only file system");
+        }, writeFailures, 0, stats, -1);
+        recorder.onSubmitted(1, 5, 0, Opcode.WRITE, 4096, 10, 20);
+
+        agent.onStart();
+        recorder.onCompleted(1, 5, 0, Opcode.WRITE, TransferStatus.OK, 4096, 4096, TransferJournal.PEER_LOCAL, 0, 10,
+            20, 30);
+        while (agent.doWork() > 0)
+        {
+            // drain
+        }
+        agent.onClose();
+
+        assertThat(agent.isOpen()).isFalse();
+        assertThat(writeFailures.get()).isEqualTo(2);
+        assertThat(stats.totals()).singleElement().extracting(TransferStats.Total::count).isEqualTo(1L);
+    }
 }

@@ -30,6 +30,7 @@ public final class AotTraining
         final Path directory = root.resolve("run");
         try
         {
+            UsageText.print(new String[]{"--help"}, new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
             run("--help");
             run("status", "--dir", directory.toString());
             final String[] daemonArgs = {"daemon", "--dir", directory.toString(), "--rpc-address", "127.0.0.1:0",

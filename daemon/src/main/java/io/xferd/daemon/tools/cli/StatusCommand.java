@@ -3,6 +3,7 @@ package io.xferd.daemon.tools.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.xferd.daemon.config.DaemonContext;
+import io.xferd.daemon.tools.status.StatusJson;
 import io.xferd.daemon.tools.status.StatusSnapshot;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -36,11 +37,21 @@ public final class StatusCommand implements java.util.concurrent.Callable<Intege
     @Override
     public Integer call() throws Exception
     {
+        return print(directory, json, spec.commandLine().getOut());
+    }
+
+    /**
+     * What the command does, without picocli (XferdLauncher calls it for the plain forms of the command line).
+     *
+     * @return the exit code: 0 when a live daemon serves the directory, 1 otherwise.
+     */
+    static int print(final Path directory, final boolean json, final PrintWriter out) throws java.io.IOException
+    {
         final Map<String, Object> status = StatusSnapshot.read(directory);
-        final PrintWriter out = spec.commandLine().getOut();
         if (json)
         {
-            out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(status));
+            final String text = StatusJson.write(status); // Jackson's layout, without loading Jackson
+            out.println(text != null ? text : jackson(status));
         }
         else
         {
@@ -48,6 +59,11 @@ public final class StatusCommand implements java.util.concurrent.Callable<Intege
         }
         out.flush();
         return Boolean.TRUE.equals(status.get("running")) ? 0 : 1;
+    }
+
+    private static String jackson(final Map<String, Object> status) throws java.io.IOException
+    {
+        return new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(status);
     }
 
     @SuppressWarnings("unchecked")

@@ -3,6 +3,7 @@ package io.xferd.daemon.tools.cli;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 
 import java.util.List;
 
@@ -22,10 +23,16 @@ public final class XferdMain implements Runnable
         StatusCommand.class, TopologyCommand.class, BenchCommand.class, BenchTargetCommand.class, ProfileCommand.class,
         MetadataServerCommand.class, ProxyCommand.class, BenchProxyCommand.class);
 
+    @Spec
+    CommandSpec spec;
+
+    /**
+     * {@code xferd} with nothing else: the same help as {@code xferd --help}, the commands included.
+     */
     @Override
     public void run()
     {
-        CommandLine.usage(this, System.out);
+        spec.commandLine().usage(spec.commandLine().getOut());
     }
 
     public static void main(final String[] args)

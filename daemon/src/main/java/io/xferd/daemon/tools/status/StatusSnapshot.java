@@ -1,8 +1,7 @@
 package io.xferd.daemon.tools.status;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import io.xferd.daemon.statusmap.StatusMapFile;
-import io.xferd.daemon.statusmap.StatusMapReader;
+import io.xferd.daemon.statusmap.StatusFileDescriptor;
+import io.xferd.daemon.statusmap.StatusFileReader;
 import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.nativebindings.verbs.Verbs;
@@ -21,8 +20,9 @@ import java.util.Map;
 
 /**
  * What {@code xferd status} shows, read without asking the daemon (as Aeron's AeronStat does): the cnc file's
- * header, heartbeat, counters and to-daemon ring positions, and the registry file's clients, regions, peers and
- * NICs. Plain maps and lists, in the order shown, so that text and JSON come from the same data.
+ * header, heartbeat, counters and to-daemon ring positions, and the status file's clients, regions and settings
+ * ({@link StatusFileDescriptor}). Plain maps and lists, in the order shown, so that text and JSON come from the same
+ * data.
  */
 public final class StatusSnapshot
 {
@@ -65,11 +65,9 @@ public final class StatusSnapshot
         {
             IoUtil.unmap(mapped);
         }
-        if ((Boolean)status.get("running"))
-        {
-            readRegistry(directory, status);
-        }
-        status.put("rdma", Verbs.availability().toString());
+        final Object rdma = (Boolean)status.get("running") ? readStatusFile(directory, status) : null;
+        // the daemon's own finding when it published one: finding it here costs the FFM linker's start-up
+        status.put("rdma", rdma != null ? rdma : Verbs.availability().toString());
         return status;
     }
 
@@ -204,69 +202,35 @@ public final class StatusSnapshot
         }
     }
 
-    @SuppressWarnings("unchecked")
-    private static void readRegistry(final Path directory, final Map<String, Object> status)
+    /**
+     * The clients, their regions and the settings, from the daemon's status file (plain loads: no Chronicle).
+     *
+     * @return the daemon's finding on RDMA, or null.
+     */
+    private static Object readStatusFile(final Path directory, final Map<String, Object> status)
     {
-        final Map<String, JsonNode> entries;
+        final StatusFileReader.Snapshot snapshot;
         try
         {
-            entries = StatusMapReader.read(directory);
+            snapshot = StatusFileReader.read(directory);
         }
-        catch (final RuntimeException ex)
+        catch (final StatusFileReader.MalformedException ex)
         {
             status.put("registry", "unreadable: " + ex.getMessage());
-            return;
+            return null;
         }
-        if (entries == null)
+        if (snapshot == null)
         {
-            status.put("registry", "absent (" + StatusMapFile.FILE + ")");
-            return;
+            status.put("registry", "absent (" + StatusFileDescriptor.FILE + ")");
+            return null;
         }
-        final JsonNode daemon = entries.get(StatusMapFile.DAEMON_KEY);
-        if (daemon != null && daemon.has("config"))
+        if (!snapshot.config().isEmpty())
         {
-            status.put("config", daemon.get("config"));
+            status.put("config", snapshot.config());
         }
-        final Map<Integer, Map<String, Object>> clients = new java.util.TreeMap<>();
-        final List<Object> peers = new ArrayList<>();
-        entries.forEach((key, value) ->
-        {
-            if (key.startsWith(StatusMapFile.CLIENT_PREFIX))
-            {
-                final Map<String, Object> client = StatusMapFile.asMap(value);
-                client.put("region_list", new ArrayList<>());
-                clients.put(value.path("slot").asInt(), client);
-            }
-            else if (key.startsWith(StatusMapFile.PEER_PREFIX))
-            {
-                peers.add(value);
-            }
-        });
-        entries.forEach((key, value) ->
-        {
-            if (key.startsWith(StatusMapFile.REGION_PREFIX))
-            {
-                final Map<String, Object> client = clients.get(value.path("slot").asInt());
-                if (client != null)
-                {
-                    final Map<String, Object> region = new LinkedHashMap<>();
-                    region.put("address", "0x" + Long.toHexString(value.path("address").asLong()));
-                    region.put("length", value.path("length").asLong());
-                    region.put("location", value.path("location").asText());
-                    if (value.hasNonNull("storage"))
-                    {
-                        region.put("storage", value.path("storage").asText());
-                    }
-                    ((List<Object>)client.get("region_list")).add(region);
-                }
-            }
-        });
-        status.put("clients", new ArrayList<>(clients.values()));
+        status.put("clients", snapshot.clients());
         final Object byPath = status.remove("peers_by_path");
-        if (peers.isEmpty() && byPath != null)
-        {
-            peers.addAll((List<Object>)byPath);
-        }
-        status.put("peers", peers);
+        status.put("peers", byPath != null ? byPath : new ArrayList<>());
+        return snapshot.facts().get("rdma");
     }
 }
