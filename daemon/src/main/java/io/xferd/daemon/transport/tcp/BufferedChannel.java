@@ -6,15 +6,18 @@ import org.agrona.concurrent.NanoClock;
 
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 
 /**
  * A blocking socket with an input buffer and an output buffer, so that many small frames (headers, answers)
  * cost one system call instead of one each: reads take whatever the socket has, answers wait in the output
- * buffer until the reader would block, and only then go out together. Large payloads bypass both buffers:
- * what is already buffered is copied, the rest is read or written straight from or into registered memory;
- * reads run at most {@link #READ_AHEAD} bytes past what was asked for, so that rest is nearly all of it.
+ * buffer until the reader would block (nothing more to read now) or {@link #ANSWER_BATCH} of them wait, and only
+ * then go out together. Large payloads bypass both buffers: what is already buffered is copied, the rest is read
+ * or written straight from or into registered memory; reads run at most {@link #READ_AHEAD} bytes past what was
+ * asked for, so that rest is nearly all of it. The rest of a payload and the read-ahead past it (the next frames'
+ * headers) come in one scattering read, so a stream of slices costs about one read per slice.
  * One reader thread and one writer thread at most.
  */
 final class BufferedChannel
@@ -23,15 +26,23 @@ final class BufferedChannel
     // how far a read may run past the frame asked for: enough for a burst of headers and acks in one call, small
     // enough that a payload following a header is mostly read straight into registered memory, not copied twice
     static final int READ_AHEAD = 8 * 1024;
+    // answers held back while the peer's next requests are already readable: fewer, larger writes here and fewer
+    // wake-ups of the peer's receiver; few enough that the peer's window (64 slices) never waits on them
+    static final int ANSWER_BATCH = 8;
     private static final long MAX_PENDING_BYTES = 1 << 20;
 
     private final SocketChannel channel;
+    // asks the kernel how many bytes wait to be read (FIONREAD), without reading or blocking
+    private final InputStream readable;
     private final ByteBuffer in;
+    // the rest of a payload, then the read-ahead: filled by one scattering read
+    private final ByteBuffer[] scatter = new ByteBuffer[2];
     // answers wait here, each a small header of its own followed by an optional payload view, and leave together
     private final ByteBuffer[] headers;
     private final ByteBuffer[] gather;
     private final io.xferd.daemon.memory.Region[] borrowed;
     private int headerCount;
+    private long flushes;
     private int gatherCount;
     private int borrowedCount;
     private long pendingBytes;
@@ -43,8 +54,10 @@ final class BufferedChannel
 
     BufferedChannel(
         final SocketChannel channel, final NanoClock clock, final int inputCapacity, final int answerHeaderLength)
+        throws IOException
     {
         this.channel = channel;
+        this.readable = channel.socket().getInputStream();
         this.clock = clock;
         this.in = FrameIo.newBuffer(inputCapacity);
         this.in.flip();
@@ -100,7 +113,7 @@ final class BufferedChannel
             in.limit(Math.min(in.capacity(), Math.max(length, READ_AHEAD)));
             while (in.position() < length)
             {
-                flush();
+                flushBeforeBlocking();
                 if (channel.read(in) < 0)
                 {
                     throw new EOFException("peer closed the connection");
@@ -117,7 +130,8 @@ final class BufferedChannel
     }
 
     /**
-     * Fill {@code target} (a view of registered memory): buffered bytes first, then straight from the socket.
+     * Fill {@code target} (a view of registered memory): buffered bytes first, then straight from the socket, with
+     * whatever follows it (up to {@link #READ_AHEAD} bytes) into the input buffer by the same read.
      */
     void readFully(final ByteBuffer target) throws IOException
     {
@@ -131,8 +145,26 @@ final class BufferedChannel
         }
         if (target.hasRemaining())
         {
-            flush();
-            FrameIo.readFully(channel, target);
+            // the input buffer is drained (else target would be full): it takes what comes after target's bytes
+            in.clear().limit(Math.min(in.capacity(), READ_AHEAD));
+            scatter[0] = target;
+            scatter[1] = in;
+            try
+            {
+                while (target.hasRemaining())
+                {
+                    flushBeforeBlocking();
+                    if (channel.read(scatter) < 0)
+                    {
+                        throw new EOFException("peer closed the connection");
+                    }
+                }
+            }
+            finally
+            {
+                scatter[0] = null;
+                in.flip();
+            }
         }
     }
 
@@ -187,6 +219,26 @@ final class BufferedChannel
     }
 
     /**
+     * About to read: send the queued answers unless the peer's next bytes are already there (the read will not
+     * block, so the answers can wait for the ones it brings) and fewer than {@link #ANSWER_BATCH} wait.
+     */
+    private void flushBeforeBlocking() throws IOException
+    {
+        if (headerCount > 0 && (headerCount >= ANSWER_BATCH || readable.available() == 0))
+        {
+            flush();
+        }
+    }
+
+    /**
+     * @return how many gathering writes of answers this channel made (tests).
+     */
+    long flushes()
+    {
+        return flushes;
+    }
+
+    /**
      * Send every queued answer in one gathering write, then release the memory their payloads came from.
      */
     void flush() throws IOException
@@ -201,6 +253,7 @@ final class BufferedChannel
         {
             busySinceNanos = clock.nanoTime();
         }
+        flushes++;
         try
         {
             long remaining = pendingBytes;

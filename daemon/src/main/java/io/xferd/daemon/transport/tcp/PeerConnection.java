@@ -32,6 +32,10 @@ final class PeerConnection implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(PeerConnection.class);
     private static final int WINDOW = 64;
+    // a full window reopens for the sender once this many slices are answered: it then sends them back to back, in
+    // one gathering write, instead of one write per answer that trickles in
+    static final int WINDOW_REFILL = 16;
+    private static final long WINDOW_PARK_NS = 1_000_000L;
     private static final int IDLES_BEFORE_SLEEP = 80;
     private static final long MAX_SLEEP_NS = 10_000_000L;
     private static final long MIN_RECONNECT_DELAY_NS = 100_000_000L;
@@ -68,7 +72,9 @@ final class PeerConnection implements AutoCloseable
     private long gatherBytes;
     private SocketChannel gatherChannel;
     private final Thread sender;
-    private final IdleStrategy windowIdle = new BackoffIdleStrategy(20, 10, 1_000, 50_000);
+    // set while the sender waits for the window to reopen, so that the receiver wakes it when it has (Dekker style,
+    // as senderAsleep)
+    private volatile boolean senderAwaitsWindow;
     // set while the sender sleeps on an empty queue, so that whoever queues a slice wakes it (Dekker style:
     // the sender sets it and then looks at the queue, the producer queues and then looks at it)
     private volatile boolean senderAsleep;
@@ -184,12 +190,7 @@ final class PeerConnection implements AutoCloseable
         if (inFlight.size() >= WINDOW)
         {
             flushGather();
-        }
-        // a full window waits for answers without spinning: on a small host the receiver needs the CPU
-        windowIdle.reset();
-        while (inFlight.size() >= WINDOW && running && channel == current)
-        {
-            windowIdle.idle();
+            awaitWindow(current);
         }
         if (channel != current)
         {
@@ -242,6 +243,32 @@ final class PeerConnection implements AutoCloseable
         {
             resetGather();
             failStranded();
+        }
+    }
+
+    /**
+     * The window is full: sleep (no spinning, on a small host the receiver needs the CPU) until the receiver has
+     * taken {@link #WINDOW_REFILL} answers, the connection breaks, or the transport closes; bounded, so nothing is
+     * missed for long.
+     */
+    private void awaitWindow(final SocketChannel current)
+    {
+        senderAwaitsWindow = true;
+        while (inFlight.size() > WINDOW - WINDOW_REFILL && running && channel == current)
+        {
+            LockSupport.parkNanos(WINDOW_PARK_NS);
+        }
+        senderAwaitsWindow = false;
+    }
+
+    /**
+     * A slice left the window (answered or failed): wake the sender if it waits for the window to reopen.
+     */
+    private void windowFreed()
+    {
+        if (senderAwaitsWindow && inFlight.size() <= WINDOW - WINDOW_REFILL)
+        {
+            LockSupport.unpark(sender);
         }
     }
 
@@ -403,7 +430,16 @@ final class PeerConnection implements AutoCloseable
 
     private void receiveLoop(final SocketChannel current, final FrameMac in)
     {
-        final BufferedChannel answers = new BufferedChannel(current, clock, 64 * 1024, 0);
+        final BufferedChannel answers;
+        try
+        {
+            answers = new BufferedChannel(current, clock, 64 * 1024, 0);
+        }
+        catch (final IOException ex)
+        {
+            broken(current, ex.toString());
+            return;
+        }
         final RegionWindows landing = new RegionWindows(1);
         final StagingBuffer landingStaging = transport.newStagingBuffer();
         Slice answering = null;
@@ -426,6 +462,7 @@ final class PeerConnection implements AutoCloseable
                 final long length = ackHeader.getLong();
                 ackHeader.position(base + PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
                 final Slice slice = inFlight.poll();
+                windowFreed();
                 answering = slice;
                 if (type != PeerProtocol.ACK || slice == null || slice.wireId() != wireId ||
                     bodyLength != PeerProtocol.ACK_FIELDS_LENGTH + length)
@@ -590,6 +627,7 @@ final class PeerConnection implements AutoCloseable
         closeQuietly(which);
         path.failed(reason);
         failStranded();
+        LockSupport.unpark(sender);
         link.lost(this, reason);
     }
 
