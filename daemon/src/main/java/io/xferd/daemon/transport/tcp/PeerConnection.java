@@ -36,7 +36,11 @@ final class PeerConnection implements AutoCloseable
     // one gathering write, instead of one write per answer that trickles in
     static final int WINDOW_REFILL = 16;
     private static final long WINDOW_PARK_NS = 1_000_000L;
-    private static final int IDLES_BEFORE_SLEEP = 80;
+    // spins, then yields, then sleep until a slice is offered (the producer unparks): no timed parks in between,
+    // each of which costs a futex and a timer, and a stream of small requests idles between every batch of them
+    private static final int IDLE_SPINS = 50;
+    private static final int IDLE_YIELDS = 10;
+    private static final int IDLES_BEFORE_SLEEP = IDLE_SPINS + IDLE_YIELDS;
     private static final long MAX_SLEEP_NS = 10_000_000L;
     private static final long MIN_RECONNECT_DELAY_NS = 100_000_000L;
     private static final long MAX_RECONNECT_DELAY_NS = 1_000_000_000L;
@@ -121,7 +125,7 @@ final class PeerConnection implements AutoCloseable
             headers[i] = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_FIELDS_LENGTH);
         }
         // a short back-off keeps a busy stream off the futex; after it the sender sleeps until a slice comes
-        final IdleStrategy idle = new BackoffIdleStrategy(50, 10, 1_000, 50_000);
+        final IdleStrategy idle = new BackoffIdleStrategy(IDLE_SPINS, IDLE_YIELDS, 1_000, 50_000);
         int idles = 0;
         while (running)
         {
