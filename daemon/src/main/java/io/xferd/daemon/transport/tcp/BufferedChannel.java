@@ -16,8 +16,7 @@ import java.nio.channels.SocketChannel;
  * buffer until the reader would block (nothing more to read now) or {@link #ANSWER_BATCH} of them wait, and only
  * then go out together. Large payloads bypass both buffers: what is already buffered is copied, the rest is read
  * or written straight from or into registered memory; reads run at most {@link #READ_AHEAD} bytes past what was
- * asked for, so that rest is nearly all of it. The rest of a payload and the read-ahead past it (the next frames'
- * headers) come in one scattering read, so a stream of slices costs about one read per slice.
+ * asked for, so that rest is nearly all of it.
  * One reader thread and one writer thread at most.
  */
 final class BufferedChannel
@@ -35,8 +34,6 @@ final class BufferedChannel
     // asks the kernel how many bytes wait to be read (FIONREAD), without reading or blocking
     private final InputStream readable;
     private final ByteBuffer in;
-    // the rest of a payload, then the read-ahead: filled by one scattering read
-    private final ByteBuffer[] scatter = new ByteBuffer[2];
     // answers wait here, each a small header of its own followed by an optional payload view, and leave together
     private final ByteBuffer[] headers;
     private final ByteBuffer[] gather;
@@ -130,8 +127,7 @@ final class BufferedChannel
     }
 
     /**
-     * Fill {@code target} (a view of registered memory): buffered bytes first, then straight from the socket, with
-     * whatever follows it (up to {@link #READ_AHEAD} bytes) into the input buffer by the same read.
+     * Fill {@code target} (a view of registered memory): buffered bytes first, then straight from the socket.
      */
     void readFully(final ByteBuffer target) throws IOException
     {
@@ -143,27 +139,14 @@ final class BufferedChannel
             target.put(in);
             in.limit(limit);
         }
-        if (target.hasRemaining())
+        // one buffer per read, not a scattering read with the read-ahead behind it (one read fewer per slice): NIO
+        // allocates a releaser per call for each buffer over a memory segment in a vectored read or write
+        while (target.hasRemaining())
         {
-            // the input buffer is drained (else target would be full): it takes what comes after target's bytes
-            in.clear().limit(Math.min(in.capacity(), READ_AHEAD));
-            scatter[0] = target;
-            scatter[1] = in;
-            try
+            flushBeforeBlocking();
+            if (channel.read(target) < 0)
             {
-                while (target.hasRemaining())
-                {
-                    flushBeforeBlocking();
-                    if (channel.read(scatter) < 0)
-                    {
-                        throw new EOFException("peer closed the connection");
-                    }
-                }
-            }
-            finally
-            {
-                scatter[0] = null;
-                in.flip();
+                throw new EOFException("peer closed the connection");
             }
         }
     }

@@ -22,8 +22,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * {@link BufferedChannel} on a real loopback connection, as a specification: a payload read straight into its
- * target together with the frames that follow it lands byte for byte, whatever pieces the stream arrives in;
+ * {@link BufferedChannel} on a real loopback connection, as a specification: payloads read partly from the buffer,
+ * partly straight into their target, and the frames after them, land byte for byte whatever pieces the stream
+ * arrives in;
  * answers wait while the peer's next requests are already readable and leave, together, before the channel would
  * block, so a peer that waits for them is never left waiting; a stream cut short fails the read, never fills it.
  */
