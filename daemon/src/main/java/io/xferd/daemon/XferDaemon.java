@@ -6,7 +6,9 @@ import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.agent.ThreadingMode;
 import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.control.ConductorListener;
+import io.xferd.daemon.control.ConfiguredStorageSegments;
 import io.xferd.daemon.control.ControlConductor;
+import io.xferd.daemon.control.FileRegionMapper;
 import io.xferd.daemon.control.RuntimeDirectory;
 import io.xferd.daemon.host.LocalNics;
 import io.xferd.daemon.journal.Journal;
@@ -20,6 +22,7 @@ import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.CompletionSender;
 import io.xferd.daemon.session.SessionTable;
 import io.xferd.daemon.statusmap.StatusMapWriter;
+import io.xferd.daemon.storage.StorageStage;
 import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.daemon.transport.PeerTransport;
 import io.xferd.daemon.transport.SegmentDescriptor;
@@ -31,10 +34,12 @@ import io.xferd.daemon.transport.rdma.RdmaTransport;
 import io.xferd.daemon.transport.tcp.PeerServer;
 import io.xferd.daemon.transport.tcp.TcpTransport;
 import io.xferd.ipc.CncFileDescriptor;
+import io.xferd.ipc.SystemCounter;
 import io.xferd.nativebindings.libc.Process;
 import io.xferd.nativebindings.verbs.Verbs;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.CompositeAgent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.SystemEpochClock;
@@ -70,6 +75,9 @@ public final class XferDaemon implements AutoCloseable
     private final RdmaMemoryRegistrar rdmaRegistrar;
     private final ClusterMetadata metadata;
     private final List<AgentRunner> dataPlaneRunners = new ArrayList<>();
+    private final StorageStage storageStage;
+    private final ConfiguredStorageSegments storageSegments;
+    private final AgentRunner storageRunner;
     private final List<DutyCycleTracker> dutyCycles = new ArrayList<>();
     private final Journal journal;
     private final StatusMapWriter registryWriter;
@@ -121,6 +129,12 @@ public final class XferDaemon implements AutoCloseable
         this.counters = new SystemCounters(new CountersManager(
             CncFileDescriptor.countersMetadataBuffer(cnc), CncFileDescriptor.countersValuesBuffer(cnc)));
 
+        // its own thread in every threading mode: it blocks in io_uring_enter while the device works
+        this.storageStage = new StorageStage(context.storageQueueDepth(), StorageStage.DEFAULT_SUBMISSIONS,
+            counters.get(SystemCounter.STORAGE_BYTES_READ), counters.get(SystemCounter.STORAGE_BYTES_WRITTEN),
+            counters.get(SystemCounter.STORAGE_ERRORS), counters.get(SystemCounter.STORAGE_SYNCS));
+        this.storageRunner = new AgentRunner(new BackoffIdleStrategy(100, 10, 1_000, 1_000_000),
+            throwable -> LOG.error("storage stage error", throwable), null, storageStage);
         final SessionTable registry = new SessionTable(context.maxClients());
         this.registry = registry;
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects = new ManyToOneConcurrentArrayQueue<>(1024);
@@ -132,6 +146,7 @@ public final class XferDaemon implements AutoCloseable
             localNics = context.localNics() != null ? context.localNics() : "tcp".equals(context.protocol()) ?
                 LocalNics.resolve(context.deviceNames(), context.topologyMatrixFile()) : LocalNics.resolve(List.of());
             this.peerServer = new PeerServer(context, registry, counters, disconnects, epoch, localNics);
+            peerServer.storageStage(storageStage);
         }
         catch (final RuntimeException ex)
         {
@@ -144,6 +159,20 @@ public final class XferDaemon implements AutoCloseable
         }
         // segment names carry the address peers really reach (the bound port when 0 was asked for)
         context.rpcAddress(peerServer.advertisedAddress());
+        try
+        {
+            this.storageSegments = ConfiguredStorageSegments.open(context, registry, new FileRegionMapper());
+        }
+        catch (final RuntimeException ex)
+        {
+            peerServer.close();
+            if (rdmaDevices != null)
+            {
+                rdmaDevices.close();
+            }
+            directory.close();
+            throw ex;
+        }
         if (rdmaDevices != null)
         {
             this.rdmaRegistrar = new RdmaMemoryRegistrar(rdmaDevices);
@@ -176,7 +205,7 @@ public final class XferDaemon implements AutoCloseable
         {
             workers.add(new TransferWorker(i, pipeline, registry, new CompletionSender(disconnects, counters), transport,
                 counters, nanoClock, context.maxRequestLength(), context.dutyCycleByteBudget(), journal.recorder(),
-                context.deviceMemory(), context.accessPolicy(), context.storageQueueDepth()));
+                context.deviceMemory(), context.accessPolicy(), context.storageQueueDepth(), storageStage));
         }
         if (transport instanceof RdmaTransport rdma)
         {
@@ -270,6 +299,8 @@ public final class XferDaemon implements AutoCloseable
         context.conclude();
         final RdmaDevices rdmaDevices = openTransport(context);
         final XferDaemon daemon = new XferDaemon(context, rdmaDevices);
+        AgentRunner.startOnThread(daemon.storageRunner);
+        daemon.agents.watch("storage stage", daemon.storageRunner::thread);
         for (final AgentRunner runner : daemon.dataPlaneRunners)
         {
             AgentRunner.startOnThread(runner);
@@ -484,6 +515,8 @@ public final class XferDaemon implements AutoCloseable
         {
             runner.close();
         }
+        storageRunner.close(); // after the workers and peer threads that submit to it
+        storageSegments.close();
         if (transport instanceof RdmaTransport)
         {
             transport.close();

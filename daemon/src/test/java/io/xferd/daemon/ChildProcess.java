@@ -166,7 +166,8 @@ final class ChildProcess implements AutoCloseable
                 if (waitMs <= 0 || (!process.isAlive() && !reader.isAlive()))
                 {
                     throw new AssertionError(name + ": no line containing '" + text + "' within " +
-                        timeout.toMillis() + " ms (alive " + process.isAlive() + "); output:\n" + output());
+                        timeout.toMillis() + " ms (alive " + process.isAlive() + "); output:\n" + output() +
+                        threadDumps());
                 }
                 try
                 {
@@ -214,6 +215,46 @@ final class ChildProcess implements AutoCloseable
             throw new AssertionError("interrupted", ex);
         }
         return process.exitValue();
+    }
+
+    /**
+     * The threads of every live JVM of this child (the process itself or, under {@code ip netns exec} or a
+     * shell, its descendants), so that a wait that ran out says where the child was, not only what it printed.
+     */
+    private String threadDumps()
+    {
+        final java.nio.file.Path jcmd = ProcessHandle.current().info().command()
+            .map(launcher -> java.nio.file.Path.of(launcher).resolveSibling("jcmd")).orElse(null);
+        if (jcmd == null || !java.nio.file.Files.isExecutable(jcmd))
+        {
+            return "";
+        }
+        final StringBuilder dumps = new StringBuilder();
+        java.util.stream.Stream.concat(java.util.stream.Stream.of(process.toHandle()), process.descendants())
+            .filter(ProcessHandle::isAlive)
+            .filter(handle -> handle.info().command().map(command -> command.endsWith("/java")).orElse(false))
+            .forEach(handle ->
+            {
+                try
+                {
+                    final Process dump = new ProcessBuilder(jcmd.toString(), Long.toString(handle.pid()),
+                        "Thread.print").redirectErrorStream(true).start();
+                    final byte[] text = dump.getInputStream().readNBytes(1 << 20);
+                    dump.waitFor(30, TimeUnit.SECONDS);
+                    dump.destroyForcibly();
+                    dumps.append("\n--- threads of pid ").append(handle.pid()).append(" ---\n")
+                        .append(new String(text, StandardCharsets.UTF_8));
+                }
+                catch (final IOException ex)
+                {
+                    dumps.append("\n(no thread dump of pid ").append(handle.pid()).append(": ").append(ex).append(')');
+                }
+                catch (final InterruptedException ex)
+                {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        return dumps.toString();
     }
 
     String output()

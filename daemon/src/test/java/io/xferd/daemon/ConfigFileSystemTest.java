@@ -64,7 +64,7 @@ class ConfigFileSystemTest
              "transfer_workers": 2}
             """);
 
-        daemon.awaitLine("xferd daemon serving", WAIT);
+        daemon.awaitLine("xferd daemon serving", SystemTests.DAEMON_START);
         daemon.terminate();
         assertThat(daemon.awaitExit(WAIT)).isZero();
     }

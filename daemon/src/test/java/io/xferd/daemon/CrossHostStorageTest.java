@@ -70,8 +70,8 @@ class CrossHostStorageTest
     {
         daemonA = startDaemon(hosts.namespaceA(), "daemon-a", dirA, hosts.addressA());
         daemonB = startDaemon(hosts.namespaceB(), "daemon-b", dirB, hosts.addressB());
-        daemonA.awaitLine("xferd daemon serving", WAIT);
-        daemonB.awaitLine("xferd daemon serving", WAIT);
+        daemonA.awaitLine("xferd daemon serving", SystemTests.DAEMON_START);
+        daemonB.awaitLine("xferd daemon serving", SystemTests.DAEMON_START);
         final Path file = files.resolve("kv-cache.bin");
         holder = ChildProcess.startIn(hosts, hosts.namespaceB(), "file-holder", ClientRoleMain.class,
             "hold-file", dirB.toString(), "decode", Integer.toString(SIZE), "31", file.toString());

@@ -68,8 +68,8 @@ class CrossHostTransferTest
     {
         daemonA = startDaemon(hosts.namespaceA(), "daemon-a", dirA, hosts.addressA(), extra);
         daemonB = startDaemon(hosts.namespaceB(), "daemon-b", dirB, hosts.addressB(), extra);
-        daemonA.awaitLine("xferd daemon serving", WAIT);
-        daemonB.awaitLine("xferd daemon serving", WAIT);
+        daemonA.awaitLine("xferd daemon serving", SystemTests.DAEMON_START);
+        daemonB.awaitLine("xferd daemon serving", SystemTests.DAEMON_START);
     }
 
     private ChildProcess startDaemon(
@@ -196,8 +196,8 @@ class CrossHostTransferTest
                 "--cluster-token-file", tokenA.toString());
             daemonB = startDaemon(hosts.namespaceB(), "daemon-b", dirB, hosts.addressB(),
                 "--cluster-token-file", tokenB.toString());
-            daemonA.awaitLine("xferd daemon serving", WAIT);
-            daemonB.awaitLine("xferd daemon serving", WAIT);
+            daemonA.awaitLine("xferd daemon serving", SystemTests.DAEMON_START);
+            daemonB.awaitLine("xferd daemon serving", SystemTests.DAEMON_START);
             final long targetAddress = startHolder(9);
             try (ChildProcess pusher = ChildProcess.startIn(hosts, hosts.namespaceA(), "pusher",
                 ClientRoleMain.class, "push-pull", dirA.toString(), "prefill", addressB() + "/decode",

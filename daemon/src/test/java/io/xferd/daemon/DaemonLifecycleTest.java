@@ -66,7 +66,7 @@ class DaemonLifecycleTest
         final ChildProcess daemon = track(ChildProcess.start(name, XferdMain.class,
             "daemon", "--dir", directory.toString(), "--liveness-timeout-ms", "1000", "--rpc-address", "127.0.0.1:0",
             "--metrics-address", "127.0.0.1:0"));
-        daemon.awaitLine("xferd daemon serving", WAIT);
+        daemon.awaitLine("xferd daemon serving", SystemTests.DAEMON_START);
         return daemon;
     }
 

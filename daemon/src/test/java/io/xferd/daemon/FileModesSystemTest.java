@@ -40,7 +40,7 @@ class FileModesSystemTest
         Files.setAttribute(directory, "unix:mode", 0777);
         daemon = ChildProcess.startWithUmask("daemon", "000", XferdMain.class, "daemon", "--dir",
             directory.toString(), "--rpc-address", "127.0.0.1:0", "--metrics-address", "off");
-        daemon.awaitLine("xferd daemon serving", WAIT);
+        daemon.awaitLine("xferd daemon serving", SystemTests.DAEMON_START);
 
         assertThat(mode(directory)).isEqualTo("750");
         assertThat(mode(directory.resolve("xferd.sock"))).isEqualTo("660");

@@ -73,7 +73,7 @@ class MetadataLifecycleTest
             "--metadata-server", etcd.url(), "--cluster-id", cluster,
             "--cluster-token-file", SystemTests.clusterTokenFile(dirB).toString(),
             "--metadata-ttl-ms", Long.toString(TTL_MS));
-        daemon.awaitLine("xferd daemon serving", WAIT);
+        daemon.awaitLine("xferd daemon serving", SystemTests.DAEMON_START);
         return daemon;
     }
 

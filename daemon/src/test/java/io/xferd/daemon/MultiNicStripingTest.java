@@ -54,8 +54,8 @@ class MultiNicStripingTest
             "--dir", dirB.toString(), "--rpc-address", hosts.addressB() + ":12001",
             "--cluster-token-file", SystemTests.clusterTokenFile(dirA).toString(),
             "--device-name", hosts.vethB() + "," + hosts.vethB2());
-        daemonA.awaitLine("xferd daemon serving", WAIT);
-        daemonB.awaitLine("xferd daemon serving", WAIT);
+        daemonA.awaitLine("xferd daemon serving", SystemTests.DAEMON_START);
+        daemonB.awaitLine("xferd daemon serving", SystemTests.DAEMON_START);
     }
 
     @AfterEach

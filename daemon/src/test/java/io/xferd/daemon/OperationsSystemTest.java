@@ -73,7 +73,7 @@ class OperationsSystemTest
             "--dir", directory.toString(), "--rpc-address", "127.0.0.1:0", "--metrics-address", "127.0.0.1:0",
             "--slow-request-ms", "0")).track();
         final String metricsLine = daemon.awaitLine("metrics on http://", WAIT);
-        daemon.awaitLine("xferd daemon serving", WAIT);
+        daemon.awaitLine("xferd daemon serving", SystemTests.DAEMON_START);
         final Matcher port = Pattern.compile("127\\.0\\.0\\.1:(\\d+)/metrics").matcher(metricsLine);
         assertThat(port.find()).as(metricsLine).isTrue();
         final URI metrics = URI.create("http://127.0.0.1:" + port.group(1) + "/metrics");

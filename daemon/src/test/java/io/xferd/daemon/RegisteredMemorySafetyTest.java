@@ -61,7 +61,7 @@ class RegisteredMemorySafetyTest
             "--rpc-address", "127.0.0.1:0", "--metrics-address", "off", "--slice-size", Long.toString(64 * MIB),
             "--liveness-timeout-ms", "30000", // stopped for a moment by one test: not gone to its clients
             "--cluster-token-file", SystemTests.clusterTokenFile(directory).toString());
-        daemon.awaitLine("xferd daemon serving", WAIT);
+        daemon.awaitLine("xferd daemon serving", SystemTests.DAEMON_START);
         honest = HonestWitness.start(directory, WAIT);
     }
 
@@ -200,7 +200,7 @@ class RegisteredMemorySafetyTest
         {
             final String listener = ownerDaemon.awaitLine("peer listener on ", WAIT);
             final String ownerAddress = listener.substring(listener.indexOf("peer listener on ") + 17).split(" ")[0];
-            ownerDaemon.awaitLine("xferd daemon serving", WAIT);
+            ownerDaemon.awaitLine("xferd daemon serving", SystemTests.DAEMON_START);
             try (RawControlSession owner = RawControlSession.hello(ownerDirectory, "owner", WAIT);
                 RawControlSession reader = RawControlSession.hello(directory, "reader-" + clients++, WAIT);
                 SharedFile local = SharedFile.sealedMemfd(length))

@@ -31,8 +31,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * Storage regions end to end: a client ("owner") registers a file with {@code registerFile}; another client of the
  * same daemon ("user") and a client of a second daemon over a loopback peer connection ("remote") WRITE memory into
  * it and READ it back into memory, every byte checked against the file itself; on the machine's disk (O_DIRECT) and
- * on tmpfs. A file truncated under its region and a full tmpfs fail their requests with STORAGE_TRUNCATED and
- * STORAGE_NO_SPACE while another client's transfers complete and the daemon keeps serving.
+ * on tmpfs. A file truncated under its region (read locally and by a peer) and a full tmpfs fail their requests with
+ * STORAGE_TRUNCATED and STORAGE_NO_SPACE while another client's transfers complete and the daemon keeps serving.
  */
 @Tag("integration")
 @Timeout(180)
@@ -110,6 +110,8 @@ class StorageSegmentTest
         final java.util.Map<String, Object> status = io.xferd.daemon.tools.status.StatusSnapshot.read(directory);
         assertThat((java.util.Map<String, Object>)status.get("storage"))
             .containsEntry("errors", 0L).containsKey("bytes_written");
+        assertThat((Long)((java.util.Map<String, Object>)status.get("storage")).get("syncs"))
+            .as("the region is registered sync: its writes were followed by fdatasyncs").isPositive();
         assertThat(status.get("clients").toString()).contains("location=file").contains("storage=file offset 0");
     }
 
@@ -143,6 +145,11 @@ class StorageSegmentTest
             .isInstanceOfSatisfying(TransferFailedException.class,
                 ex -> assertThat(ex.status()).isEqualTo(TransferStatus.STORAGE_TRUNCATED));
         assertThatThrownBy(() -> user.transferSyncWrite(segment, userBuffer.address(), address + SIZE - 4096, 4096))
+            .isInstanceOfSatisfying(TransferFailedException.class,
+                ex -> assertThat(ex.status()).isEqualTo(TransferStatus.STORAGE_TRUNCATED));
+        // a peer's READ: the slices' reads fail in the storage stage and their answers carry the status
+        final long remoteSegment = remote.openSegment(daemon.rpcAddress() + "/owner");
+        assertThatThrownBy(() -> remote.transferSyncRead(remoteSegment, remoteBuffer.address(), address, LENGTH))
             .isInstanceOfSatisfying(TransferFailedException.class,
                 ex -> assertThat(ex.status()).isEqualTo(TransferStatus.STORAGE_TRUNCATED));
         assertThat(Files.size(file)).as("not regrown").isEqualTo(SIZE / 2);

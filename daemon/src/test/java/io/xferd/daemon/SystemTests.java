@@ -33,6 +33,11 @@ final class SystemTests
      * serve on a 2-core machine at a load of 15 (seen while other builds ran); a bound only ends a hang.
      */
     static final Duration WAIT = Duration.ofSeconds(60);
+    /**
+     * Upper bound of the wait for a child JVM daemon's "serving" line: at a load of 30 (the process-level suite run
+     * five times in a row beside six builds) two of them took 74 s and 61 s; under the child watchdog's 180 s.
+     */
+    static final Duration DAEMON_START = Duration.ofSeconds(150);
     /** The cluster token of the daemons a test starts (each would otherwise make its own token file). */
     static final String CLUSTER_TOKEN = "system-test-cluster-token-0123456789abcdef";
 

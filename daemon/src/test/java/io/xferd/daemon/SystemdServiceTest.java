@@ -78,7 +78,7 @@ class SystemdServiceTest
                 awaitMessage(notify, messages, "READY=1", daemon);
                 assertThat(messages.getFirst()).contains("READY=1").contains("MAINPID=" + daemon.pid());
                 // the datagram can overtake the log line on its way through the output reader: wait for the line
-                daemon.awaitLine("xferd daemon serving", SystemTests.WAIT);
+                daemon.awaitLine("xferd daemon serving", SystemTests.DAEMON_START);
 
                 awaitMessage(notify, messages, "WATCHDOG=1", daemon);
                 awaitMessage(notify, messages, "WATCHDOG=1", daemon);

@@ -33,7 +33,8 @@ public enum SystemCounter
     STORAGE_BYTES_WRITTEN("bytes written to storage regions"),
     STORAGE_ERRORS("storage operations failed"),
     MEMORY_FAULTS("copies that faulted on registered memory (a file shrunk under its mapping)"),
-    JOURNAL_WRITE_FAILURES("journal records not written (journal files could not be written: file system full?)");
+    JOURNAL_WRITE_FAILURES("journal records not written (journal files could not be written: file system full?)"),
+    STORAGE_SYNCS("fdatasync calls on storage regions (one per batch of sync writes to a file)");
 
     public static final int TYPE_ID = 1;
 

@@ -1,5 +1,6 @@
 package io.xferd.daemon.auth;
 
+import io.xferd.daemon.config.ClusterKey;
 import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.transport.PeerProtocol;
 

@@ -98,6 +98,11 @@ public final class ConfigFile
         field("slice_size", (value, all) -> sliceSize(value));
         field("staging_buffer_size", (value, all) -> stagingBufferSize(value));
         field("storage_queue_depth", (value, all) -> intSetting(value, DaemonContext::storageQueueDepth));
+        field("storage_segments", (value, all) ->
+        {
+            final java.util.List<StorageSegmentConfig> segments = value.storageSegments();
+            return context -> context.storageSegments(segments);
+        });
         field("transfer_timeout_ms", (value, all) -> longSetting(value, DaemonContext::transferTimeoutMs));
         field("liveness_timeout_ms", (value, all) -> longSetting(value, DaemonContext::livenessTimeoutMs));
         field("max_clients", (value, all) -> intSetting(value, DaemonContext::maxClients));

@@ -96,6 +96,18 @@ final class ConfigValue
     }
 
     /**
+     * A JSON boolean (true/false; not a string or a number).
+     */
+    boolean bool()
+    {
+        if (!node.isBoolean())
+        {
+            throw wrongType("true or false");
+        }
+        return node.booleanValue();
+    }
+
+    /**
      * A byte count: an integer, or a string with a binary unit ({@link Sizes}).
      */
     long bytes()
@@ -217,6 +229,77 @@ final class ConfigValue
                     new int[0]});
         }
         return grants;
+    }
+
+    private static final java.util.Set<String> STORAGE_SEGMENT_FIELDS =
+        java.util.Set.of("path", "offset", "size", "direct", "sync", "uids", "gids");
+
+    /**
+     * {@code storage_segments}: segment name -> {"path": ..., "offset": bytes, "size": bytes, "direct": bool,
+     * "sync": bool, "uids": [...], "gids": [...]}; path and size required. Nothing is opened here.
+     */
+    java.util.List<StorageSegmentConfig> storageSegments()
+    {
+        final String shape = "an object: segment name -> {\"path\": ..., \"size\": ..., \"offset\", \"direct\", " +
+            "\"sync\", \"uids\", \"gids\"}";
+        if (!node.isObject())
+        {
+            throw wrongType(shape);
+        }
+        if (node.size() > StorageSegmentConfig.MAX_SEGMENTS)
+        {
+            throw error("at most " + StorageSegmentConfig.MAX_SEGMENTS + " storage segments, got " + node.size());
+        }
+        final java.util.List<StorageSegmentConfig> segments = new java.util.ArrayList<>();
+        for (final var entry : node.properties())
+        {
+            final String segment = entry.getKey();
+            final JsonNode fields = entry.getValue();
+            if (segment.isEmpty() || segment.length() > 255 || segment.indexOf('/') >= 0 ||
+                !segment.chars().allMatch(c -> c > 0x20 && c < 0x7F))
+            {
+                throw error("segment name \"" + segment + "\" must be 1..255 printable ASCII characters without '/'");
+            }
+            if (!fields.isObject())
+            {
+                throw error("segment " + segment + " must be " + shape);
+            }
+            for (final var field : fields.properties())
+            {
+                if (!STORAGE_SEGMENT_FIELDS.contains(field.getKey()))
+                {
+                    throw error("segment " + segment + ": unknown field " + field.getKey() + " (known: " +
+                        new java.util.TreeSet<>(STORAGE_SEGMENT_FIELDS) + ")");
+                }
+            }
+            final String prefix = name + "." + segment + ".";
+            if (!fields.has("path") || !fields.has("size"))
+            {
+                throw error("segment " + segment + " needs \"path\" and \"size\"");
+            }
+            final Path path = child(prefix, "path", fields).path();
+            final long size = child(prefix, "size", fields).bytes();
+            final long offset = fields.has("offset") ? child(prefix, "offset", fields).bytes() : 0;
+            if (size <= 0)
+            {
+                throw child(prefix, "size", fields).error("must be positive");
+            }
+            if (offset < 0 || offset + size < offset)
+            {
+                throw child(prefix, "offset", fields).error("must be 0 or more, with offset + size in range");
+            }
+            final boolean direct = !fields.has("direct") || child(prefix, "direct", fields).bool();
+            final boolean sync = fields.has("sync") && child(prefix, "sync", fields).bool();
+            final int[] uids = fields.has("uids") ? child(prefix, "uids", fields).ids() : new int[0];
+            final int[] gids = fields.has("gids") ? child(prefix, "gids", fields).ids() : new int[0];
+            segments.add(new StorageSegmentConfig(segment, path, offset, size, direct, sync, uids, gids));
+        }
+        return java.util.List.copyOf(segments);
+    }
+
+    private ConfigValue child(final String prefix, final String field, final JsonNode fields)
+    {
+        return new ConfigValue(file, prefix + field, fields.get(field), location);
     }
 
     /**

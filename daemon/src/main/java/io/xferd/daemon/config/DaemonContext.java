@@ -63,6 +63,7 @@ public final class DaemonContext
     private int sliceSize = 512 * 1024;
     private int stagingBufferSize = 1024 * 1024;
     private int storageQueueDepth = io.xferd.daemon.storage.StorageIo.DEFAULT_QUEUE_DEPTH;
+    private java.util.List<StorageSegmentConfig> storageSegments = java.util.List.of();
     private long transferTimeoutMs = 5000;
     private String metadataServer = "P2PHANDSHAKE";
     private Path topologyMatrixFile;
@@ -211,6 +212,7 @@ public final class DaemonContext
         map.put("slice_size", sliceSize);
         map.put("staging_buffer_size", stagingBufferSize);
         map.put("storage_queue_depth", storageQueueDepth);
+        map.put("storage_segments", storageSegments.stream().map(StorageSegmentConfig::toString).toList());
         map.put("transfer_timeout_ms", transferTimeoutMs);
         notUsed.forEach((key, why) -> map.put(key, "accepted, not used: " + why));
         operations.describe(map);
@@ -737,6 +739,30 @@ public final class DaemonContext
     public DaemonContext stagingBufferSize(final int value)
     {
         this.stagingBufferSize = value;
+        return this;
+    }
+
+    /**
+     * @return the segments the daemon serves from its own configuration ({@code storage_segments}).
+     */
+    public java.util.List<StorageSegmentConfig> storageSegments()
+    {
+        return storageSegments;
+    }
+
+    /**
+     * Each segment's uids and gids become its grant in the access policy.
+     */
+    public DaemonContext storageSegments(final java.util.List<StorageSegmentConfig> segments)
+    {
+        this.storageSegments = java.util.List.copyOf(segments);
+        for (final StorageSegmentConfig segment : segments)
+        {
+            if (segment.uids().length > 0 || segment.gids().length > 0)
+            {
+                segmentGrant(segment.name(), segment.uids(), segment.gids());
+            }
+        }
         return this;
     }
 

@@ -7,6 +7,7 @@ import io.xferd.ipc.ControlError;
 import io.xferd.ipc.FileRegistration;
 import io.xferd.nativebindings.NativeException;
 import io.xferd.nativebindings.libc.FileIo;
+import io.xferd.nativebindings.libc.FileStatus;
 import io.xferd.nativebindings.libc.IoUring;
 
 /**
@@ -56,10 +57,12 @@ public final class FileRegionMapper
         }
         final int type;
         final long size;
+        final long device;
         try
         {
             type = FileIo.mode(fd) & FileIo.S_IFMT;
             size = FileIo.size(fd);
+            device = FileStatus.of(fd).device();
         }
         catch (final NativeException ex)
         {
@@ -90,11 +93,11 @@ public final class FileRegionMapper
             {
                 FileIo.close(fd);
                 return Region.inFile(address, length,
-                    new StorageFile(directFd, offset, length, true, registration.sync(), label));
+                    new StorageFile(directFd, offset, length, true, registration.sync(), label, device));
             }
         }
         return Region.inFile(address, length,
-            new StorageFile(fd, offset, length, direct, registration.sync(), label));
+            new StorageFile(fd, offset, length, direct, registration.sync(), label, device));
     }
 
     /**

@@ -2,6 +2,8 @@ package io.xferd.daemon.metadata;
 
 import io.xferd.daemon.auth.DescriptorSigner;
 import io.xferd.daemon.transport.SegmentDescriptor;
+import org.agrona.concurrent.EpochClock;
+import org.agrona.concurrent.SystemEpochClock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,6 +22,9 @@ import java.util.function.BiConsumer;
  * notifications) or, for stores that cannot push, every poll interval; one that changed or disappeared (the peer
  * restarted, re-registered, or died) is dropped from the cache, logged once, and read afresh on the next open.
  * A handle given out earlier stays as it is: the transport's epoch check catches a restarted peer.
+ * <p>
+ * The poll is due on the injected clock: the directory's thread ticks {@link #pollIfDue} several times an interval,
+ * and tests that never {@link #start} it call that themselves, moving the clock.
  */
 public final class SegmentDirectory implements AutoCloseable
 {
@@ -29,6 +34,9 @@ public final class SegmentDirectory implements AutoCloseable
     private final MetadataKeys keys;
     private final long pollIntervalMs;
     private final DescriptorSigner signer;
+    private final EpochClock clock;
+    // when the cached descriptors are next re-read, for stores that cannot push (directory thread only)
+    private long nextPollMs;
     private final Map<String, String> cache = new ConcurrentHashMap<>();
     private final ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(runnable ->
         Thread.ofPlatform().daemon().name("xferd-metadata-lookup").unstarted(runnable));
@@ -36,6 +44,21 @@ public final class SegmentDirectory implements AutoCloseable
     public SegmentDirectory(
         final MetadataStore store, final MetadataKeys keys, final long pollIntervalMs, final DescriptorSigner signer)
     {
+        this(store, keys, pollIntervalMs, signer, SystemEpochClock.INSTANCE);
+    }
+
+    /**
+     * @param clock where the poll's deadline is read (ms).
+     */
+    public SegmentDirectory(
+        final MetadataStore store,
+        final MetadataKeys keys,
+        final long pollIntervalMs,
+        final DescriptorSigner signer,
+        final EpochClock clock)
+    {
+        this.clock = clock;
+        this.nextPollMs = clock.time() + pollIntervalMs;
         this.signer = signer;
         this.store = store;
         this.keys = keys;
@@ -62,8 +85,8 @@ public final class SegmentDirectory implements AutoCloseable
             }
             if (!pushed)
             {
-                executor.scheduleWithFixedDelay(() -> recheck(List.copyOf(cache.keySet())), pollIntervalMs,
-                    pollIntervalMs, TimeUnit.MILLISECONDS);
+                final long tickMs = Math.max(1, pollIntervalMs / 4);
+                executor.scheduleWithFixedDelay(this::pollIfDue, tickMs, tickMs, TimeUnit.MILLISECONDS);
             }
         });
     }
@@ -119,6 +142,24 @@ public final class SegmentDirectory implements AutoCloseable
     public void invalidate(final String segmentName)
     {
         cache.remove(segmentName);
+    }
+
+    /**
+     * Re-read every cached descriptor when the poll interval has passed on the clock since the last poll (at
+     * exactly the interval, not 1 ms before). On the directory's thread.
+     *
+     * @return whether it polled.
+     */
+    boolean pollIfDue()
+    {
+        final long now = clock.time();
+        if (now < nextPollMs)
+        {
+            return false;
+        }
+        nextPollMs = now + pollIntervalMs;
+        recheck(List.copyOf(cache.keySet()));
+        return true;
     }
 
     private void onChanged(final String key)

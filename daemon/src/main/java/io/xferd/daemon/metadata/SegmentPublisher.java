@@ -2,6 +2,8 @@ package io.xferd.daemon.metadata;
 
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.transport.SegmentDescriptor;
+import org.agrona.concurrent.EpochClock;
+import org.agrona.concurrent.SystemEpochClock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,6 +24,9 @@ import java.util.function.Function;
  * A store that does not answer is retried with backoff (200 ms doubling up to 5 s) while the daemon goes on
  * serving its local clients; each change of state is logged once ("unreachable, retrying" / "reachable again,
  * re-published N segment(s)"), and on recovery every segment is put again.
+ * <p>
+ * Every deadline (the renewal, the next attempt) is read from the injected clock, and the thread only waits for a
+ * change or the next deadline and then calls {@link #doWork}: tests call that themselves, moving the clock.
  */
 public final class SegmentPublisher implements AutoCloseable
 {
@@ -49,6 +54,7 @@ public final class SegmentPublisher implements AutoCloseable
     private final Set<String> contested = new LinkedHashSet<>();
     private final Set<String> contestedLogged = new LinkedHashSet<>();
     private final java.util.function.Predicate<SegmentDescriptor> validClaim;
+    private final EpochClock clock;
     private final Thread thread;
     private volatile boolean running = true;
     private volatile boolean reachable;
@@ -77,6 +83,21 @@ public final class SegmentPublisher implements AutoCloseable
         final long ttlMs,
         final java.util.function.Predicate<SegmentDescriptor> validClaim)
     {
+        this(store, keys, describer, ttlMs, validClaim, SystemEpochClock.INSTANCE);
+    }
+
+    /**
+     * @param clock where the renewal and retry deadlines are read (ms).
+     */
+    public SegmentPublisher(
+        final MetadataStore store,
+        final MetadataKeys keys,
+        final Function<ClientSession, SegmentDescriptor> describer,
+        final long ttlMs,
+        final java.util.function.Predicate<SegmentDescriptor> validClaim,
+        final EpochClock clock)
+    {
+        this.clock = clock;
         this.validClaim = validClaim;
         this.store = store;
         this.keys = keys;
@@ -119,7 +140,7 @@ public final class SegmentPublisher implements AutoCloseable
     {
         while (running)
         {
-            final long now = System.currentTimeMillis();
+            final long now = clock.time();
             final long due = reachable ? Math.min(nextRenewMs, dirty.isEmpty() && deletes.isEmpty() ? Long.MAX_VALUE :
                 now) : nextAttemptMs;
             try
@@ -128,11 +149,6 @@ public final class SegmentPublisher implements AutoCloseable
                 if (first != null && first.session() != null)
                 {
                     apply(first);
-                    Change next;
-                    while ((next = changes.poll()) != null && next.session() != null)
-                    {
-                        apply(next);
-                    }
                 }
             }
             catch (final InterruptedException ex)
@@ -142,11 +158,30 @@ public final class SegmentPublisher implements AutoCloseable
                     return;
                 }
             }
-            if (reachable || System.currentTimeMillis() >= nextAttemptMs)
-            {
-                publish();
-            }
+            doWork();
         }
+    }
+
+    /**
+     * One step: take the queued changes, then talk to the store if anything is due on the clock (changes to put or
+     * delete, the renewal, or, while the store is unreachable, the next attempt once its back-off has ended).
+     * The publisher's thread calls it; tests that never {@link #start} it call it directly.
+     *
+     * @return false while the store is unreachable and the back-off has not ended (nothing was tried).
+     */
+    boolean doWork()
+    {
+        Change next;
+        while ((next = changes.poll()) != null && next.session() != null)
+        {
+            apply(next);
+        }
+        if (reachable || clock.time() >= nextAttemptMs)
+        {
+            publish();
+            return true;
+        }
+        return false;
     }
 
     private void apply(final Change change)
@@ -187,13 +222,13 @@ public final class SegmentPublisher implements AutoCloseable
                 // whatever the store kept or lost while away, every segment goes in again
                 dirty.addAll(sessions.keySet().stream().map(keys::segment).toList());
                 store.renew(published);
-                nextRenewMs = System.currentTimeMillis() + renewIntervalMs;
+                nextRenewMs = clock.time() + renewIntervalMs;
             }
             flush();
-            if (System.currentTimeMillis() >= nextRenewMs)
+            if (clock.time() >= nextRenewMs)
             {
                 store.renew(published);
-                nextRenewMs = System.currentTimeMillis() + renewIntervalMs;
+                nextRenewMs = clock.time() + renewIntervalMs;
                 // names another daemon held: theirs until their lease ends, then ours
                 dirty.addAll(contested);
                 contested.clear();
@@ -228,7 +263,7 @@ public final class SegmentPublisher implements AutoCloseable
                     everReachable ? "" : " at start", ex.getMessage(), MAX_BACKOFF_MS);
             }
             reachable = false;
-            nextAttemptMs = System.currentTimeMillis() + backoffMs;
+            nextAttemptMs = clock.time() + backoffMs;
             backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
         }
     }

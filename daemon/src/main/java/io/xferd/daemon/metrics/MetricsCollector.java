@@ -126,6 +126,8 @@ public final class MetricsCollector implements MultiCollector
             .build());
         snapshots.add(counter("xferd_storage_errors", "Storage requests that failed (typed statuses 15..19).",
             value(SystemCounter.STORAGE_ERRORS)));
+        snapshots.add(counter("xferd_storage_syncs", "fdatasync calls on storage regions registered sync (one per " +
+            "group of writes to a file that landed together).", value(SystemCounter.STORAGE_SYNCS)));
         snapshots.add(counter("xferd_malformed_records", "Ring records dropped as malformed.",
             value(SystemCounter.MALFORMED_RECORDS)));
         snapshots.add(counter("xferd_clients_cut_off", "Clients disconnected for breaking the ring protocol.",

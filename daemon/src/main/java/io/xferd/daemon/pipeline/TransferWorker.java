@@ -15,12 +15,15 @@ import io.xferd.daemon.transport.RemoteSegment;
 import io.xferd.daemon.transport.RemoteSegments;
 import io.xferd.daemon.storage.StorageFile;
 import io.xferd.daemon.storage.StorageIo;
+import io.xferd.daemon.storage.StorageRequest;
+import io.xferd.daemon.storage.StorageStage;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
 import org.agrona.LangUtil;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.status.AtomicCounter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,8 +35,10 @@ import org.slf4j.LoggerFactory;
  * completion (and the target's notification). Both regions are borrowed for the copy so that neither can be
  * unmapped under it. Allocation-free.
  */
-public final class TransferWorker implements Agent, EventPoller.Handler<TransferCommand>
+public final class TransferWorker implements Agent, EventPoller.Handler<TransferCommand>, StorageRequest.Listener
 {
+    /** File requests one worker may have in the storage stage at once; past it, requests go synchronously. */
+    static final int FILE_TRANSFERS = 1024;
     private static final Logger LOG = LoggerFactory.getLogger(TransferWorker.class);
     /** Not a status: the request went to another daemon, whose answer completes it later. */
     private static final int HANDED_OFF = -1;
@@ -58,6 +63,12 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     /** Refilled for every remote request this worker hands to the transport (allocation-free). */
     private final RemoteRequest remoteRequest = new RemoteRequest();
     private final StorageIo storage;
+    private final StorageStage stage;
+    // completions written on the storage stage's thread (a sender's flyweights belong to one thread)
+    private final CompletionSender storageSender;
+    // taken by this worker, returned by the stage's thread (or by this worker when the stage refused one)
+    private final ManyToOneConcurrentArrayQueue<FileTransfer> fileTransfers =
+        new ManyToOneConcurrentArrayQueue<>(FILE_TRANSFERS);
     private final int nicFile;
     private final int nicNvme;
     private int localNic;
@@ -78,11 +89,14 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         final AccessPolicy access)
     {
         this(index, pipeline, registry, sender, transport, counters, clock, maxRequestLength, byteBudget, journal,
-            deviceMemory, access, StorageIo.DEFAULT_QUEUE_DEPTH);
+            deviceMemory, access, StorageIo.DEFAULT_QUEUE_DEPTH, null);
     }
 
     /**
-     * @param storageQueueDepth the most file operations this worker keeps in flight on its io_uring.
+     * @param storageQueueDepth the most file operations this worker keeps in flight on its own io_uring (the
+     *                          requests the storage stage cannot take: unaligned O_DIRECT, notifications).
+     * @param stage             the daemon's storage stage, which takes file requests asynchronously; null to move
+     *                          every file request on this thread.
      */
     public TransferWorker(
         final int index,
@@ -97,8 +111,18 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         final TransferJournal journal,
         final DeviceMemory deviceMemory,
         final AccessPolicy access,
-        final int storageQueueDepth)
+        final int storageQueueDepth,
+        final StorageStage stage)
     {
+        this.stage = stage;
+        this.storageSender = stage == null ? null : new CompletionSender(sender);
+        if (stage != null)
+        {
+            for (int i = 0; i < FILE_TRANSFERS; i++)
+            {
+                fileTransfers.offer(new FileTransfer(this));
+            }
+        }
         this.index = index;
         this.access = access;
         this.workers = pipeline.workers();
@@ -111,7 +135,8 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         this.byteBudget = byteBudget;
         this.journal = journal;
         this.storage = new StorageIo(storageQueueDepth, counters.get(SystemCounter.STORAGE_BYTES_READ),
-            counters.get(SystemCounter.STORAGE_BYTES_WRITTEN), counters.get(SystemCounter.STORAGE_ERRORS));
+            counters.get(SystemCounter.STORAGE_BYTES_WRITTEN), counters.get(SystemCounter.STORAGE_ERRORS),
+            counters.get(SystemCounter.STORAGE_SYNCS));
         this.copier = new RegionCopier(deviceMemory, storage);
         this.nicFile = journal.nameId(StorageFile.FILE);
         this.nicNvme = journal.nameId(StorageFile.NVME);
@@ -285,6 +310,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             return TransferStatus.LOCAL_RANGE_NOT_REGISTERED;
         }
         final int copied;
+        boolean handedOff = false;
         try
         {
             if (!remote.tryAcquire())
@@ -297,17 +323,28 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
                 if (file != null)
                 {
                     localNic = StorageFile.NVME.equals(file.file().label()) ? nicNvme : nicFile;
+                    if (handOff(command, target, local, remote))
+                    {
+                        handedOff = true; // both borrows go with it: the stage's completion releases them
+                        return HANDED_OFF;
+                    }
                 }
                 copied = copier.copy(command.opcode, local, command.localAddress, remote, command.targetAddress, length);
             }
             finally
             {
-                remote.release();
+                if (!handedOff)
+                {
+                    remote.release();
+                }
             }
         }
         finally
         {
-            local.release();
+            if (!handedOff)
+            {
+                local.release();
+            }
         }
         if (copied != TransferStatus.OK)
         {
@@ -322,6 +359,107 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             deliverNotification(command, target);
         }
         return TransferStatus.OK;
+    }
+
+    /**
+     * Give a request between a file and mapped memory to the storage stage, where its operations overlap with
+     * other requests' on the device. Requests the stage does not take (unaligned on an O_DIRECT file: the bounce
+     * buffer and read-modify-write are this thread's; a WRITE that notifies; the pool or the stage full) stay here.
+     *
+     * @return true when the stage took it: its completion will be written from the stage's thread.
+     */
+    private boolean handOff(
+        final TransferCommand command, final ClientSession target, final Region local, final Region remote)
+    {
+        if (stage == null || command.notifyLength > 0)
+        {
+            return false;
+        }
+        final boolean write = command.opcode == Opcode.WRITE;
+        final Region source = write ? local : remote;
+        final Region destination = write ? remote : local;
+        final long sourceAddress = write ? command.localAddress : command.targetAddress;
+        final long destinationAddress = write ? command.targetAddress : command.localAddress;
+        final Region file;
+        final long fileAddress;
+        final long memory;
+        if (source.isFile() && destination.isMapped())
+        {
+            file = source;
+            fileAddress = sourceAddress;
+            memory = destination.mapping().address() + destination.offsetOf(destinationAddress);
+        }
+        else if (destination.isFile() && source.isMapped())
+        {
+            file = destination;
+            fileAddress = destinationAddress;
+            memory = source.mapping().address() + source.offsetOf(sourceAddress);
+        }
+        else
+        {
+            return false;
+        }
+        final StorageFile storageFile = file.file();
+        final long regionOffset = file.offsetOf(fileAddress);
+        if (storageFile.direct() &&
+            (((storageFile.fileOffset() + regionOffset) | memory | command.length) & (StorageFile.BLOCK - 1)) != 0)
+        {
+            return false;
+        }
+        final FileTransfer transfer = fileTransfers.poll();
+        if (transfer == null)
+        {
+            return false;
+        }
+        transfer.from(command, target, local, remote, localNic).request
+            .set(storageFile, file == destination, regionOffset, memory, command.length);
+        if (!stage.submit(transfer.request))
+        {
+            transfer.clear();
+            fileTransfers.offer(transfer);
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * A handed-off file request is done (the storage stage's thread): release what it borrowed, write its
+     * completion and journal record.
+     */
+    @Override
+    public void onStorageComplete(final StorageRequest request, final int storageStatus)
+    {
+        final FileTransfer transfer = (FileTransfer)request.attachment;
+        final ClientSession submitter = transfer.submitter;
+        try
+        {
+            transfer.remote.release();
+            transfer.local.release();
+            final int status = storageStatus == TransferStatus.OK && transfer.target.isClosed() ?
+                TransferStatus.TARGET_GONE : storageStatus;
+            final long bytes = status == TransferStatus.OK ? transfer.length : 0;
+            if (status == TransferStatus.OK)
+            {
+                completed.increment();
+                (transfer.opcode == Opcode.READ ? bytesRead : bytesWritten).getAndAdd(bytes);
+            }
+            else
+            {
+                failed.increment();
+            }
+            final long completeNanos = clock.nanoTime();
+            storageSender.complete(submitter, transfer.batch, transfer.batchEntry, transfer.requestId, status, bytes,
+                transfer.intakeNanos, completeNanos);
+            journal.onCompleted(submitter.slot(), transfer.requestId, transfer.traceId, transfer.opcode, status,
+                transfer.length, bytes, TransferJournal.PEER_LOCAL, transfer.nic, transfer.submitNanos,
+                transfer.intakeNanos, completeNanos);
+        }
+        finally
+        {
+            submitter.release();
+            transfer.clear();
+            fileTransfers.offer(transfer);
+        }
     }
 
     private int executeRemote(final TransferCommand command, final long length)

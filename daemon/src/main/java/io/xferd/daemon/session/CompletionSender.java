@@ -35,6 +35,16 @@ public final class CompletionSender
     }
 
     /**
+     * A sender for another thread, writing to the same disconnect queue and counters.
+     */
+    public CompletionSender(final CompletionSender other)
+    {
+        this.disconnects = other.disconnects;
+        this.notificationsDelivered = other.notificationsDelivered;
+        this.notificationsDropped = other.notificationsDropped;
+    }
+
+    /**
      * Queue a client for the conductor to cut off, for a reason its log line gives. Any thread.
      */
     public void cutOff(final ClientSession session, final String reason)

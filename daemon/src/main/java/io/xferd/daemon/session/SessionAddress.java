@@ -2,7 +2,7 @@ package io.xferd.daemon.session;
 
 /**
  * A Mooncake session name, {@code host:port} with nothing after the port: the port is one segment's own RPC port
- * (see {@link SegmentListeners}), so the pair names exactly one segment. IPv6 hosts are bracketed
+ * (a segment listener of the TCP transport), so the pair names exactly one segment. IPv6 hosts are bracketed
  * ({@code [::1]:15001}); the host is kept as written, brackets included, as socket addresses take it. Control path.
  *
  * @param host as written, never empty.

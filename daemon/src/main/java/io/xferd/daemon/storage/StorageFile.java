@@ -21,6 +21,12 @@ public final class StorageFile
     private final boolean direct;
     private final boolean sync;
     private final String label;
+    private final long device;
+    // agent thread only (StorageStage): an fdatasync of this file is in flight, later sync writes wait for the next
+    boolean syncInFlight;
+    // agent thread only: the errno of a failed fdatasync, sticky. The kernel reports a writeback error once per open
+    // file, and the failed pages are no longer dirty: a later fdatasync may return 0 for bytes that never landed
+    int syncErrno;
     // serialises the read-modify-write of partly written blocks on an O_DIRECT file (edges only; see StorageIo)
     private final Object edgeLock = new Object();
 
@@ -28,12 +34,29 @@ public final class StorageFile
         final int fd, final long fileOffset, final long length, final boolean direct, final boolean sync,
         final String label)
     {
+        this(fd, fileOffset, length, direct, sync, label, 0);
+    }
+
+    /**
+     * @param device the device the bytes live on ({@code FileStatus#device()}): requests to one device share its
+     *               queue in the {@link StorageStage}.
+     */
+    public StorageFile(
+        final int fd, final long fileOffset, final long length, final boolean direct, final boolean sync,
+        final String label, final long device)
+    {
+        this.device = device;
         this.fd = fd;
         this.fileOffset = fileOffset;
         this.length = length;
         this.direct = direct;
         this.sync = sync;
         this.label = label;
+    }
+
+    public long device()
+    {
+        return device;
     }
 
     public int fd()

@@ -44,6 +44,7 @@ public final class StorageIo implements IoUring.CompletionHandler, AutoCloseable
     private final AtomicCounter bytesRead;
     private final AtomicCounter bytesWritten;
     private final AtomicCounter errors;
+    private final AtomicCounter syncs;
     private final long[] slotFileOffset;
     private final long[] slotAddress;
     private final int[] slotRemaining;
@@ -66,6 +67,17 @@ public final class StorageIo implements IoUring.CompletionHandler, AutoCloseable
         final int queueDepth, final AtomicCounter bytesRead, final AtomicCounter bytesWritten,
         final AtomicCounter errors)
     {
+        this(queueDepth, bytesRead, bytesWritten, errors, null);
+    }
+
+    /**
+     * @param syncs counts the fdatasyncs of sync regions (null: not counted).
+     */
+    public StorageIo(
+        final int queueDepth, final AtomicCounter bytesRead, final AtomicCounter bytesWritten,
+        final AtomicCounter errors, final AtomicCounter syncs)
+    {
+        this.syncs = syncs;
         if (queueDepth < 1 || queueDepth > 4096)
         {
             throw new IllegalArgumentException("storage queue depth must be in 1..4096: " + queueDepth);
@@ -332,6 +344,10 @@ public final class StorageIo implements IoUring.CompletionHandler, AutoCloseable
     private int fdatasync(final int fd)
     {
         final IoUring ring = ring();
+        if (syncs != null)
+        {
+            syncs.increment();
+        }
         fsyncResult = 1;
         ring.prepareFsync(fd, true, FSYNC_SLOT);
         while (fsyncResult == 1)

@@ -203,13 +203,13 @@ public final class ProxyOverheadBench
             this.context = clientContext;
         }
 
-        /**
-         * @return the nanoseconds from sending to the end of the decode answer.
-         */
+        // numbers this target's request ids
         private int sequence;
 
         /**
          * Every request starts on the client's one event loop (as the proxy's do), never on the caller's thread.
+         *
+         * @return the nanoseconds from sending to the end of the decode answer.
          */
         Future<Long> once()
         {

@@ -96,6 +96,70 @@ class ConfigFileTest
     }
 
     @Test
+    void shouldReadStorageSegmentsAndGrantTheirUidsAndGids() throws IOException
+    {
+        final DaemonContext context = apply("""
+            {"storage_segments": {
+              "kv-spill": {"path": "/nvme/kv.bin", "offset": "1MiB", "size": "64GiB", "sync": true, "uids": [1002]},
+              "scratch": {"path": "scratch.bin", "size": 4096, "direct": false}}}
+            """);
+
+        final List<StorageSegmentConfig> segments = context.storageSegments();
+        assertThat(segments).hasSize(2);
+        final StorageSegmentConfig spill = segments.get(0);
+        assertThat(spill.name()).isEqualTo("kv-spill");
+        assertThat(spill.path()).isEqualTo(Path.of("/nvme/kv.bin"));
+        assertThat(spill.offset()).isEqualTo(1L << 20);
+        assertThat(spill.size()).isEqualTo(64L << 30);
+        assertThat(spill.direct()).isTrue();
+        assertThat(spill.sync()).isTrue();
+        final StorageSegmentConfig scratch = segments.get(1);
+        assertThat(scratch.path()).as("relative to the config file").isEqualTo(dir.resolve("scratch.bin"));
+        assertThat(scratch.offset()).isZero();
+        assertThat(scratch.direct()).isFalse();
+        assertThat(scratch.sync()).isFalse();
+        assertThat(context.accessPolicy().permits(1002, 9, 0, "kv-spill")).isTrue();
+        assertThat(context.accessPolicy().permits(1002, 9, 0, "scratch")).isFalse();
+    }
+
+    @Test
+    void shouldRefuseHostileStorageSegmentsWithTheFieldNamed()
+    {
+        final String[][] cases = {
+            {"[]", "storage_segments"},
+            {"{\"a\": 5}", "segment a"},
+            {"{\"a\": {\"path\": \"/f\"}}", "needs \"path\" and \"size\""},
+            {"{\"a\": {\"size\": 4096}}", "needs \"path\" and \"size\""},
+            {"{\"a\": {\"path\": \"/f\", \"size\": 0}}", "storage_segments.a.size"},
+            {"{\"a\": {\"path\": \"/f\", \"size\": -4096}}", "storage_segments.a.size"},
+            {"{\"a\": {\"path\": \"/f\", \"size\": \"many\"}}", "storage_segments.a.size"},
+            {"{\"a\": {\"path\": \"/f\", \"size\": 4096, \"offset\": -1}}", "storage_segments.a.offset"},
+            {"{\"a\": {\"path\": \"/f\", \"size\": 9223372036854775807, \"offset\": 2}}",
+                "storage_segments.a.offset"},
+            {"{\"a\": {\"path\": \"\", \"size\": 4096}}", "storage_segments.a.path"},
+            {"{\"a\": {\"path\": 7, \"size\": 4096}}", "storage_segments.a.path"},
+            {"{\"a\": {\"path\": \"/f\", \"size\": 4096, \"direct\": \"yes\"}}", "storage_segments.a.direct"},
+            {"{\"a\": {\"path\": \"/f\", \"size\": 4096, \"sync\": 1}}", "storage_segments.a.sync"},
+            {"{\"a\": {\"path\": \"/f\", \"size\": 4096, \"uids\": [-3]}}", "storage_segments.a.uids"},
+            {"{\"a\": {\"path\": \"/f\", \"size\": 4096, \"mode\": 1}}", "unknown field mode"},
+            {"{\"a/b\": {\"path\": \"/f\", \"size\": 4096}}", "without '/'"},
+            {"{\"\": {\"path\": \"/f\", \"size\": 4096}}", "segment name"},
+        };
+        for (final String[] hostile : cases)
+        {
+            assertThatThrownBy(() -> apply("{\"storage_segments\": " + hostile[0] + "}"))
+                .as(hostile[0]).isInstanceOf(ConfigException.class).hasMessageContaining(hostile[1]);
+        }
+        final StringBuilder many = new StringBuilder("{\"storage_segments\": {");
+        for (int i = 0; i <= StorageSegmentConfig.MAX_SEGMENTS; i++)
+        {
+            many.append(i == 0 ? "" : ",").append("\"s").append(i).append("\": {\"path\": \"/f\", \"size\": 1}");
+        }
+        assertThatThrownBy(() -> apply(many.append("}}").toString()))
+            .isInstanceOf(ConfigException.class).hasMessageContaining("at most");
+    }
+
+    @Test
     void shouldAcceptTheP2pHandshakeMooncakeJson() throws IOException
     {
         final DaemonContext context = apply("""

@@ -116,6 +116,7 @@ public final class StatusSnapshot
         storage.put("bytes_read", values[SystemCounter.STORAGE_BYTES_READ.id()]);
         storage.put("bytes_written", values[SystemCounter.STORAGE_BYTES_WRITTEN.id()]);
         storage.put("errors", values[SystemCounter.STORAGE_ERRORS.id()]);
+        storage.put("syncs", values[SystemCounter.STORAGE_SYNCS.id()]);
         status.put("storage", storage);
         final long submitted = values[SystemCounter.REQUESTS_SUBMITTED.id()];
         final long completed = values[SystemCounter.REQUESTS_COMPLETED.id()];

@@ -6,7 +6,6 @@ import org.agrona.concurrent.NanoClock;
 
 import java.io.EOFException;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 
@@ -14,9 +13,9 @@ import java.nio.channels.SocketChannel;
  * A blocking socket with an input buffer and an output buffer, so that many small frames (headers, answers)
  * cost one system call instead of one each: reads take whatever the socket has, answers wait in the output
  * buffer until the reader would block (nothing more to read now) or {@link #ANSWER_BATCH} of them wait, and only
- * then go out together. Large payloads bypass both buffers: what is already buffered is copied, the rest is read
- * or written straight from or into registered memory; reads run at most {@link #READ_AHEAD} bytes past what was
- * asked for, so that rest is nearly all of it.
+ * then go out together. Large payloads bypass both buffers:
+ * what is already buffered is copied, the rest is read or written straight from or into registered memory;
+ * reads run at most {@link #READ_AHEAD} bytes past what was asked for, so that rest is nearly all of it.
  * One reader thread and one writer thread at most.
  */
 final class BufferedChannel
@@ -31,18 +30,20 @@ final class BufferedChannel
     private static final long MAX_PENDING_BYTES = 1 << 20;
 
     private final SocketChannel channel;
-    // asks the kernel how many bytes wait to be read (FIONREAD), without reading or blocking
-    private final InputStream readable;
     private final ByteBuffer in;
     // answers wait here, each a small header of its own followed by an optional payload view, and leave together
     private final ByteBuffer[] headers;
-    private final ByteBuffer[] gather;
+    private final ByteBuffer[] payloads;
     private final io.xferd.daemon.memory.Region[] borrowed;
+    // a READ of a file whose bytes the storage stage is still reading: its header is written once they are in
+    private final FileReadAnswer[] fileReads;
+    private final ByteBuffer[] gather;
+    private FileReadAnswers fileReadPool;
     private int headerCount;
-    private long flushes;
-    private int gatherCount;
-    private int borrowedCount;
+    private int fileReadCount;
     private long pendingBytes;
+    private long flushes;
+    private java.io.InputStream availability;
     private FrameMac answerMac = new FrameMac(null);
     // when the frame being served began, or while answers are being sent, when that began; 0 while waiting for the
     // next frame: a deadline watchdog cuts off a connection that stays busy too long (a stalled peer)
@@ -51,10 +52,8 @@ final class BufferedChannel
 
     BufferedChannel(
         final SocketChannel channel, final NanoClock clock, final int inputCapacity, final int answerHeaderLength)
-        throws IOException
     {
         this.channel = channel;
-        this.readable = channel.socket().getInputStream();
         this.clock = clock;
         this.in = FrameIo.newBuffer(inputCapacity);
         this.in.flip();
@@ -65,7 +64,17 @@ final class BufferedChannel
             headers[i] = FrameIo.newBuffer(answerHeaderLength);
         }
         this.gather = new ByteBuffer[2 * answers];
+        this.payloads = new ByteBuffer[answers];
         this.borrowed = new io.xferd.daemon.memory.Region[answers];
+        this.fileReads = new FileReadAnswer[answers];
+    }
+
+    /**
+     * Where answered file reads go back once sent.
+     */
+    void fileReadsFrom(final FileReadAnswers pool)
+    {
+        this.fileReadPool = pool;
     }
 
     /**
@@ -151,6 +160,81 @@ final class BufferedChannel
         }
     }
 
+    /**
+     * Wait until the queued file reads have all completed, or the peer has sent more (then those are read first
+     * and the answers wait: they go out with the next flush).
+     *
+     * @return true when input is waiting (reading will not block), false when every file read is done.
+     */
+    /**
+     * About to read: send the queued answers unless the peer's next bytes are already there (the read will not
+     * block, so the answers can wait for the ones it brings) and fewer than {@link #ANSWER_BATCH} wait; file reads
+     * still in flight wait only while no request is waiting to be read.
+     */
+    private void flushBeforeBlocking() throws IOException
+    {
+        if (fileReadCount > 0)
+        {
+            if (!awaitFileReadsOrInput())
+            {
+                flush();
+            }
+        }
+        else if (headerCount > 0 && (headerCount >= ANSWER_BATCH || readable() == 0))
+        {
+            flush();
+        }
+    }
+
+    /**
+     * @return how many bytes wait to be read on the socket (FIONREAD through the socket adaptor, no allocation).
+     */
+    private int readable() throws IOException
+    {
+        if (availability == null)
+        {
+            availability = channel.socket().getInputStream();
+        }
+        return availability.available();
+    }
+
+    /**
+     * @return how many gathering writes of answers this channel made (tests).
+     */
+    long flushes()
+    {
+        return flushes;
+    }
+
+    private boolean awaitFileReadsOrInput() throws IOException
+    {
+        int index = 0;
+        while (true)
+        {
+            while (index < headerCount && (fileReads[index] == null || fileReads[index].isDone()))
+            {
+                index++;
+            }
+            if (index == headerCount)
+            {
+                return false;
+            }
+            if (readable() > 0)
+            {
+                return true;
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(20_000);
+        }
+    }
+
+    /**
+     * @return true while answers to file reads are queued (their reads possibly in flight).
+     */
+    boolean hasFileReads()
+    {
+        return fileReadCount > 0;
+    }
+
     void skip(final long length) throws IOException
     {
         long left = length;
@@ -178,55 +262,47 @@ final class BufferedChannel
     /**
      * Queue the answer whose header {@link #nextAnswerHeader()} returned (filled up to, not including, its tag),
      * with the bytes of a READ when {@code payload} is not null: {@code region} stays borrowed until the bytes
-     * have left and is released then. The header is tagged here, in the order answers leave.
+     * have left and is released then. Headers are tagged when they leave, in the order they leave.
      */
     void answer(final ByteBuffer payload, final io.xferd.daemon.memory.Region region) throws IOException
     {
-        final ByteBuffer header = headers[headerCount++];
-        final int end = header.position();
-        answerMac.sign(header.getInt(0), header.getInt(4), header, PeerProtocol.HEADER_LENGTH, end);
-        header.position(end + PeerProtocol.TAG_LENGTH);
-        header.flip();
-        gather[gatherCount++] = header;
-        pendingBytes += header.remaining();
+        final int index = headerCount++;
+        payloads[index] = payload;
+        borrowed[index] = payload != null ? region : null;
+        fileReads[index] = null;
+        pendingBytes += headers[index].position() + PeerProtocol.TAG_LENGTH;
         if (payload != null)
         {
-            gather[gatherCount++] = payload;
-            borrowed[borrowedCount++] = region;
             pendingBytes += payload.remaining();
         }
-        if (pendingBytes >= MAX_PENDING_BYTES)
+        if (pendingBytes >= MAX_PENDING_BYTES && fileReadCount == 0)
         {
             flush();
         }
     }
 
     /**
-     * About to read: send the queued answers unless the peer's next bytes are already there (the read will not
-     * block, so the answers can wait for the ones it brings) and fewer than {@link #ANSWER_BATCH} wait.
+     * Queue the answer to a READ of a file whose bytes {@code read} is still reading (submitted to the storage
+     * stage): its header is written when it leaves, with the bytes or with the read's failure. Its region stays
+     * borrowed until then.
      */
-    private void flushBeforeBlocking() throws IOException
+    void answerFileRead(final FileReadAnswer read) throws IOException
     {
-        if (headerCount > 0 && (headerCount >= ANSWER_BATCH || readable.available() == 0))
-        {
-            flush();
-        }
+        nextAnswerHeader();
+        final int index = headerCount++;
+        payloads[index] = null;
+        borrowed[index] = null;
+        fileReads[index] = read;
+        fileReadCount++;
     }
 
     /**
-     * @return how many gathering writes of answers this channel made (tests).
-     */
-    long flushes()
-    {
-        return flushes;
-    }
-
-    /**
-     * Send every queued answer in one gathering write, then release the memory their payloads came from.
+     * Send every queued answer in one gathering write (waiting for file reads still in flight), then release the
+     * memory their payloads came from.
      */
     void flush() throws IOException
     {
-        if (gatherCount == 0)
+        if (headerCount == 0)
         {
             return;
         }
@@ -239,7 +315,41 @@ final class BufferedChannel
         flushes++;
         try
         {
-            long remaining = pendingBytes;
+            int gatherCount = 0;
+            long remaining = 0;
+            for (int i = 0; i < headerCount; i++)
+            {
+                final ByteBuffer header = headers[i];
+                final FileReadAnswer read = fileReads[i];
+                ByteBuffer payload = payloads[i];
+                if (read != null)
+                {
+                    final int status = read.await();
+                    header.clear();
+                    if (status == io.xferd.ipc.TransferStatus.OK)
+                    {
+                        header.putInt(PeerProtocol.ACK_FIELDS_LENGTH + read.length).putInt(PeerProtocol.ACK)
+                            .putLong(read.sliceId).putInt(status).putInt(0).putLong(read.length);
+                        payload = read.payload();
+                    }
+                    else
+                    {
+                        header.putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
+                            .putLong(read.sliceId).putInt(status).putInt(0).putLong(0);
+                    }
+                }
+                final int end = header.position();
+                answerMac.sign(header.getInt(0), header.getInt(4), header, PeerProtocol.HEADER_LENGTH, end);
+                header.position(end + PeerProtocol.TAG_LENGTH);
+                header.flip();
+                gather[gatherCount++] = header;
+                remaining += header.remaining();
+                if (payload != null)
+                {
+                    gather[gatherCount++] = payload;
+                    remaining += payload.remaining();
+                }
+            }
             while (remaining > 0)
             {
                 remaining -= channel.write(gather, 0, gatherCount);
@@ -248,20 +358,34 @@ final class BufferedChannel
         finally
         {
             busySinceNanos = busySince;
-            for (int i = 0; i < borrowedCount; i++)
+            releaseAnswers();
+        }
+    }
+
+    private void releaseAnswers()
+    {
+        for (int i = 0; i < headerCount; i++)
+        {
+            if (borrowed[i] != null)
             {
                 borrowed[i].release();
                 borrowed[i] = null;
             }
-            for (int i = 0; i < gatherCount; i++)
+            final FileReadAnswer read = fileReads[i];
+            if (read != null)
             {
-                gather[i] = null;
+                // a read still in flight (a flush that failed) keeps its buffer until it completes
+                read.await();
+                read.region.release();
+                fileReadPool.give(read);
+                fileReads[i] = null;
             }
-            borrowedCount = 0;
-            gatherCount = 0;
-            headerCount = 0;
-            pendingBytes = 0;
+            payloads[i] = null;
         }
+        java.util.Arrays.fill(gather, null);
+        headerCount = 0;
+        fileReadCount = 0;
+        pendingBytes = 0;
     }
 
     /**
@@ -269,14 +393,6 @@ final class BufferedChannel
      */
     void discard()
     {
-        for (int i = 0; i < borrowedCount; i++)
-        {
-            borrowed[i].release();
-            borrowed[i] = null;
-        }
-        borrowedCount = 0;
-        gatherCount = 0;
-        headerCount = 0;
-        pendingBytes = 0;
+        releaseAnswers();
     }
 }

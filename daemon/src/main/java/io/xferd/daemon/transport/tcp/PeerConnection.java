@@ -42,14 +42,14 @@ final class PeerConnection implements AutoCloseable
     private static final int IDLE_YIELDS = 10;
     private static final int IDLES_BEFORE_SLEEP = IDLE_SPINS + IDLE_YIELDS;
     private static final long MAX_SLEEP_NS = 10_000_000L;
-    private static final long MIN_RECONNECT_DELAY_NS = 100_000_000L;
-    private static final long MAX_RECONNECT_DELAY_NS = 1_000_000_000L;
 
     private final PeerLink link;
     private final PeerPath path;
     private final int number;
     private final TcpTransport transport;
     private final NanoClock clock;
+    // when to connect, back off and give up; which channel is current (the decisions, apart from the I/O here)
+    private final PeerConnectionLifecycle<SocketChannel> lifecycle;
     private final ManyToOneConcurrentArrayQueue<Slice> sendQueue = new ManyToOneConcurrentArrayQueue<>(4096);
     // many-to-many: the receiver takes answered slices, and whoever notices a break fails the rest
     private final ManyToManyConcurrentArrayQueue<Slice> inFlight = new ManyToManyConcurrentArrayQueue<>(2 * WINDOW);
@@ -82,12 +82,8 @@ final class PeerConnection implements AutoCloseable
     // set while the sender sleeps on an empty queue, so that whoever queues a slice wakes it (Dekker style:
     // the sender sets it and then looks at the queue, the producer queues and then looks at it)
     private volatile boolean senderAsleep;
-    private volatile SocketChannel channel;
     private volatile long epoch;
-    private volatile long busySinceNanos;
     private volatile boolean running = true;
-    private long reconnectAfterNanos;
-    private long reconnectDelayNanos = MIN_RECONNECT_DELAY_NS;
 
     PeerConnection(final PeerLink link, final PeerPath path, final int number, final TcpTransport transport)
     {
@@ -96,6 +92,7 @@ final class PeerConnection implements AutoCloseable
         this.number = number;
         this.transport = transport;
         this.clock = transport.clock();
+        this.lifecycle = new PeerConnectionLifecycle<>(transport.timeoutMs() * 1_000_000L);
         this.staging = transport.newStagingBuffer();
         this.sender = new Thread(this::sendLoop, "xferd-peer-out-" + path.remoteHost() + "-" + number);
         this.sender.setDaemon(true);
@@ -133,7 +130,7 @@ final class PeerConnection implements AutoCloseable
             if (slice == null)
             {
                 flushGather();
-                if (channel == null && !inFlight.isEmpty())
+                if (lifecycle.channel() == null && !inFlight.isEmpty())
                 {
                     failStranded();
                 }
@@ -196,7 +193,7 @@ final class PeerConnection implements AutoCloseable
             flushGather();
             awaitWindow(current);
         }
-        if (channel != current)
+        if (lifecycle.channel() != current)
         {
             transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
             return;
@@ -204,7 +201,7 @@ final class PeerConnection implements AutoCloseable
         slice.sentNanos = clock.nanoTime();
         if (inFlight.isEmpty())
         {
-            busySinceNanos = slice.sentNanos;
+            lifecycle.waitingSince(slice.sentNanos);
         }
         if (slice.kind == Slice.DATA && transfer.opcode == Opcode.WRITE && !transfer.local.isMapped())
         {
@@ -243,7 +240,7 @@ final class PeerConnection implements AutoCloseable
                 borrowed.release();
             }
         }
-        if (channel != current)
+        if (lifecycle.channel() != current)
         {
             resetGather();
             failStranded();
@@ -258,7 +255,7 @@ final class PeerConnection implements AutoCloseable
     private void awaitWindow(final SocketChannel current)
     {
         senderAwaitsWindow = true;
-        while (inFlight.size() > WINDOW - WINDOW_REFILL && running && channel == current)
+        while (inFlight.size() > WINDOW - WINDOW_REFILL && running && lifecycle.channel() == current)
         {
             LockSupport.parkNanos(WINDOW_PARK_NS);
         }
@@ -392,7 +389,7 @@ final class PeerConnection implements AutoCloseable
         if (write && !transfer.local.isMapped())
         {
             flushGather();
-            if (channel == current)
+            if (lifecycle.channel() == current)
             {
                 writeStaged(current, slice);
             }
@@ -434,22 +431,13 @@ final class PeerConnection implements AutoCloseable
 
     private void receiveLoop(final SocketChannel current, final FrameMac in)
     {
-        final BufferedChannel answers;
-        try
-        {
-            answers = new BufferedChannel(current, clock, 64 * 1024, 0);
-        }
-        catch (final IOException ex)
-        {
-            broken(current, ex.toString());
-            return;
-        }
+        final BufferedChannel answers = new BufferedChannel(current, clock, 64 * 1024, 0);
         final RegionWindows landing = new RegionWindows(1);
         final StagingBuffer landingStaging = transport.newStagingBuffer();
         Slice answering = null;
         try
         {
-            while (running && channel == current)
+            while (running && lifecycle.channel() == current)
             {
                 final ByteBuffer ackHeader = answers.require(PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
                 final int base = ackHeader.position();
@@ -480,7 +468,7 @@ final class PeerConnection implements AutoCloseable
                         Long.toHexString(wireId) + " length " + length + " body " + bodyLength + ", expected " +
                         (slice == null ? "none" : Long.toHexString(slice.wireId()) + " length " + slice.length) + ")");
                 }
-                busySinceNanos = inFlight.isEmpty() ? 0 : clock.nanoTime();
+                lifecycle.waitingSince(inFlight.isEmpty() ? 0 : clock.nanoTime());
                 final RemoteTransfer transfer = slice.transfer;
                 // a READ answered OK carries exactly its slice's bytes; every other answer carries none: an OK
                 // with fewer (none at all), more, or bytes where none belong fails the slice, never completes it
@@ -541,13 +529,13 @@ final class PeerConnection implements AutoCloseable
 
     private SocketChannel connectedChannel()
     {
-        final SocketChannel current = channel;
+        final SocketChannel current = lifecycle.channel();
         if (current != null)
         {
             return current;
         }
         final long now = clock.nanoTime();
-        if (now < reconnectAfterNanos)
+        if (!lifecycle.mayConnect(now))
         {
             return null;
         }
@@ -558,8 +546,10 @@ final class PeerConnection implements AutoCloseable
             fresh = SocketChannel.open();
             fresh.setOption(StandardSocketOptions.TCP_NODELAY, true);
             fresh.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
-            busySinceNanos = now;
-            channel = fresh;
+            if (!lifecycle.connecting(fresh, now))
+            {
+                throw new IOException("connection closed");
+            }
             if (path.bindAddress() != null)
             {
                 // leave through this path's NIC
@@ -567,11 +557,17 @@ final class PeerConnection implements AutoCloseable
             }
             fresh.socket().connect(new InetSocketAddress(path.remoteHost(), path.remotePort()),
                 (int)transport.timeoutMs());
+            if (!lifecycle.handshaking(fresh))
+            {
+                throw new IOException("connection given up while connecting");
+            }
             final PeerSession session = PeerHandshake.asInitiator(fresh, transport.authenticator());
             epoch = session.peerEpoch();
             out = session.out();
-            busySinceNanos = 0;
-            reconnectDelayNanos = MIN_RECONNECT_DELAY_NS;
+            if (!lifecycle.ready(fresh))
+            {
+                throw new IOException("connection given up during the handshake");
+            }
             link.connected(this, epoch);
             final SocketChannel established = fresh;
             final FrameMac in = session.in();
@@ -583,12 +579,9 @@ final class PeerConnection implements AutoCloseable
         }
         catch (final IOException | RuntimeException ex)
         {
-            channel = null;
-            busySinceNanos = 0;
-            closeQuietly(fresh);
             // back off from the moment the attempt failed (a connect can take the whole timeout)
-            reconnectAfterNanos = clock.nanoTime() + reconnectDelayNanos;
-            reconnectDelayNanos = Math.min(MAX_RECONNECT_DELAY_NS, reconnectDelayNanos * 2);
+            lifecycle.connectFailed(clock.nanoTime());
+            closeQuietly(fresh);
             link.connectFailed(this, ex);
             path.failed("cannot connect: " + ex);
             failQueued();
@@ -600,34 +593,31 @@ final class PeerConnection implements AutoCloseable
      * Close the connection when it has waited on its peer longer than the timeout: the blocked threads wake with
      * an error and fail their slices. Called by the transport's watchdog.
      */
-    void checkTimeout(final long nowNanos, final long timeoutNanos)
+    void checkTimeout(final long nowNanos)
     {
-        final long since = busySinceNanos;
-        final SocketChannel current = channel;
-        if (current != null && since != 0 && nowNanos - since > timeoutNanos)
+        final SocketChannel late = lifecycle.expire(nowNanos);
+        if (late != null)
         {
             transport.sliceTimedOut();
-            broken(current, "no answer for " + timeoutNanos / 1_000_000 + " ms");
+            givenUp(late, "no answer for " + transport.timeoutMs() + " ms");
         }
     }
 
     private void broken(final SocketChannel which, final String reason)
     {
-        synchronized (this)
+        if (lifecycle.broken(which))
         {
-            if (channel != which)
-            {
-                if (channel == null)
-                {
-                    // already broken by another thread: slices queued since then must not wait for an answer
-                    failStranded();
-                }
-                return;
-            }
-            channel = null;
-            busySinceNanos = 0;
-            reconnectAfterNanos = 0;
+            givenUp(which, reason);
         }
+        else if (lifecycle.channel() == null)
+        {
+            // already broken by another thread: slices queued since then must not wait for an answer
+            failStranded();
+        }
+    }
+
+    private void givenUp(final SocketChannel which, final String reason)
+    {
         closeQuietly(which);
         path.failed(reason);
         failStranded();
@@ -660,10 +650,10 @@ final class PeerConnection implements AutoCloseable
     {
         running = false;
         LockSupport.unpark(sender);
-        final SocketChannel current = channel;
+        final SocketChannel current = lifecycle.close();
         if (current != null)
         {
-            broken(current, "daemon shutting down");
+            givenUp(current, "daemon shutting down");
         }
         try
         {

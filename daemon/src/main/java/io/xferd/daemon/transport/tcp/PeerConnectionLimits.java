@@ -77,15 +77,15 @@ final class PeerConnectionLimits
     }
 
     /**
-     * Count a refused connection; log at most one WARN per 10 s, with the count, so that a flood cannot fill the log.
+     * Count a refused connection; log at most one WARN per 10 s on the server's clock ({@code nowNanos}), with the
+     * count, so that a flood cannot fill the log.
      */
-    void refusedOne(final Logger log)
+    void refusedOne(final Logger log, final long nowNanos)
     {
         final long count = refused.incrementAndGet();
-        final long now = System.nanoTime();
-        if (lastRefusalLogNanos == 0 || now - lastRefusalLogNanos > REFUSAL_LOG_INTERVAL_NS)
+        if (lastRefusalLogNanos == 0 || nowNanos - lastRefusalLogNanos > REFUSAL_LOG_INTERVAL_NS)
         {
-            lastRefusalLogNanos = now;
+            lastRefusalLogNanos = nowNanos;
             log.warn("peer connections over the limit ({} at once, {} in the handshake): closing new ones at once " +
                 "({} refused so far)", maxConnections, maxHandshakes, count);
         }

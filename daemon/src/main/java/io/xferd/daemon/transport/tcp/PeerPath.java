@@ -23,8 +23,6 @@ public final class PeerPath implements AutoCloseable
     public static final long PAUSED = 1;
 
     private static final Logger LOG = LoggerFactory.getLogger(PeerPath.class);
-    private static final long MIN_PAUSE_NS = 200_000_000L;
-    private static final long MAX_PAUSE_NS = 5_000_000_000L;
 
     private final String localNic;
     private final String remoteNic;
@@ -39,9 +37,8 @@ public final class PeerPath implements AutoCloseable
     private final AtomicCounter bytes;
     private final AtomicCounter failures;
     private final AtomicCounter state;
-    private volatile long pausedUntilNanos;
+    private final PathPause pause = new PathPause();
     private final NanoClock clock;
-    private long pauseNanos = MIN_PAUSE_NS;
 
     PeerPath(
         final PeerLink link,
@@ -116,12 +113,12 @@ public final class PeerPath implements AutoCloseable
      */
     boolean isUsable(final long nowNanos)
     {
-        return nowNanos >= pausedUntilNanos;
+        return pause.isOver(nowNanos);
     }
 
     long pausedUntilNanos()
     {
-        return pausedUntilNanos;
+        return pause.pausedUntilNs();
     }
 
     long queuedBytes()
@@ -147,7 +144,7 @@ public final class PeerPath implements AutoCloseable
                     if (state.get() != ACTIVE)
                     {
                         state.set(ACTIVE);
-                        pauseNanos = MIN_PAUSE_NS;
+                        pause.resumed();
                         LOG.info("path {} active again", description);
                     }
                 }
@@ -161,14 +158,12 @@ public final class PeerPath implements AutoCloseable
     synchronized void failed(final String reason)
     {
         failures.increment();
-        final long now = clock.nanoTime();
-        if (now < pausedUntilNanos)
+        final long pausedNanos = pause.failed(clock.nanoTime());
+        if (pausedNanos == 0)
         {
             return;
         }
-        pausedUntilNanos = now + pauseNanos;
-        LOG.warn("path {} paused for {} ms: {}", description, pauseNanos / 1_000_000, reason);
-        pauseNanos = Math.min(MAX_PAUSE_NS, pauseNanos * 2);
+        LOG.warn("path {} paused for {} ms: {}", description, pausedNanos / 1_000_000, reason);
         state.set(PAUSED);
     }
 

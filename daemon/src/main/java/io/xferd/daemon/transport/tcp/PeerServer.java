@@ -6,6 +6,8 @@ import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.host.LocalNics;
 import io.xferd.daemon.session.CompletionSender;
 import io.xferd.daemon.session.SessionTable;
+import io.xferd.daemon.storage.StorageStage;
+import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.daemon.transport.SegmentDescriptor;
 import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.NanoClock;
@@ -67,6 +69,7 @@ public final class PeerServer implements AutoCloseable
     private final SegmentListeners segmentListeners;
     // the time deadlines are measured on (handshakes, frames stalled in the middle): tests move it
     private final NanoClock clock;
+    private volatile StorageStage storageStage;
 
     public PeerServer(
         final DaemonContext context,
@@ -202,7 +205,7 @@ public final class PeerServer implements AutoCloseable
                 {
                     // over the cap: cut off at once, before a thread or a buffer is spent on it
                     closeQuietly(channel);
-                    limits.refusedOne(LOG);
+                    limits.refusedOne(LOG, clock.nanoTime());
                     continue;
                 }
                 final PeerSessionHandler handler;
@@ -259,7 +262,7 @@ public final class PeerServer implements AutoCloseable
         if (!limits.tryAdmit())
         {
             closeQuietly(channel);
-            limits.refusedOne(LOG);
+            limits.refusedOne(LOG, clock.nanoTime());
             return;
         }
         final PeerSessionHandler handler;
@@ -424,6 +427,20 @@ public final class PeerServer implements AutoCloseable
     DaemonContext context()
     {
         return context;
+    }
+
+    /**
+     * Serve peers' READs of file regions through the daemon's storage stage (before {@link #start()}); without
+     * one they are read on each connection's thread.
+     */
+    public void storageStage(final StorageStage stage)
+    {
+        this.storageStage = stage;
+    }
+
+    StorageStage storageStage()
+    {
+        return storageStage;
     }
 
     @Override

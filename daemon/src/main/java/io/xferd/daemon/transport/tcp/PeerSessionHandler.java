@@ -7,6 +7,7 @@ import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.CompletionSender;
 import io.xferd.daemon.session.SessionTable;
+import io.xferd.daemon.storage.StorageStage;
 import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.daemon.transport.SegmentDescriptor;
 import io.xferd.ipc.ControlFrame;
@@ -58,6 +59,7 @@ final class PeerSessionHandler implements Runnable
     // queued READ answers hold their windows until the batch is sent, at most MAX_ANSWERS of them
     private final RegionWindows answerWindows = new RegionWindows(BufferedChannel.MAX_ANSWERS + 1);
     private StagingBuffer staging;
+    private FileReadAnswers fileReads;
     private final AtomicCounter refused;
     private final AtomicCounter bytesReceived;
     private final AtomicCounter bytesSent;
@@ -118,6 +120,10 @@ final class PeerSessionHandler implements Runnable
                 PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
             buffered.signAnswersWith(out);
             staging = StagingBuffer.create(server.context(), server.counters());
+            fileReads = new FileReadAnswers(
+                Math.min(server.context().storageQueueDepth(), BufferedChannel.MAX_ANSWERS - 1),
+                server.context().stagingBufferSize());
+            buffered.fileReadsFrom(fileReads);
             admitted = true;
             while (true)
             {
@@ -161,6 +167,10 @@ final class PeerSessionHandler implements Runnable
             if (staging != null)
             {
                 staging.close();
+            }
+            if (fileReads != null)
+            {
+                fileReads.close(); // after discard(): waits for reads still in flight into its buffers
             }
             close();
             server.closed(this);
@@ -370,6 +380,10 @@ final class PeerSessionHandler implements Runnable
             buffered.answer(null, null);
             return;
         }
+        if (region.isFile() && readAhead(sliceId, region, address, length))
+        {
+            return;
+        }
         if (!region.isMapped())
         {
             answerStaged(header, sliceId, region, address, length);
@@ -390,6 +404,41 @@ final class PeerSessionHandler implements Runnable
         // from here the channel owns the borrow: it releases the region once the bytes have left (or failed to)
         buffered.answer(payload, region);
         bytesSent.getAndAdd(length);
+    }
+
+    /**
+     * A READ of a file region goes to the storage stage, into one of this connection's file read buffers, and its
+     * answer waits in the output queue while this thread reads the next requests: the reads of many slices overlap
+     * on the device. Slices larger than a buffer, and READs while every buffer is queued and the stage is full, are
+     * served synchronously ({@link #answerStaged}).
+     *
+     * @return true when the stage took the read (the answer owns the region's borrow from here).
+     */
+    private boolean readAhead(final long sliceId, final Region region, final long address, final long length)
+        throws IOException
+    {
+        final StorageStage stage = server.storageStage();
+        if (stage == null || length > fileReads.capacity())
+        {
+            return false;
+        }
+        FileReadAnswer answer = fileReads.take();
+        if (answer == null)
+        {
+            buffered.flush(); // every buffer is queued: send those answers (waiting for their reads) first
+            answer = fileReads.take();
+        }
+        answer.of(sliceId, region, (int)length).request
+            .set(region.file(), false, region.offsetOf(address), answer.buffer.address(), length);
+        if (!stage.submit(answer.request))
+        {
+            answer.abandon();
+            fileReads.give(answer);
+            return false;
+        }
+        buffered.answerFileRead(answer);
+        bytesSent.getAndAdd(length);
+        return true;
     }
 
     /**

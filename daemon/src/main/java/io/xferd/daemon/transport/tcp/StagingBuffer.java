@@ -67,7 +67,8 @@ final class StagingBuffer implements AutoCloseable
     {
         return new StagingBuffer(context.deviceMemory(), context.stagingBufferSize(),
             new StorageIo(context.storageQueueDepth(), counters.get(SystemCounter.STORAGE_BYTES_READ),
-                counters.get(SystemCounter.STORAGE_BYTES_WRITTEN), counters.get(SystemCounter.STORAGE_ERRORS)));
+                counters.get(SystemCounter.STORAGE_BYTES_WRITTEN), counters.get(SystemCounter.STORAGE_ERRORS),
+                counters.get(SystemCounter.STORAGE_SYNCS)));
     }
 
     int capacity()

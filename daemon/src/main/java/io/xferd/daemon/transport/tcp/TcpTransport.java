@@ -56,6 +56,8 @@ public final class TcpTransport implements PeerTransport
     private final PeerAuthenticator authenticator;
     private final RemoteSegments remoteSegments = new RemoteSegments();
     private final Map<String, PeerLink> links = new ConcurrentHashMap<>();
+    // descriptor fetches under way, with when each started on the clock: the watchdog closes those past the timeout
+    private final Map<SocketChannel, Long> fetchesStartedNanos = new ConcurrentHashMap<>();
     private final ManyToManyConcurrentArrayQueue<RemoteTransfer> transfers =
         new ManyToManyConcurrentArrayQueue<>(TRANSFER_POOL);
     private final ManyToManyConcurrentArrayQueue<Slice> slices = new ManyToManyConcurrentArrayQueue<>(SLICE_POOL);
@@ -383,8 +385,7 @@ public final class TcpTransport implements PeerTransport
         try (SocketChannel channel = SocketChannel.open())
         {
             channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-            final var timeout = watchdog.schedule(() -> closeQuietly(channel), context.transferTimeoutMs(),
-                TimeUnit.MILLISECONDS);
+            fetchesStartedNanos.put(channel, clock.nanoTime());
             try
             {
                 channel.socket().connect(address, (int)context.transferTimeoutMs());
@@ -411,29 +412,45 @@ public final class TcpTransport implements PeerTransport
             }
             finally
             {
-                timeout.cancel(false);
+                fetchesStartedNanos.remove(channel);
             }
         }
     }
 
     /**
-     * Fail the connections whose oldest slice waited past the transfer timeout on the clock. The watchdog thread
-     * calls it periodically; tests call it after moving the clock.
+     * Fail the connections whose oldest slice waited past the transfer timeout on the clock, and close the
+     * descriptor fetches that did (their blocked reads wake with an error). The watchdog thread calls it
+     * periodically; tests call it after moving the clock.
      */
     void checkTimeouts()
     {
         final long now = clock.nanoTime();
         final long timeoutNanos = context.transferTimeoutMs() * 1_000_000L;
+        fetchesStartedNanos.forEach((channel, startedNanos) ->
+        {
+            if (now - startedNanos > timeoutNanos)
+            {
+                closeQuietly(channel);
+            }
+        });
         for (final PeerLink link : links.values())
         {
             for (final PeerPath path : link.paths())
             {
                 for (final PeerConnection connection : path.connections())
                 {
-                    connection.checkTimeout(now, timeoutNanos);
+                    connection.checkTimeout(now);
                 }
             }
         }
+    }
+
+    /**
+     * @return how many descriptor fetches are under way (for tests).
+     */
+    int fetchesUnderWay()
+    {
+        return fetchesStartedNanos.size();
     }
 
     NanoClock clock()

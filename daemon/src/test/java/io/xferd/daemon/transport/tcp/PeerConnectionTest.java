@@ -27,7 +27,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -48,7 +50,7 @@ class PeerConnectionTest
     private static final String TOKEN = "peer-connection-test-token-0123456789abcdef";
     private static final int SLICE = 16 * 1024;
     private static final int LENGTH = 4 * SLICE;
-    // also the real-time limit of a descriptor fetch and a connect: generous, for a loaded machine's first handshake
+    // also the real-time limit of a socket connect: generous, for a loaded machine
     private static final long TIMEOUT_MS = 20_000;
     private static final long TIMEOUT_NS = TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
     private static final long START_NS = 1_000_000_000_000L;
@@ -157,6 +159,60 @@ class PeerConnectionTest
         assertThat(awaitCompletion(3)).as("past it the request fails").isEqualTo(TransferStatus.TRANSPORT_ERROR);
         assertThat(counters.get(SystemCounter.SLICES_TIMED_OUT).get()).isPositive();
         assertThatBorrowsAreGivenBack();
+    }
+
+    @Test
+    void shouldGiveUpADescriptorFetchWhosePeerNeverAnswersOnlyPastTheTimeoutOnTheInjectedClock() throws Exception
+    {
+        // a listener that never accepts: the kernel completes the connect, the handshake waits for an answer forever
+        try (ServerSocketChannel silent = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0)))
+        {
+            start(null, LocalNics.resolve(List.of()));
+            final CompletableFuture<Object> result = new CompletableFuture<>();
+            transport.openAsync("127.0.0.1:" + silent.socket().getLocalPort(), "decode", result::complete);
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (transport.fetchesUnderWay() == 0 && System.nanoTime() < deadline)
+            {
+                Thread.sleep(1);
+            }
+            assertThat(transport.fetchesUnderWay()).as("the fetch started").isEqualTo(1);
+
+            clock.update(START_NS + TIMEOUT_NS);
+            transport.checkTimeouts();
+            assertThat(result.isDone()).as("at the deadline the fetch still waits").isFalse();
+            assertThat(transport.fetchesUnderWay()).isEqualTo(1);
+
+            clock.update(START_NS + TIMEOUT_NS + 1);
+            transport.checkTimeouts();
+            assertThat(result.get(20, TimeUnit.SECONDS)).as("past it the open fails, saying why")
+                .asString().contains("did not answer within " + TIMEOUT_MS + " ms");
+            assertThat(transport.fetchesUnderWay()).isZero();
+            assertThat(transport.remoteSegments().get(Long.MIN_VALUE)).as("nothing opened").isNull();
+            assertThat(transport.links()).as("no peer link").isEmpty();
+        }
+    }
+
+    @Test
+    void shouldNotTryToConnectAgainUntilTheBackOffHasEndedOnTheInjectedClock() throws Exception
+    {
+        // one path, 127.0.0.9 -> the peer's NIC "gone" at 127.0.0.9, where nothing listens (connection refused)
+        start(FakePeerServer.withNics(TOKEN, List.of(new SegmentDescriptor.Nic("gone", "127.0.0.9"))),
+            LocalNics.of(List.of(new LocalNics.Nic("dead", "127.0.0.9", 32))));
+        final long handle = open();
+        final var attempts = counters.get(SystemCounter.PEER_CONNECTION_FAILURES);
+
+        submitRead(7, handle);
+        assertThat(awaitCompletion(7)).isEqualTo(TransferStatus.TRANSPORT_ERROR);
+        assertThat(attempts.get()).as("one attempt for the request's %d slices", LENGTH / SLICE).isEqualTo(1);
+
+        clock.update(START_NS + PeerConnectionLifecycle.MIN_RECONNECT_DELAY_NS - 1);
+        submitRead(8, handle);
+        assertThat(awaitCompletion(8)).isEqualTo(TransferStatus.TRANSPORT_ERROR);
+        assertThat(attempts.get()).as("1 ns before the back-off ends").isEqualTo(1);
+
+        clock.update(START_NS + PeerConnectionLifecycle.MIN_RECONNECT_DELAY_NS);
+        assertThat(read(9, handle)).isEqualTo(TransferStatus.TRANSPORT_ERROR);
+        assertThat(attempts.get()).as("when it ends").isEqualTo(2);
     }
 
     @Test
