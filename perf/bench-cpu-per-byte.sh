@@ -21,6 +21,9 @@
 #   --thread-cpu   also print, per long xferd run, the CPU seconds per GB of each thread (by name) of both daemons
 #                  and the bench-target: where the CPU goes
 #   --no-latency   skip parts 2 and 3 (idle daemon, single READ)
+#   --daemon-idle  the daemons' idle strategy (default backoff; spin-backoff spins 100 us after work first)
+#   --read-client-idle  how the client of the single-READ latency part waits (default spin, the client library's
+#                  default; gentle parks up to 500 us, which a round trip of tens of us would measure)
 #
 # Needs root (ip netns) and iperf3 (installed with apt-get when missing). Namespaces, veth, daemons, runtime
 # directories are removed on exit; logs stay in a /tmp directory. Quote the ratios with `cat /proc/loadavg`.
@@ -36,6 +39,8 @@ client_idle=gentle
 blocks="1MiB 64KiB"
 thread_cpu=0
 latency=1
+read_client_idle=spin
+daemon_idle=backoff
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --duration) duration="$2"; shift 2 ;;
@@ -45,7 +50,9 @@ while [[ $# -gt 0 ]]; do
     --blocks) blocks="$2"; shift 2 ;;
     --thread-cpu) thread_cpu=1; shift ;;
     --no-latency) latency=0; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    --read-client-idle) read_client_idle="$2"; shift 2 ;;
+    --daemon-idle) daemon_idle="$2"; shift 2 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -73,7 +80,7 @@ ns_a="$NS_A"; ns_b="$NS_B"; addr_a="$ADDR_A"; addr_b="$ADDR_B"
 
 start_daemon() { # namespace directory address log
   ip netns exec "$1" "$xferd" daemon --dir "$2" --rpc-address "$3:12001" --cluster-token-file "$work/cluster.token" \
-    --connections-per-peer "$connections" --metrics-address off > "$4" 2>&1 &
+    --connections-per-peer "$connections" --metrics-address off --idle "$daemon_idle" > "$4" 2>&1 &
   netns_track $!
   for _ in $(seq 1 240); do
     grep -q 'xferd daemon serving' "$4" && return 0
@@ -99,7 +106,7 @@ bench() { # log, bench arguments...: runs xferd bench in A; prints "cpu_seconds 
   local before after TIMEFORMAT='%U %S' client
   before="$(cpu_of "$daemon_a" "$daemon_b" "$target_pid")"
   client="$( { time ip netns exec "$ns_a" "$xferd" bench --dir "$dir_a" --target "$target_name" \
-    --target-address "$target_address" --target-size "$target_size" --client-idle "$client_idle" "$@" \
+    --target-address "$target_address"  --target-size "$target_size" --client-idle "${bench_idle:-$client_idle}" "$@" \
     > "$work/$log.log" 2>&1; } 2>&1 )" || die "xferd bench $* failed (log $work/$log.log)"
   after="$(cpu_of "$daemon_a" "$daemon_b" "$target_pid")"
   local bytes; bytes="$(sed -n 's/^RESULT .* bytes=\([0-9]*\) .*/\1/p' "$work/$log.log" | head -1)"
@@ -174,7 +181,7 @@ if [[ $latency == 1 ]]; then
   for _ in $(seq 1 120); do grep -q LISTENING "$work/pingpong-server.log" && break; sleep 0.5; done
   ip netns exec "$ns_a" "${pingpong[@]}" client "$addr_b" 5202 64 4096 20000 "$rounds" > "$work/pingpong.log" 2>&1 ||
     die "TCP ping-pong failed (log $work/pingpong.log)"
-  bench read-4k --operation read --block-size 4KiB --batch-size 1 --window 1 --threads 1 --warmup 2s \
+  bench_idle="$read_client_idle" bench read-4k --operation read --block-size 4KiB --batch-size 1 --window 1 --threads 1 --warmup 2s \
     --duration "${duration}s" > /dev/null
   tcp_p50="$(sed -n 's/.* p50_us=\([0-9.]*\).*/\1/p' "$work/pingpong.log")"; tcp_p99="$(sed -n 's/.* p99_us=\([0-9.]*\).*/\1/p' "$work/pingpong.log")"
   read_p50="$(sed -n 's/^RESULT .* p50_us=\([0-9.]*\).*/\1/p' "$work/read-4k.log")"; read_p99="$(sed -n 's/^RESULT .* p99_us=\([0-9.]*\).*/\1/p' "$work/read-4k.log")"
@@ -198,7 +205,7 @@ if [[ $thread_cpu == 1 ]]; then
 fi
 [[ $latency == 1 ]] || exit 0
 echo "idle daemon, 10 s: A $idle_a % of a core, B $idle_b % (target <= 2 %)"
-echo "single 4 KiB READ, nothing else in flight, vs TCP 64 B/4 KiB ping-pong on the same veth (us):"
+echo "single 4 KiB READ, nothing else in flight (client-idle $read_client_idle, daemons $daemon_idle), vs TCP 64 B/4 KiB ping-pong on the same veth (us):"
 printf '  %-22s %10s %10s\n' "" p50 p99
 printf '  %-22s %10s %10s\n' "TCP ping-pong" "$tcp_p50" "$tcp_p99" "xferd READ 4 KiB" "$read_p50" "$read_p99"
 printf '  %-22s %10s %10s\n' "ratio" "$(awk -v a="$read_p50" -v b="$tcp_p50" 'BEGIN {printf "%.2f", a / b}')" \

@@ -8,6 +8,7 @@
 #   perf/bench-netns.sh [--connections N] [--duration S] [--qps "2 4 8"] [--tokens 1024,8192] [--requests N]
 #                       [--operations "write read"] [--blocks "1MiB 64KiB"] [--threads "1 2"] [--warmup S]
 #                       [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth]
+#                       [--overlap "8192:1024 1024:8192"] [--overlap-delay 5ms]
 #
 #   --connections  connections per peer: iperf3 -P N and the daemons' --connections-per-peer (default 2)
 #   --duration     seconds per iperf3 and per throughput run (default 10)
@@ -18,6 +19,9 @@
 #                  which throughput runs (default all: "write read", "1MiB 64KiB", "1 2"); --qps "" skips the KV
 #                  workload. Ratios whose runs were skipped print "-".
 #   --warmup       seconds of untimed write and read before the timed runs (default 5; 0 skips)
+#   --overlap      KV prompts of two clients, FIRST:SECOND tokens, the second arriving --overlap-delay (default 5ms)
+#                  after the first started, --requests rounds each, and each size alone in the same run
+#                  (default "8192:1024 1024:8192": a short prompt behind a long one, and the reverse; "" skips)
 #   --client-idle  how the bench clients wait for completions: spin (the client library's default) or gentle
 #                  (parks up to 500 us; both "hosts" share this machine's cores, iperf3 does not spin)
 #   --no-peer-auth the daemons run with --insecure-no-peer-auth (default: both prove one cluster token, made
@@ -44,6 +48,8 @@ warmup=5
 client_idle=spin
 same_daemon=0
 no_peer_auth=0
+overlap="8192:1024 1024:8192"
+overlap_delay=5ms
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --connections) connections="$2"; shift 2 ;;
@@ -58,7 +64,9 @@ while [[ $# -gt 0 ]]; do
     --client-idle) client_idle="$2"; shift 2 ;;
     --same-daemon) same_daemon=1; shift ;;
     --no-peer-auth) no_peer_auth=1; shift ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    --overlap) overlap="$2"; shift 2 ;;
+    --overlap-delay) overlap_delay="$2"; shift 2 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -209,8 +217,12 @@ for op in $operations; do
 done
 for q in $qps_list; do
   run_bench "kv-qps$q" --workload kv --operation write --qps "$q" --prompt-tokens "$tokens" \
-    --requests "$requests"
+    --requests "$requests" --verify
 done
+if [[ -n "$overlap" ]]; then
+  run_bench "kv-overlap" --workload kv --operation write --overlap "${overlap// /,}" --overlap-delay "$overlap_delay" \
+    --requests "$requests" --verify
+fi
 
 # ---------------------------------------------------------------- summary
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }'; }
@@ -254,6 +266,26 @@ for q in $qps_list; do
       "$(ratio "$(field "$line" p99_ms)" "$wire")" "$(field "$line" dropped)"
   done
 done
+if [[ -n "$overlap" ]]; then
+  echo
+  echo "KV prompts of two clients at once, write: the second arrives $overlap_delay after the first started;"
+  echo "alone = the same size with nothing else on the wire, in the same run; wire = bytes / iperf3 A->B"
+  printf '| %-10s | %-6s | %-6s | %-8s | %-8s | %-8s | %-8s | %-8s | %-8s | %-10s |\n' order role tokens "p50 ms" \
+    "p99 ms" "wire ms" "p50/wire" "p99/wire" "alone p50" "p50/alone"
+  printf '|%s|\n' "------------|--------|--------|----------|----------|----------|----------|----------|----------|-----------"
+  for pair in $overlap; do
+    for role in first second; do
+      line="$(grep "^RESULT mode=kv-overlap .* order=$pair .* role=$role " "$work/kv-overlap.log" 2>/dev/null | head -1 || true)"
+      t="$(field "$line" tokens)"
+      alone="$(grep "^RESULT mode=kv-overlap .* order=alone tokens=$t " "$work/kv-overlap.log" 2>/dev/null | head -1 || true)"
+      wire="$(awk -v b="$(field "$line" bytes)" -v g="$iperf_ab_gbs" 'BEGIN { if (b == "" || g == 0) print "-"; else printf "%.1f", b / g / 1e6 }')"
+      printf '| %-10s | %-6s | %-6s | %-8s | %-8s | %-8s | %-8s | %-8s | %-8s | %-10s |\n' "$pair" "$role" "${t:-FAILED}" \
+        "$(field "$line" p50_ms %.1f)" "$(field "$line" p99_ms %.1f)" "$wire" "$(ratio "$(field "$line" p50_ms)" "$wire")" \
+        "$(ratio "$(field "$line" p99_ms)" "$wire")" "$(field "$alone" p50_ms %.1f)" \
+        "$(ratio "$(field "$line" p50_ms)" "$(field "$alone" p50_ms)")"
+    done
+  done
+fi
 echo
 if [[ $failures -gt 0 ]]; then
   die "$failures bench run(s) failed (logs in $work)"

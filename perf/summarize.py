@@ -90,10 +90,14 @@ def main(path):
     sizes = sorted({int(dict(p)["blockSize"]) for (b, m, p) in by if "blockSize" in dict(p)})
     if sizes:
         print(f"\nLOCAL BANDWIDTH, batches of {BATCH} WRITE requests (GB/s = 1e9 bytes/s)")
-        print(f"{'block':>10s} {'xferd GB/s':>11s} {'memcpy GB/s':>12s} {'ratio':>7s} {'xferd us/batch':>15s} "
+        print(f"{'block':>16s} {'xferd GB/s':>11s} {'memcpy GB/s':>12s} {'ratio':>7s} {'xferd us/batch':>15s} "
               f"{'memcpy us/batch':>16s} {'xferd +-':>9s} {'memcpy +-':>10s}")
-        for size in sizes:
-            x = find("LocalBandwidthBenchmark.writeBatch", "thrpt", blockSize=str(size))
+        # api=requests: 32 SUBMIT records, 32 completions; api=batch: one SUBMIT_BATCH record, one completion
+        apis = sorted({dict(p).get("api", "requests") for (b, m, p) in by
+                       if b == "LocalBandwidthBenchmark.writeBatch"}, reverse=True) or ["requests"]
+        for size, api in [(size, api) for size in sizes for api in apis]:
+            x = find("LocalBandwidthBenchmark.writeBatch", "thrpt", blockSize=str(size), **(
+                {"api": api} if any("api" in dict(p) for (b, m, p) in by) else {}))
             m = find("MemcpyBaselineBenchmark.copyBatch", "thrpt", blockSize=str(size))
 
             def gbps(e):
@@ -105,6 +109,8 @@ def main(path):
 
             gx, gm = gbps(x), gbps(m)
             label = f"{size // 1024} KiB" if size < 1 << 20 else f"{size >> 20} MiB"
+            if api != "requests":
+                label += f" ({api})"
             ux = BATCH * size / (gx * 1e3) if gx else None
             um = BATCH * size / (gm * 1e3) if gm else None
             def err(e):
@@ -116,7 +122,7 @@ def main(path):
                     return "-"
                 return f"{100 * half / e['primaryMetric']['score']:.0f}%"
 
-            print(f"{label:>10s} {fmt(gx, 2):>11s} {fmt(gm, 2):>12s} {fmt(ratio(gx, gm), 2):>7s} {fmt(ux, 1):>15s} "
+            print(f"{label:>16s} {fmt(gx, 2):>11s} {fmt(gm, 2):>12s} {fmt(ratio(gx, gm), 2):>7s} {fmt(ux, 1):>15s} "
                   f"{fmt(um, 1):>16s} {err(x):>9s} {err(m):>10s}")
 
     gc_rows = [(b, m, dict(p), e["secondaryMetrics"]["gc.alloc.rate.norm"]) for (b, m, p), e in sorted(by.items())

@@ -199,7 +199,9 @@ public final class XferDaemon implements AutoCloseable
         transport.journal(journal.recorder());
 
         final Agent intake = new SubmitAdapter(pipeline.ring(), registry, disconnects, counters, nanoClock,
-            journal.recorder(), context.maxBatchEntriesInForce(), context.batchTrackersPerClient());
+            journal.recorder(), context.maxBatchEntriesInForce(), context.batchTrackersPerClient(),
+            transport != null && transport.carriesCoalescedRequests() ?
+                Math.min(context.sliceSize(), context.maxRequestLength()) : 0);
         final List<Agent> workers = new ArrayList<>();
         for (int i = 0; i < context.transferWorkers(); i++)
         {

@@ -138,4 +138,22 @@ class BenchCommandTest
         final String histograms = Files.readString(log);
         assertThat(histograms).contains("Histogram log format version", "Tag=kv-64-qps20.0", "Tag=kv-256-qps20.0");
     }
+
+    @Test
+    void shouldTimeTwoClientsPromptsInBothOrdersAndVerifyEveryByteTheyWrote()
+    {
+        final ChildProcess bench = xferd("bench", "bench", "--workload", "kv", "--overlap", "256:64,64:256",
+            "--overlap-delay", "1ms", "--requests", "2", "--warmup", "0s", "--verify");
+
+        assertThat(bench.awaitExit(EXIT)).as(bench.output()).isZero();
+        assertThat(bench.output())
+            .contains("RESULT mode=kv-overlap operation=write order=alone tokens=64 other_tokens=64 role=alone " +
+                "bytes=" + 64 * 57_344)
+            .contains("RESULT mode=kv-overlap operation=write order=256:64 tokens=256 other_tokens=64 role=first")
+            .contains("RESULT mode=kv-overlap operation=write order=256:64 tokens=64 other_tokens=256 role=second")
+            .contains("RESULT mode=kv-overlap operation=write order=64:256 tokens=256 other_tokens=64 role=second")
+            .contains("verified 448 KV blocks").contains("of client 0: every byte as written")
+            .contains("of client 1: every byte as written")
+            .doesNotContain("FAILED");
+    }
 }

@@ -35,6 +35,9 @@ final class CompletionPoller
     private final MessageHandler recordHandler = this::onRecord;
     private final List<Notification> notifications = new ArrayList<>();
     private boolean closed;
+    /** The time of this poll's completions: read at the first one, shared by the rest (one clock read per poll). */
+    private long pollNanos;
+    private boolean pollClockRead;
 
     CompletionPoller(final RingBuffer completionRing, final BatchTable batches, final DaemonLiveness liveness,
         final NanoClock clock, final IdleStrategy idle)
@@ -61,6 +64,7 @@ final class CompletionPoller
             {
                 return 0;
             }
+            pollClockRead = false;
             final int work = completionRing.read(recordHandler, RECORDS_PER_POLL);
             if (work == 0)
             {
@@ -151,8 +155,12 @@ final class CompletionPoller
         if (type == RecordTypes.COMPLETION)
         {
             completion.wrap(buffer, index);
-            batches.complete(completion.requestId(), completion.status(), completion.bytesTransferred(),
-                clock.nanoTime());
+            if (!pollClockRead)
+            {
+                pollNanos = clock.nanoTime();
+                pollClockRead = true;
+            }
+            batches.complete(completion.requestId(), completion.status(), completion.bytesTransferred(), pollNanos);
         }
         else if (type == RecordTypes.NOTIFICATION)
         {

@@ -135,6 +135,14 @@ final class TransferSubmitter
      */
     private int claimRecord(final int type, final int length)
     {
+        if (batches.inFlight() < maxInFlight)
+        {
+            final int index = submitRing.tryClaim(type, length);
+            if (index > 0)
+            {
+                return index; // the usual case: no clock read for a deadline that is not needed
+            }
+        }
         final long deadline = clock.nanoTime() + timeoutMs * 1_000_000L;
         idle.reset();
         while (true)

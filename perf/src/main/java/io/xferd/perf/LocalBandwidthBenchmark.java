@@ -2,6 +2,7 @@ package io.xferd.perf;
 
 import io.xferd.client.SharedBuffer;
 import io.xferd.client.TaskStatus;
+import io.xferd.client.TransferBatch;
 import io.xferd.client.TransferRequest;
 import io.xferd.client.XferClient;
 import io.xferd.ipc.Opcode;
@@ -22,7 +23,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * Local transfer bandwidth: one operation is a batch of {@link #BATCH} WRITE requests of {@link #blockSize} bytes
  * each, from the producer client's registered memfd to the consumer client's (another segment, opened by name),
- * submitted, then awaited by spinning on the completion ring. Throughput is in batches per second; GB/s is
+ * submitted ({@link #api}: as 32 requests or as one batch record), then awaited by spinning on the completion ring. Throughput is in batches per second; GB/s is
  * {@code ops/s * BATCH * blockSize / 1e9} (run-benchmarks.sh prints it). {@link MemcpyBaselineBenchmark} copies
  * the same bytes with the same granularity between two mapped /dev/shm files: the one-copy floor.
  * <p>
@@ -59,6 +60,14 @@ public class LocalBandwidthBenchmark extends ForkedWithXferdFlags
     @Param({"spin"})
     public String wait;
 
+    /**
+     * How the 32 WRITEs go: "requests", one SUBMIT record and one completion each (Mooncake's
+     * {@code submitTransfer} per request: 32 tasks), or "batch", one SUBMIT_BATCH record of 32 entries answered by
+     * one completion ({@code submitBatch}: one task; one intake record and one completion for the 32).
+     */
+    @Param({"requests"})
+    public String api;
+
     private InProcessDaemon daemon;
     private XferClient producer;
     private XferClient consumer;
@@ -66,7 +75,9 @@ public class LocalBandwidthBenchmark extends ForkedWithXferdFlags
     private SharedBuffer target;
     private long targetSegment;
     private final TransferRequest request = new TransferRequest();
+    private final TransferBatch transfers = new TransferBatch(BATCH);
     private boolean awaitBatch;
+    private boolean oneRecord;
 
     @Setup(Level.Trial)
     public void setUp()
@@ -76,6 +87,11 @@ public class LocalBandwidthBenchmark extends ForkedWithXferdFlags
             throw new IllegalArgumentException("wait must be spin or await: " + wait);
         }
         awaitBatch = "await".equals(wait);
+        if (!"requests".equals(api) && !"batch".equals(api))
+        {
+            throw new IllegalArgumentException("api must be requests or batch: " + api);
+        }
+        oneRecord = "batch".equals(api);
         daemon = new InProcessDaemon(idle, journal);
         producer = daemon.connect("perf-bw-producer");
         consumer = daemon.connect("perf-bw-consumer");
@@ -116,13 +132,27 @@ public class LocalBandwidthBenchmark extends ForkedWithXferdFlags
     public int writeBatch()
     {
         final XferClient client = producer;
-        final long batch = client.allocateBatch(BATCH);
+        final int tasks = oneRecord ? 1 : BATCH;
+        final long batch = client.allocateBatch(tasks);
         final long from = source.address();
         final long to = target.address();
         final long block = blockSize;
-        for (int i = 0; i < BATCH; i++)
+        if (oneRecord)
         {
-            client.submitTransfer(batch, request.set(Opcode.WRITE, from + i * block, targetSegment, to + i * block, block));
+            transfers.reset(Opcode.WRITE, targetSegment);
+            for (int i = 0; i < BATCH; i++)
+            {
+                transfers.add(from + i * block, to + i * block, block);
+            }
+            client.submitBatch(batch, transfers);
+        }
+        else
+        {
+            for (int i = 0; i < BATCH; i++)
+            {
+                client.submitTransfer(batch,
+                    request.set(Opcode.WRITE, from + i * block, targetSegment, to + i * block, block));
+            }
         }
         if (awaitBatch)
         {
@@ -135,7 +165,7 @@ public class LocalBandwidthBenchmark extends ForkedWithXferdFlags
                 Thread.onSpinWait();
             }
         }
-        for (int i = 0; i < BATCH; i++)
+        for (int i = 0; i < tasks; i++)
         {
             if (client.taskState(batch, i) != TaskStatus.COMPLETED)
             {

@@ -34,7 +34,8 @@ public enum SystemCounter
     STORAGE_ERRORS("storage operations failed"),
     MEMORY_FAULTS("copies that faulted on registered memory (a file shrunk under its mapping)"),
     JOURNAL_WRITE_FAILURES("journal records not written (journal files could not be written: file system full?)"),
-    STORAGE_SYNCS("fdatasync calls on storage regions (one per batch of sync writes to a file)");
+    STORAGE_SYNCS("fdatasync calls on storage regions (one per batch of sync writes to a file)"),
+    REQUESTS_COALESCED("requests merged with adjacent ones into one transfer");
 
     public static final int TYPE_ID = 1;
 

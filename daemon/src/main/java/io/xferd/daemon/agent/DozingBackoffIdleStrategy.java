@@ -2,6 +2,8 @@ package io.xferd.daemon.agent;
 
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemNanoClock;
 
 import java.util.concurrent.locks.LockSupport;
 
@@ -10,14 +12,25 @@ import java.util.concurrent.locks.LockSupport;
  * and goes, then dozes in longer parks once nothing has come for a long stretch. A thread polling a shared-memory
  * ring cannot be woken by its producers, so it must poll; but polling every 100 µs costs an idle daemon a
  * measurable share of a core on a small VM (each wake-up is tens of µs there), while a 1 ms doze adds at most
- * 1 ms to the first request after a quiet spell and nothing to requests that follow one another.
+ * 1 ms to the first request after a quiet spell and nothing to requests that follow one another. After a much longer
+ * quiet stretch it may doze deeper (longer parks): the first request after that waits up to the deeper doze.
+ * <p>
+ * Optionally it first spins for a short window after the last work ({@code spinNanos}): a client that waits for one
+ * answer before it submits the next (one small READ at a time to another host, answered in tens of µs) then finds
+ * the thread awake, not in a park of up to {@code maxParkPeriodNs}. The window costs CPU only after work.
  */
 public final class DozingBackoffIdleStrategy implements IdleStrategy
 {
     private final BackoffIdleStrategy backoff;
     private final long idlesBeforeDozing;
     private final long dozeNanos;
+    private final long idlesBeforeDeepDoze;
+    private final long deepDozeNanos;
+    private final long spinNanos;
+    private final NanoClock clock;
     private long idles;
+    private long spinUntilNanos;
+    private boolean spinning;
 
     /**
      * @param idlesBeforeDozing idle calls without work before dozing (at the maximum park that is roughly
@@ -31,9 +44,64 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
         final long idlesBeforeDozing,
         final long dozeNanos)
     {
+        this(maxSpins, maxYields, minParkPeriodNs, maxParkPeriodNs, idlesBeforeDozing, dozeNanos, Long.MAX_VALUE,
+            dozeNanos);
+    }
+
+    /**
+     * @param idlesBeforeDeepDoze idle calls without work (counting the dozes) before dozing {@code deepDozeNanos}.
+     */
+    public DozingBackoffIdleStrategy(
+        final long maxSpins,
+        final long maxYields,
+        final long minParkPeriodNs,
+        final long maxParkPeriodNs,
+        final long idlesBeforeDozing,
+        final long dozeNanos,
+        final long idlesBeforeDeepDoze,
+        final long deepDozeNanos)
+    {
+        this(maxSpins, maxYields, minParkPeriodNs, maxParkPeriodNs, idlesBeforeDozing, dozeNanos, idlesBeforeDeepDoze,
+            deepDozeNanos, 0);
+    }
+
+    /**
+     * @param spinNanos how long to spin after the last work before backing off (0: back off at once).
+     */
+    public DozingBackoffIdleStrategy(
+        final long maxSpins,
+        final long maxYields,
+        final long minParkPeriodNs,
+        final long maxParkPeriodNs,
+        final long idlesBeforeDozing,
+        final long dozeNanos,
+        final long idlesBeforeDeepDoze,
+        final long deepDozeNanos,
+        final long spinNanos)
+    {
+        this(maxSpins, maxYields, minParkPeriodNs, maxParkPeriodNs, idlesBeforeDozing, dozeNanos, idlesBeforeDeepDoze,
+            deepDozeNanos, spinNanos, SystemNanoClock.INSTANCE);
+    }
+
+    DozingBackoffIdleStrategy(
+        final long maxSpins,
+        final long maxYields,
+        final long minParkPeriodNs,
+        final long maxParkPeriodNs,
+        final long idlesBeforeDozing,
+        final long dozeNanos,
+        final long idlesBeforeDeepDoze,
+        final long deepDozeNanos,
+        final long spinNanos,
+        final NanoClock clock)
+    {
         this.backoff = new BackoffIdleStrategy(maxSpins, maxYields, minParkPeriodNs, maxParkPeriodNs);
         this.idlesBeforeDozing = idlesBeforeDozing;
         this.dozeNanos = dozeNanos;
+        this.idlesBeforeDeepDoze = Math.max(idlesBeforeDozing, idlesBeforeDeepDoze);
+        this.deepDozeNanos = deepDozeNanos;
+        this.spinNanos = spinNanos;
+        this.clock = clock;
     }
 
     @Override
@@ -52,14 +120,28 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
     @Override
     public void idle()
     {
+        if (spinning)
+        {
+            if (clock.nanoTime() - spinUntilNanos < 0)
+            {
+                Thread.onSpinWait();
+                return;
+            }
+            spinning = false;
+        }
         if (idles < idlesBeforeDozing)
         {
             idles++;
             backoff.idle();
         }
+        else if (idles < idlesBeforeDeepDoze)
+        {
+            idles++;
+            LockSupport.parkNanos(dozeNanos);
+        }
         else
         {
-            LockSupport.parkNanos(dozeNanos);
+            LockSupport.parkNanos(deepDozeNanos);
         }
     }
 
@@ -68,6 +150,11 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
     {
         idles = 0;
         backoff.reset();
+        if (spinNanos > 0)
+        {
+            spinning = true;
+            spinUntilNanos = clock.nanoTime() + spinNanos;
+        }
     }
 
     /**
@@ -76,6 +163,14 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
     public boolean isDozing()
     {
         return idles >= idlesBeforeDozing;
+    }
+
+    /**
+     * @return true once the quiet stretch was long enough for the deeper doze.
+     */
+    public boolean isDozingDeeply()
+    {
+        return idles >= idlesBeforeDeepDoze;
     }
 
     @Override

@@ -35,6 +35,9 @@ public final class DaemonContext
     private ThreadingMode threadingMode = ThreadingMode.SHARED;
     private int transferWorkers = 1;
     private String idleStrategy = "backoff";
+    /** The idle strategy that spins {@link #SPIN_NANOS} after work before it backs off. */
+    public static final String SPIN_BACKOFF = "spin-backoff";
+    static final long SPIN_NANOS = 100_000;
     private long livenessTimeoutMs = 2000;
     private long drainTimeoutMs = 5000;
     private int countersCapacity = 256;
@@ -146,13 +149,20 @@ public final class DaemonContext
         return switch (idleStrategy)
         {
             // spin, then yield, then park from 1 us up to 100 us: fast to wake, gentle on 2 cores; after ~100 ms
-            // without work, doze in 1 ms parks so that an idle daemon costs ~1% of a core, not ~15%
-            case "backoff" -> new DozingBackoffIdleStrategy(100, 20, 1_000, 100_000, 1_200, 1_000_000);
+            // without work, doze in 1 ms parks so that an idle daemon costs ~1% of a core, not ~15%; after a further
+            // ~2 s, in 2 ms parks (half the wake-ups of an idle daemon; the first request after it waits <= 2 ms)
+            case "backoff" -> new DozingBackoffIdleStrategy(100, 20, 1_000, 100_000, 1_200, 1_000_000, 3_200,
+                2_000_000);
+            // the same after 100 us of spinning since the last work (peer senders too): a client waiting on one small
+            // remote READ submits its next within that and finds the daemon awake; for hosts with cores to spare (on
+            // an oversubscribed host the spinning threads take the CPU the answering ones need)
+            case SPIN_BACKOFF -> new DozingBackoffIdleStrategy(100, 20, 1_000, 100_000, 1_200, 1_000_000, 3_200,
+                2_000_000, SPIN_NANOS);
             case "yielding" -> new YieldingIdleStrategy();
             case "busy-spin" -> new BusySpinIdleStrategy();
             case "sleeping" -> new SleepingMillisIdleStrategy(1);
             default -> throw new IllegalArgumentException(
-                "idle strategy must be backoff, yielding, busy-spin or sleeping: " + idleStrategy);
+                "idle strategy must be backoff, spin-backoff, yielding, busy-spin or sleeping: " + idleStrategy);
         };
     }
 
@@ -414,6 +424,15 @@ public final class DaemonContext
     public String idleStrategy()
     {
         return idleStrategy;
+    }
+
+    /**
+     * @return how long the data plane's threads (the agent, each peer connection's sender) spin after work before
+     * they back off: {@value #SPIN_NANOS} ns with {@code spin-backoff}, else 0.
+     */
+    public long spinAfterWorkNanos()
+    {
+        return SPIN_BACKOFF.equals(idleStrategy) ? SPIN_NANOS : 0;
     }
 
     public DaemonContext idleStrategy(final String value)

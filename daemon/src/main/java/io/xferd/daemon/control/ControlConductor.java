@@ -58,6 +58,12 @@ public final class ControlConductor implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(ControlConductor.class);
     private static final int POLL_TIMEOUT_MS = 5;
+    /**
+     * After about a second of duty cycles without work, poll(2) waits longer: a socket event still wakes it at once;
+     * what other threads queue (cut-offs, control tasks) waits at most this long. Halves an idle daemon's wake-ups.
+     */
+    private static final int QUIET_POLL_TIMEOUT_MS = 20;
+    private static final int QUIET_CYCLES = 200;
     /** Longest segment name a HELLO may carry, in UTF-8 bytes. */
     static final int MAX_SEGMENT_NAME_LENGTH = 255;
     /** Longest message an ERROR answer carries; longer texts are cut (a frame's string has a limit). */
@@ -87,6 +93,7 @@ public final class ControlConductor implements AutoCloseable
     private volatile boolean accepting = true;
     private ClientSession promoted;
     private long refusedConnections;
+    private int quietCycles;
     private volatile ConductorListener operations = ConductorListener.NONE;
     private SegmentPorts segmentPorts = SegmentPorts.NONE;
 
@@ -150,7 +157,7 @@ public final class ControlConductor implements AutoCloseable
             poller.add(sessions.get(i).socket().fd());
         }
 
-        if (poller.poll(POLL_TIMEOUT_MS) > 0)
+        if (poller.poll(quietCycles >= QUIET_CYCLES ? QUIET_POLL_TIMEOUT_MS : POLL_TIMEOUT_MS) > 0)
         {
             for (int i = sessions.size() - 1; i >= 0; i--)
             {
@@ -173,7 +180,9 @@ public final class ControlConductor implements AutoCloseable
                 work += acceptAll();
             }
         }
-        return work + housekeeping();
+        work += housekeeping();
+        quietCycles = work > 0 ? 0 : Math.min(quietCycles + 1, QUIET_CYCLES);
+        return work;
     }
 
     private int acceptAll()

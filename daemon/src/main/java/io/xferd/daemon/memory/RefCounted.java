@@ -18,6 +18,16 @@ public abstract class RefCounted
      */
     public final boolean tryAcquire()
     {
+        return tryAcquire(1);
+    }
+
+    /**
+     * Borrow {@code count} times in one atomic step (each borrow is given back by its own {@link #release()}).
+     *
+     * @return true when borrowed; false once closed.
+     */
+    public final boolean tryAcquire(final long count)
+    {
         while (true)
         {
             final long current = state.get();
@@ -25,7 +35,7 @@ public abstract class RefCounted
             {
                 return false;
             }
-            if (state.compareAndSet(current, current + 1))
+            if (state.compareAndSet(current, current + count))
             {
                 return true;
             }

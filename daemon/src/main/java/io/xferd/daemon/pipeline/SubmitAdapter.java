@@ -8,6 +8,7 @@ import io.xferd.daemon.session.BatchTracker;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.SessionTable;
 import io.xferd.daemon.session.SubmitRing;
+import io.xferd.daemon.transport.CoalescedRequests;
 import io.xferd.daemon.transport.RemoteSegments;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.RecordTypes;
@@ -31,6 +32,12 @@ import org.agrona.concurrent.status.AtomicCounter;
  * fields) is handed to the conductor to be cut off; nobody else notices. When the pipeline is full, records stay in
  * their rings (back-pressure, nothing dropped); a batch too big for the room left is published over several cycles.
  * Allocation-free once each client's batch trackers exist.
+ * <p>
+ * What a request costs here is paid once per pass over a client's ring where it can be: the commands of every
+ * record taken in one pass are published to the workers together ({@code publish(lo, hi)}, one cursor write), the
+ * submitted counter moves once per pass, just before that publish (so it never lags a completion), the client is
+ * borrowed once for all the pass's commands (intake holds its own borrow meanwhile, so the client cannot go), and
+ * the clock is read once per duty cycle (a request's intake time is the cycle's: the intake pass is short).
  */
 public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
 {
@@ -53,11 +60,21 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     private final AtomicCounter backpressure;
     private final TransferJournal journal;
     private final ClientIntake[] clients;
+    private final RequestCoalescer coalescer;
     private ClientSession current;
     private ClientIntake currentIntake;
     private int budget;
     private boolean pipelineFull;
     private int nextStart;
+    /** Pipeline sequences claimed and filled in this pass, published together: none while {@code lo > hi}. */
+    private long claimedLo = 0;
+    private long claimedHi = -1;
+    /** Requests taken in this pass, counted when they are published. */
+    private int submittedThisPass;
+    /** Borrows of the current client its commands of this pass hold, taken in one step when they are published. */
+    private int passBorrows;
+    private long cycleNanos;
+    private boolean clockRead;
 
     public SubmitAdapter(
         final RingBuffer<TransferCommand> pipeline,
@@ -68,6 +85,24 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         final TransferJournal journal,
         final int maxBatchEntries,
         final int batchTrackersPerClient)
+    {
+        this(pipeline, registry, disconnects, counters, clock, journal, maxBatchEntries, batchTrackersPerClient, 0);
+    }
+
+    /**
+     * @param coalesceLimit the most bytes intake merges adjacent requests to another daemon into (the transport's
+     *                      slice size); 0 merges nothing.
+     */
+    public SubmitAdapter(
+        final RingBuffer<TransferCommand> pipeline,
+        final SessionTable registry,
+        final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
+        final SystemCounters counters,
+        final NanoClock clock,
+        final TransferJournal journal,
+        final int maxBatchEntries,
+        final int batchTrackersPerClient,
+        final long coalesceLimit)
     {
         this.pipeline = pipeline;
         this.registry = registry;
@@ -81,13 +116,16 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         this.submitted = counters.get(SystemCounter.REQUESTS_SUBMITTED);
         this.malformed = counters.get(SystemCounter.MALFORMED_RECORDS);
         this.backpressure = counters.get(SystemCounter.PIPELINE_BACKPRESSURE);
+        this.coalescer = new RequestCoalescer(coalesceLimit, counters.get(SystemCounter.REQUESTS_COALESCED));
     }
 
     @Override
     public int doWork()
     {
         pipelineFull = false;
+        clockRead = false;
         int work = publishHeldEntries();
+        publishClaimed();
         final int slots = registry.capacity();
         final int start = nextStart;
         nextStart = start + 1 == slots ? 0 : start + 1;
@@ -112,6 +150,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             }
             finally
             {
+                publishClaimed(); // before the release: a command holds its own borrow of the session
                 current = null;
                 currentIntake = null;
                 session.release();
@@ -172,6 +211,11 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         {
             return SubmitRing.Action.LEAVE;
         }
+        if (notifyLength == 0 && coalescer.isOpen() && appendSubmit())
+        {
+            budget--;
+            return SubmitRing.Action.TAKEN;
+        }
         final long sequence = claim();
         if (sequence < 0)
         {
@@ -179,41 +223,55 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         }
         final TransferCommand command = pipeline.get(sequence);
         final ClientSession session = current;
-        if (session.tryAcquire())
+        passBorrows++; // the command's borrow of its submitter, taken for the whole pass in publishClaimed
+        command.submitter = session;
+        command.batch = null;
+        command.requestId = request.requestId();
+        command.opcode = request.opcode();
+        command.segmentHandle = request.segmentHandle();
+        command.localAddress = request.localAddress();
+        command.targetAddress = request.targetAddress();
+        command.length = request.length();
+        command.traceId = request.traceId();
+        command.submitNanos = request.submitNanos();
+        command.intakeNanos = cycleNanos();
+        command.refusal = 0;
+        command.notifyLength = 0;
+        if (notifyLength > SubmitRequestFlyweight.MAX_NOTIFY_LENGTH)
         {
-            command.submitter = session;
-            command.batch = null;
-            command.requestId = request.requestId();
-            command.opcode = request.opcode();
-            command.segmentHandle = request.segmentHandle();
-            command.localAddress = request.localAddress();
-            command.targetAddress = request.targetAddress();
-            command.length = request.length();
-            command.traceId = request.traceId();
-            command.submitNanos = request.submitNanos();
-            command.intakeNanos = clock.nanoTime();
-            command.refusal = 0;
-            command.notifyLength = 0;
-            if (notifyLength > SubmitRequestFlyweight.MAX_NOTIFY_LENGTH)
-            {
-                command.refusal = TransferStatus.INVALID_NOTIFY; // well framed, too long: a status, not a disconnect
-            }
-            else if (notifyLength > 0)
-            {
-                command.notify.putBytes(0, buffer, request.notifyOffset(), notifyLength);
-                command.notifyLength = notifyLength;
-            }
-            submitted.increment();
-            journal.onSubmitted(session.slot(), command.requestId, command.traceId, command.opcode, command.length,
-                command.submitNanos, command.intakeNanos);
+            command.refusal = TransferStatus.INVALID_NOTIFY; // well framed, too long: a status, not a disconnect
         }
-        else
+        else if (notifyLength > 0)
         {
-            command.clear(); // the client is being closed: an empty command, so the sequence is not lost
+            command.notify.putBytes(0, buffer, request.notifyOffset(), notifyLength);
+            command.notifyLength = notifyLength;
         }
-        pipeline.publish(sequence);
+        submittedThisPass++;
+        journal.onSubmitted(session.slot(), command.requestId, command.traceId, command.opcode, command.length,
+            command.submitNanos, command.intakeNanos);
+        coalescer.offer(command);
         budget--;
         return SubmitRing.Action.TAKEN;
+    }
+
+    /**
+     * @return true when the SUBMIT in {@link #request} continues the open command and now rides in it (and in its
+     * borrow of the client).
+     */
+    private boolean appendSubmit()
+    {
+        final ClientSession session = current;
+        final long intakeNanos = cycleNanos();
+        if (!coalescer.tryAppend(session, request.opcode(), request.segmentHandle(), request.localAddress(),
+            request.targetAddress(), request.length(), request.traceId(), request.requestId(), null, 0,
+            request.submitNanos(), intakeNanos))
+        {
+            return false;
+        }
+        submittedThisPass++;
+        journal.onSubmitted(session.slot(), request.requestId(), request.traceId(), request.opcode(), request.length(),
+            request.submitNanos(), intakeNanos);
+        return true;
     }
 
     private SubmitRing.Action onBatch(final UnsafeBuffer buffer, final int offset, final int length)
@@ -257,17 +315,28 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
                 intake.partialBatch = batch;
                 return SubmitRing.Action.LEAVE;
             }
+            final int entry = batch.nextEntry;
+            final int at = offset + batch.entriesOffset + entry * SubmitBatchFlyweight.ENTRY_LENGTH;
+            final long localAddress = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LOCAL_ADDRESS_OFFSET);
+            final long targetAddress = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_TARGET_ADDRESS_OFFSET);
+            final long entryLength = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LENGTH_OFFSET);
+            if (coalescer.tryAppend(batch.submitter, batch.opcode, batch.segmentHandle, localAddress, targetAddress,
+                entryLength, batch.traceId, batch.requestId, batch, entry, batch.submitNanos, batch.intakeNanos))
+            {
+                batch.nextEntry++;
+                journal.onSubmitted(session.slot(), batch.requestId, batch.traceId, batch.opcode, entryLength,
+                    batch.submitNanos, batch.intakeNanos);
+                budget--;
+                continue;
+            }
             final long sequence = claim();
             if (sequence < 0)
             {
                 intake.partialBatch = batch;
                 return SubmitRing.Action.LEAVE;
             }
-            final int entry = batch.nextEntry++;
-            final int at = offset + batch.entriesOffset + entry * SubmitBatchFlyweight.ENTRY_LENGTH;
-            publishEntry(sequence, batch, entry, buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LOCAL_ADDRESS_OFFSET),
-                buffer.getLong(at + SubmitBatchFlyweight.ENTRY_TARGET_ADDRESS_OFFSET),
-                buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LENGTH_OFFSET), false);
+            batch.nextEntry++;
+            publishEntry(sequence, batch, entry, localAddress, targetAddress, entryLength, false);
             budget--;
         }
         if (batch.holdsBackLast)
@@ -288,7 +357,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     private void startBatch(final ClientSession session, final BatchTracker batch, final UnsafeBuffer buffer,
         final int offset, final int entryCount, final int notifyLength)
     {
-        final long intakeNanos = clock.nanoTime();
+        final long intakeNanos = cycleNanos();
         batch.begin(session, batchRecord.requestId(), batchRecord.opcode(), entryCount, batchRecord.segmentHandle(),
             batchRecord.traceId(), batchRecord.submitNanos(), intakeNanos);
         batch.entriesOffset = SubmitBatchFlyweight.entriesOffset(notifyLength);
@@ -305,7 +374,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
                 batch.localTarget = registry.segment(batch.segmentHandle);
             }
         }
-        submitted.getAndAdd(entryCount); // counted per request, like SUBMITs, so submitted = completed + failed
+        submittedThisPass += entryCount; // counted per request, like SUBMITs, so submitted = completed + failed
     }
 
     private BatchTracker takeTracker(final ClientIntake intake)
@@ -329,35 +398,32 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             return SubmitRing.Action.LEAVE;
         }
         final TransferCommand command = pipeline.get(sequence);
-        if (session.tryAcquire())
-        {
-            command.submitter = session;
-            command.batch = null;
-            command.requestId = batchRecord.requestId();
-            command.opcode = batchRecord.opcode();
-            command.segmentHandle = batchRecord.segmentHandle();
-            command.length = 0;
-            command.traceId = batchRecord.traceId();
-            command.submitNanos = batchRecord.submitNanos();
-            command.intakeNanos = clock.nanoTime();
-            command.notifyLength = 0;
-            command.refusal = status;
-            submitted.increment();
-        }
-        else
-        {
-            command.clear();
-        }
-        pipeline.publish(sequence);
+        passBorrows++;
+        command.submitter = session;
+        command.batch = null;
+        command.requestId = batchRecord.requestId();
+        command.opcode = batchRecord.opcode();
+        command.segmentHandle = batchRecord.segmentHandle();
+        command.length = 0;
+        command.traceId = batchRecord.traceId();
+        command.submitNanos = batchRecord.submitNanos();
+        command.intakeNanos = cycleNanos();
+        command.notifyLength = 0;
+        command.refusal = status;
+        submittedThisPass++;
         return SubmitRing.Action.TAKEN;
     }
 
+    /**
+     * @param withNotify true for a held-back last entry, published outside any client's pass: it borrows its
+     *                   submitter on its own; the others are borrowed with their pass ({@link #publishClaimed()}).
+     */
     private void publishEntry(final long sequence, final BatchTracker batch, final int entry, final long localAddress,
         final long targetAddress, final long length, final boolean withNotify)
     {
         final TransferCommand command = pipeline.get(sequence);
         final ClientSession session = batch.submitter;
-        if (session != null && session.tryAcquire())
+        if (session != null && borrow(session, withNotify))
         {
             command.submitter = session;
             command.batch = batch;
@@ -380,12 +446,26 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             }
             journal.onSubmitted(session.slot(), command.requestId, command.traceId, command.opcode, length,
                 command.submitNanos, command.intakeNanos);
+            coalescer.offer(command);
         }
         else
         {
             command.clear(); // the client is being closed: nobody waits for this batch any more
         }
-        pipeline.publish(sequence);
+    }
+
+    /**
+     * @return true when the command may name {@code session}: within its own pass, counted into the pass's borrow;
+     * otherwise borrowed now.
+     */
+    private boolean borrow(final ClientSession session, final boolean outsideItsPass)
+    {
+        if (!outsideItsPass && session == current)
+        {
+            passBorrows++;
+            return true;
+        }
+        return session.tryAcquire();
     }
 
     /**
@@ -411,13 +491,21 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     }
 
     /**
-     * @return a pipeline sequence, or -1 when the pipeline is full (this cycle ends).
+     * @return a pipeline sequence, or -1 when the pipeline is full (this cycle ends). Claimed sequences are
+     * published together by {@link #publishClaimed()}.
      */
     private long claim()
     {
+        coalescer.close(); // only the last command claimed may grow: members stay in ring order
         try
         {
-            return pipeline.tryNext();
+            final long sequence = pipeline.tryNext();
+            if (claimedLo > claimedHi)
+            {
+                claimedLo = sequence;
+            }
+            claimedHi = sequence;
+            return sequence;
         }
         catch (final InsufficientCapacityException ex)
         {
@@ -425,6 +513,86 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             pipelineFull = true;
             return -1;
         }
+    }
+
+    /**
+     * Hand this pass's commands to the workers: count them first, so that submitted never lags completed, then
+     * publish every claimed sequence with one cursor write (single producer: they are contiguous).
+     */
+    private void publishClaimed()
+    {
+        coalescer.close(); // merging never waits for requests that are not in the ring yet
+        if (passBorrows > 0)
+        {
+            final int borrows = passBorrows;
+            passBorrows = 0;
+            if (!current.tryAcquire(borrows))
+            {
+                refuseClaimed(current); // closed during the pass: nobody waits for these any more
+            }
+        }
+        if (submittedThisPass > 0)
+        {
+            submitted.getAndAdd(submittedThisPass);
+            submittedThisPass = 0;
+        }
+        if (claimedLo <= claimedHi)
+        {
+            pipeline.publish(claimedLo, claimedHi);
+            claimedLo = 0;
+            claimedHi = -1;
+        }
+    }
+
+    /**
+     * The client was closed while its pass was read: its commands go out empty (the sequences must still be
+     * published) and uncounted, as each would have been had it found the client closed on its own.
+     */
+    private void refuseClaimed(final ClientSession session)
+    {
+        for (long sequence = claimedLo; sequence <= claimedHi; sequence++)
+        {
+            final TransferCommand command = pipeline.get(sequence);
+            if (command.submitter == session)
+            {
+                submittedThisPass -= submitsIn(command); // batch entries were counted with their batch, as before
+                command.clear();
+            }
+        }
+    }
+
+    /**
+     * @return how many SUBMITs (not batch entries) the command carries: itself, or its merged members.
+     */
+    private static int submitsIn(final TransferCommand command)
+    {
+        final CoalescedRequests members = command.members;
+        if (members.count() == 0)
+        {
+            return command.batch == null ? 1 : 0;
+        }
+        int submits = 0;
+        for (int member = 0; member < members.count(); member++)
+        {
+            if (members.batch(member) == null)
+            {
+                submits++;
+            }
+        }
+        return submits;
+    }
+
+    /**
+     * @return this duty cycle's time, read at its first request: one clock read per cycle, not per request.
+     */
+    private long cycleNanos()
+    {
+        if (!clockRead)
+        {
+            cycleNanos = clock.nanoTime();
+            clockRead = true;
+        }
+        return cycleNanos;
     }
 
     @Override

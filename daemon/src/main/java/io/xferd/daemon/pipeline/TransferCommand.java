@@ -2,6 +2,7 @@ package io.xferd.daemon.pipeline;
 
 import io.xferd.daemon.session.BatchTracker;
 import io.xferd.daemon.session.ClientSession;
+import io.xferd.daemon.transport.CoalescedRequests;
 import io.xferd.ipc.SubmitRequestFlyweight;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -29,9 +30,12 @@ public final class TransferCommand
     BatchTracker batch;
     int batchEntry;
     final UnsafeBuffer notify = new UnsafeBuffer(new byte[SubmitRequestFlyweight.MAX_NOTIFY_LENGTH]);
+    /** The requests this command carries when intake merged adjacent ones; empty for a command of one request. */
+    final CoalescedRequests members = new CoalescedRequests();
 
     void clear()
     {
+        members.clear();
         submitter = null;
         batch = null;
         refusal = 0;

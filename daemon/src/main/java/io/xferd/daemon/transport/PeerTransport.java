@@ -56,6 +56,15 @@ public interface PeerTransport extends AutoCloseable
         return false;
     }
 
+    /**
+     * @return whether {@link #submit} answers each of a request's {@link RemoteRequest#members()} (intake merges
+     * adjacent requests only for a transport that does).
+     */
+    default boolean carriesCoalescedRequests()
+    {
+        return false;
+    }
+
     @Override
     void close();
 }

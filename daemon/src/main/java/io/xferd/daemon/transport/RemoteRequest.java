@@ -28,6 +28,7 @@ public final class RemoteRequest
     private int notificationLength;
     private BatchTracker batch;
     private int batchEntry;
+    private CoalescedRequests members;
 
     /**
      * Forget every reference (session, regions, batch, notification) so a filled-in request held by an idle
@@ -52,6 +53,7 @@ public final class RemoteRequest
         notificationLength = 0;
         batch = null;
         batchEntry = 0;
+        members = null;
         return this;
     }
 
@@ -224,5 +226,25 @@ public final class RemoteRequest
     public int batchEntry()
     {
         return batchEntry;
+    }
+
+    /**
+     * @param members the requests this transfer carries when intake merged adjacent ones (each answered on its own
+     * once every byte arrived, each failed when the transfer fails), or null (or empty) for one request. The
+     * transport copies them before {@code submit} returns.
+     * @return this for a fluent API.
+     */
+    public RemoteRequest members(final CoalescedRequests members)
+    {
+        this.members = members;
+        return this;
+    }
+
+    /**
+     * @return the merged requests, or null for a transfer of one request.
+     */
+    public CoalescedRequests members()
+    {
+        return members == null || members.count() == 0 ? null : members;
     }
 }

@@ -26,4 +26,25 @@ public record RemoteSegment(String name, RemotePeer link, long remoteHandle, lon
         }
         return null;
     }
+
+    /**
+     * @return true when [address, address + length) lies in one buffer the owner described when the segment was
+     * opened: a transfer of that range is one the owner can take whole. Allocation-free.
+     */
+    public boolean isOneBuffer(final long address, final long length)
+    {
+        final java.util.List<SegmentDescriptor.Buffer> buffers = descriptor == null ? null : descriptor.buffers();
+        if (buffers == null)
+        {
+            return false;
+        }
+        for (int i = 0, n = buffers.size(); i < n; i++)
+        {
+            if (buffers.get(i).contains(address, length))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
 }

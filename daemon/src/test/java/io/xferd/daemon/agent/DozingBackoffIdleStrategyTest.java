@@ -40,4 +40,60 @@ class DozingBackoffIdleStrategyTest
         idle.reset();
         assertFalse(idle.isDozing());
     }
+
+    @Test
+    void dozesDeeperOnlyAfterTheLongerQuietStretchAndWakesBackOnWork()
+    {
+        // 3 back-off idles, then 1 ns dozes until 6 idles in all, then 2 ns deep dozes (tiny parks: no real wait)
+        final DozingBackoffIdleStrategy deep = new DozingBackoffIdleStrategy(1, 1, 1, 1, 3, 1, 6, 2);
+        for (int i = 0; i < 5; i++)
+        {
+            deep.idle(0);
+            assertFalse(deep.isDozingDeeply(), "not deep after " + (i + 1) + " idle calls");
+        }
+        assertTrue(deep.isDozing());
+        deep.idle(0);
+        assertTrue(deep.isDozingDeeply());
+        deep.idle(0);
+        assertTrue(deep.isDozingDeeply(), "stays deep while nothing comes");
+        deep.idle(1);
+        assertFalse(deep.isDozing());
+        assertFalse(deep.isDozingDeeply());
+    }
+
+    @Test
+    void withoutADeepDozeItNeverGoesDeep()
+    {
+        for (int i = 0; i < 100; i++)
+        {
+            idle.idle(0);
+        }
+        assertTrue(idle.isDozing());
+        assertFalse(idle.isDozingDeeply());
+    }
+
+    @Test
+    void spinsThroughTheWindowAfterWorkAndBacksOffOnlyOnceItEnded()
+    {
+        final org.agrona.concurrent.CachedNanoClock clock = new org.agrona.concurrent.CachedNanoClock();
+        final DozingBackoffIdleStrategy spinning =
+            new DozingBackoffIdleStrategy(2, 1, 1_000, 10_000, 10, 20_000, Long.MAX_VALUE, 20_000, 50_000, clock);
+        spinning.idle(1);
+        for (int i = 0; i < 100; i++)
+        {
+            spinning.idle(0);
+        }
+        assertFalse(spinning.isDozing(), "idle calls inside the window only spin: the back-off has not begun");
+
+        clock.advance(50_000);
+        for (int i = 0; i < 10; i++)
+        {
+            spinning.idle(0);
+        }
+        assertTrue(spinning.isDozing(), "after the window it backs off as before");
+
+        spinning.idle(1);
+        spinning.idle(0);
+        assertFalse(spinning.isDozing(), "work opens a new window");
+    }
 }

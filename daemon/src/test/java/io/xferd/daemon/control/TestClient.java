@@ -82,4 +82,21 @@ public final class TestClient
         });
         return read;
     }
+
+    /**
+     * @return the completion time of every completion written since the last call, in order (consumes them as
+     * {@link #completions()} does: a test reads one or the other).
+     */
+    public List<Long> completionTimes()
+    {
+        final List<Long> read = new ArrayList<>();
+        completions.read((type, buffer, index, length) ->
+        {
+            if (type == RecordTypes.COMPLETION)
+            {
+                read.add(completion.wrap(buffer, index).completeNanos());
+            }
+        });
+        return read;
+    }
 }

@@ -11,6 +11,7 @@ import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 
 import java.io.PrintStream;
+import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -25,6 +26,9 @@ import java.util.SplittableRandom;
  * submission waits while the client is at its in-flight limit, so a big request delays the next arrival) and the
  * sum of both (arrival to last completion).
  * <p>
+ * Each prompt's requests carry a trace id of their own (as a connector gives each prompt's transfer one), so the
+ * daemon tells concurrent prompts apart when it interleaves their slices on the wire.
+ * <p>
  * Arrivals: Poisson (exponential gaps, seeded) by default, or a fixed interval. Each prompt size runs as its
  * own phase of {@code requests} arrivals. At most {@code maxOutstanding} requests are in flight: an arrival
  * beyond that is dropped and counted, so a path that cannot keep up shows as drops, not as an ever-growing
@@ -34,6 +38,9 @@ public final class KvWorkload
 {
     private static final KvCacheLayout BLOCK = KvCacheLayout.qwen25_7b(1);
     private static final long AWAIT_TIMEOUT_NS = 60_000_000_000L;
+    private static final long VERIFY_TIMEOUT_MS = 60_000;
+    /** Blocks read back per batch when verifying. */
+    private static final int VERIFY_BLOCKS = 64;
 
     private final XferClient client;
     private final long segment;
@@ -42,11 +49,14 @@ public final class KvWorkload
     private final int maxBlocks;
     private final long targetAddress;
     private final long targetBlocks;
+    private final long targetBlockBase;
     private final PrintStream out;
     private final Outstanding[] slots;
     private final TransferRequest request = new TransferRequest();
     private final IdleStrategy idle = new BackoffIdleStrategy(100, 10, 1_000, 50_000);
     private long failed;
+    private long nextTraceId;
+    private int largestTokensRun;
 
     private static final class Outstanding
     {
@@ -70,6 +80,16 @@ public final class KvWorkload
         final int maxTokens, final long targetAddress, final long targetSize, final int maxOutstanding,
         final PrintStream out)
     {
+        this(client, segment, opcode, local, maxTokens, targetAddress, targetSize, 0, maxOutstanding, out);
+    }
+
+    /**
+     * @param targetBlockBase the target block this client's block 0 goes to (two clients of one target keep apart).
+     */
+    public KvWorkload(final XferClient client, final long segment, final int opcode, final SharedBuffer local,
+        final int maxTokens, final long targetAddress, final long targetSize, final long targetBlockBase,
+        final int maxOutstanding, final PrintStream out)
+    {
         this.client = client;
         this.segment = segment;
         this.opcode = opcode;
@@ -81,6 +101,8 @@ public final class KvWorkload
         {
             throw new IllegalArgumentException("the target is smaller than one KV block (" + BLOCK.blockBytes() + ")");
         }
+        this.targetBlockBase = targetBlockBase;
+        this.nextTraceId = (segment & 0xFFFF) << 32 | (targetBlockBase & 0xFFFF) << 16;
         this.out = out;
         this.slots = new Outstanding[maxOutstanding];
         for (int i = 0; i < maxOutstanding; i++)
@@ -130,6 +152,7 @@ public final class KvWorkload
         long failedTotal = 0;
         for (final int tokens : promptTokens)
         {
+            largestTokensRun = Math.max(largestTokensRun, tokens);
             final Histogram transfer = LatencyReport.newHistogram();
             final Histogram queueing = LatencyReport.newHistogram();
             final Histogram total = LatencyReport.newHistogram();
@@ -230,6 +253,7 @@ public final class KvWorkload
     {
         final int blocks = blocks(tokens);
         final long blockBytes = BLOCK.blockBytes();
+        final long traceId = ++nextTraceId;
         slot.tasks = blocks * BLOCK.layers();
         slot.batch = client.allocateBatch(slot.tasks);
         slot.arrival = arrival;
@@ -242,7 +266,7 @@ public final class KvWorkload
             {
                 final long index = (long)layer * maxBlocks + block;
                 client.submitTransfer(slot.batch, request.set(opcode, local.address() + index * blockBytes, segment,
-                    targetAddress + (index % targetBlocks) * blockBytes, blockBytes));
+                    targetAddress + targetBlock(index) * blockBytes, blockBytes).traceId(traceId));
                 slot.submitted[task++] = System.nanoTime();
             }
         }
@@ -279,5 +303,121 @@ public final class KvWorkload
             }
         }
         return work;
+    }
+
+    private long targetBlock(final long index)
+    {
+        return (targetBlockBase + index) % targetBlocks;
+    }
+
+    /**
+     * One prompt of {@code tokens}, submitted now and awaited (not recorded): for runs that start prompts of
+     * several clients at chosen moments.
+     *
+     * @return the transfer time (first submit to last completion) in nanoseconds, or -1 when a request failed.
+     */
+    public long transferOnce(final int tokens)
+    {
+        largestTokensRun = Math.max(largestTokensRun, tokens);
+        final Histogram time = LatencyReport.newHistogram();
+        final Outstanding slot = slots[0];
+        failed = 0;
+        start(slot, tokens, System.nanoTime());
+        while (slot.inUse)
+        {
+            idle.idle(reap(time, LatencyReport.newHistogram(), LatencyReport.newHistogram()));
+        }
+        return failed == 0 ? time.getMaxValue() : -1;
+    }
+
+    /**
+     * Before a verified run: fill each local block with the pattern of {@code seed} at the target offset it goes
+     * to, so that a WRITE leaves the pattern there (use a seed other than the target's own, which is there already).
+     */
+    public void fillPattern(final long seed)
+    {
+        final long blockBytes = BLOCK.blockBytes();
+        final long localBlocks = local.length() / blockBytes;
+        for (long index = 0; index < localBlocks; index++)
+        {
+            BenchPattern.fill(local.segment().asSlice(index * blockBytes, blockBytes), seed,
+                targetBlock(index) * blockBytes);
+        }
+    }
+
+    /**
+     * After the run, check every block the largest prompt run moved: a WRITE's target blocks are read back into
+     * {@code spare} (at least {@link #VERIFY_BLOCKS} blocks) and compared with the pattern of {@code seed}; a READ's
+     * local blocks are compared with it directly.
+     *
+     * @return the number of blocks checked, or a negative number: -(1 + the first block that differs or failed).
+     */
+    public long verify(final long seed, final SharedBuffer spare)
+    {
+        final long blockBytes = BLOCK.blockBytes();
+        final int blocks = blocks(largestTokensRun);
+        long checked = 0;
+        for (int layer = 0; layer < BLOCK.layers(); layer++)
+        {
+            for (int first = 0; first < blocks; first += VERIFY_BLOCKS)
+            {
+                final int count = Math.min(VERIFY_BLOCKS, blocks - first);
+                final long firstIndex = (long)layer * maxBlocks + first;
+                if (opcode == Opcode.WRITE && !readBack(firstIndex, count, spare))
+                {
+                    return -(1 + firstIndex);
+                }
+                for (int i = 0; i < count; i++)
+                {
+                    final long index = firstIndex + i;
+                    final MemorySegment bytes = opcode == Opcode.WRITE ?
+                        spare.segment().asSlice(i * blockBytes, blockBytes) :
+                        local.segment().asSlice(index * blockBytes, blockBytes);
+                    if (BenchPattern.firstMismatch(bytes, seed, targetBlock(index) * blockBytes) >= 0)
+                    {
+                        return -(1 + index);
+                    }
+                    checked++;
+                }
+            }
+        }
+        return checked;
+    }
+
+    private boolean readBack(final long firstIndex, final int count, final SharedBuffer spare)
+    {
+        final long blockBytes = BLOCK.blockBytes();
+        spare.segment().asSlice(0, count * blockBytes).fill((byte)0);
+        final long batch = client.allocateBatch(count);
+        for (int i = 0; i < count; i++)
+        {
+            client.submitTransfer(batch, request.set(Opcode.READ, spare.address() + i * blockBytes, segment,
+                targetAddress + targetBlock(firstIndex + i) * blockBytes, blockBytes));
+        }
+        boolean ok = client.awaitBatch(batch, VERIFY_TIMEOUT_MS);
+        for (int i = 0; ok && i < count; i++)
+        {
+            ok = client.taskState(batch, i) == TaskStatus.COMPLETED;
+        }
+        client.freeBatch(batch);
+        return ok;
+    }
+
+    public XferClient client()
+    {
+        return client;
+    }
+
+    public static long blockBytes()
+    {
+        return BLOCK.blockBytes();
+    }
+
+    /**
+     * @return bytes of the spare buffer {@link #verify} needs.
+     */
+    public static long verifyBytes()
+    {
+        return (long)VERIFY_BLOCKS * BLOCK.blockBytes();
     }
 }

@@ -6,6 +6,7 @@ import io.xferd.client.XferException;
 import io.xferd.daemon.XferDaemon;
 import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.tools.bench.BenchClients;
+import io.xferd.daemon.tools.bench.KvOverlap;
 import io.xferd.daemon.tools.bench.KvWorkload;
 import io.xferd.daemon.tools.bench.LatencyReport;
 import io.xferd.daemon.tools.bench.ThroughputBench;
@@ -118,6 +119,16 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
             "(default: ${DEFAULT-VALUE}).")
     int maxOutstanding;
 
+    @Option(names = "--overlap", split = ",",
+        description = "kv: instead of the Poisson phases, pairs FIRST:SECOND of prompt sizes (e.g. 8192:1024,1024:8192): " +
+            "a second client's prompt of SECOND tokens arrives --overlap-delay after the first client's of FIRST " +
+            "started, --requests rounds per pair; each size is also timed alone.")
+    List<String> overlap;
+
+    @Option(names = "--overlap-delay", converter = Units.TimeSpan.class, defaultValue = "5ms",
+        description = "kv --overlap: when the second prompt arrives (default: ${DEFAULT-VALUE}).")
+    Duration overlapDelay;
+
     @Option(names = "--client-idle", defaultValue = "spin",
         description = "How bench clients wait for completions: spin (the client library's default: spin, yield, " +
             "park up to 50 us) or gentle (park up to 500 us, for hosts whose cores the daemons need; " +
@@ -221,9 +232,14 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         }
         if ("kv".equals(workload))
         {
-            if (threads != 1 || verify)
+            if (threads != 1)
             {
-                return "--workload kv runs one client (one inference worker) and does not take --threads or --verify";
+                return "--workload kv runs one client (one inference worker; two with --overlap) and does not take " +
+                    "--threads";
+            }
+            if (overlap != null && overlap.stream().anyMatch(pair -> !pair.matches("[1-9][0-9]*:[1-9][0-9]*")))
+            {
+                return "--overlap takes FIRST:SECOND prompt sizes in tokens, e.g. 8192:1024: " + overlap;
             }
             if (qps <= 0 || requests < 1 || maxOutstanding < 1 || promptTokens.isEmpty() ||
                 promptTokens.stream().anyMatch(tokens -> tokens < 1))
@@ -245,23 +261,84 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
 
     private int runKv(final BenchClients clients, final LatencyReport log)
     {
-        final int maxTokens = Collections.max(promptTokens);
-        final XferClient client = clients.connect(0);
-        final SharedBuffer local = clients.allocate(client, KvWorkload.localBytes(maxTokens));
-        final KvWorkload kv = new KvWorkload(client, clients.openTarget(client), opcode(), local, maxTokens,
-            targetAddress, targetSize, maxOutstanding, System.out);
-        System.out.printf("bench: kv workload, %s of Qwen2.5-7B KV cache, prompts of %s tokens, %s arrivals at " +
-            "%.1f QPS, %d per prompt size, target %s%n", operation, promptTokens, arrival, qps, requests, target);
-        if (!warmup.isZero())
+        final List<int[]> pairs = overlap == null ? List.of() : overlap.stream()
+            .map(pair -> new int[] {Integer.parseInt(pair.split(":")[0]), Integer.parseInt(pair.split(":")[1])})
+            .toList();
+        final int maxTokens = maxKvTokens();
+        final KvWorkload kv = kvClient(clients, 0, maxTokens);
+        final KvWorkload other = pairs.isEmpty() ? null : kvClient(clients, 1, maxTokens);
+        // a WRITE leaves a pattern other than the one bench-target filled in, so that the bytes read back prove it
+        final long pattern = opcode() == Opcode.WRITE ? seed + 1 : seed;
+        if (verify)
         {
-            kv.warmUp(promptTokens.get(0), warmup);
+            kv.fillPattern(pattern);
+            if (other != null)
+            {
+                other.fillPattern(pattern);
+            }
         }
-        final long failed = kv.run(promptTokens, qps, "poisson".equals(arrival), requests, seed, log);
+        final long failed;
+        if (pairs.isEmpty())
+        {
+            System.out.printf("bench: kv workload, %s of Qwen2.5-7B KV cache, prompts of %s tokens, %s arrivals at " +
+                "%.1f QPS, %d per prompt size, target %s%n", operation, promptTokens, arrival, qps, requests, target);
+            if (!warmup.isZero())
+            {
+                kv.warmUp(promptTokens.get(0), warmup);
+            }
+            failed = kv.run(promptTokens, qps, "poisson".equals(arrival), requests, seed, log);
+        }
+        else
+        {
+            System.out.printf("bench: kv overlap, %s of Qwen2.5-7B KV cache, two clients, pairs %s, the second " +
+                "prompt %s after the first, %d rounds each, target %s%n", operation, overlap, overlapDelay, requests,
+                target);
+            if (!warmup.isZero())
+            {
+                kv.warmUp(pairs.getFirst()[0], warmup);
+            }
+            failed = new KvOverlap(kv, other, operation, System.out).run(pairs, requests, overlapDelay, log);
+        }
         if (failed > 0)
         {
             System.out.println("bench: FAILED " + failed + " KV request(s)");
         }
+        if (verify && !verifyKv(clients, kv, 0, pattern) | (other != null && !verifyKv(clients, other, 1, pattern)))
+        {
+            return 1;
+        }
         return failed == 0 ? 0 : 1;
+    }
+
+    /**
+     * @return the largest prompt the KV workload moves: of --overlap's pairs when given, else of --prompt-tokens.
+     */
+    private int maxKvTokens()
+    {
+        return overlap == null || overlap.isEmpty() ? Collections.max(promptTokens) : overlap.stream()
+            .flatMap(pair -> java.util.Arrays.stream(pair.split(":"))).mapToInt(Integer::parseInt).max().orElseThrow();
+    }
+
+    private KvWorkload kvClient(final BenchClients clients, final int index, final int maxTokens)
+    {
+        final XferClient client = clients.connect(index);
+        final SharedBuffer local = clients.allocate(client, KvWorkload.localBytes(maxTokens));
+        return new KvWorkload(client, clients.openTarget(client), opcode(), local, maxTokens, targetAddress,
+            targetSize, maxOutstanding, System.out);
+    }
+
+    private boolean verifyKv(final BenchClients clients, final KvWorkload kv, final int index, final long pattern)
+    {
+        final long checked = kv.verify(pattern, clients.allocate(kv.client(), KvWorkload.verifyBytes()));
+        if (checked < 0)
+        {
+            System.out.println("bench: VERIFY FAILED: KV block " + (-checked - 1) + " of client " + index +
+                " does not hold the pattern of seed " + pattern);
+            return false;
+        }
+        System.out.printf("bench: verified %d KV blocks (%s) of client %d: every byte as written%n", checked,
+            Units.formatBytes(checked * KvWorkload.blockBytes()), index);
+        return true;
     }
 
     /**
@@ -270,7 +347,7 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
     private Process startTarget() throws IOException
     {
         final long size = targetSize != null ? targetSize : "kv".equals(workload) ?
-            KvWorkload.localBytes(Collections.max(promptTokens)) :
+            KvWorkload.localBytes(maxKvTokens()) :
             threads * ThroughputBench.spanPerThread(Long.MAX_VALUE / 2, 1, blockSize);
         final Process process = JavaProcesses.builder(XferdMain.class, List.of("bench-target",
             "--dir", directory.toString(), "--size", Long.toString(size), "--pattern", Long.toString(seed)))

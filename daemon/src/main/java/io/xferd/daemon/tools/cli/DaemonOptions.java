@@ -33,7 +33,9 @@ public final class DaemonOptions
     @Option(names = "--workers", description = "Transfer workers (default: ${DEFAULT-VALUE}).")
     int workers = 1;
 
-    @Option(names = "--idle", description = "Idle strategy: backoff, yielding, busy-spin, sleeping " +
+    @Option(names = "--idle", description = "Idle strategy: backoff, spin-backoff (backoff after 100 us of " +
+        "spinning since the last work: lower latency for one request at a time, for hosts with cores to spare), " +
+        "yielding, busy-spin, sleeping " +
         "(default: ${DEFAULT-VALUE}).")
     String idle = "backoff";
 

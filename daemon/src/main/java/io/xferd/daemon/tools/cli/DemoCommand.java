@@ -41,6 +41,10 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
     @Option(names = "--batch", description = "Requests per batch (default: ${DEFAULT-VALUE}).")
     int batch = 32;
 
+    @Option(names = "--passes", description = "Times the cache is pushed: the first passes - 1 warm up the JIT of " +
+        "the three processes and are reported, the last is timed and verified (default: ${DEFAULT-VALUE}).")
+    int passes = 3;
+
     @Option(names = "--seed", description = "Seed of the random data (default: time based).")
     long seed = System.nanoTime();
 
@@ -138,6 +142,11 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
 
     private int run() throws Exception
     {
+        if (passes < 1 || batch < 1)
+        {
+            System.out.println("demo: --passes and --batch must be at least 1");
+            return 2;
+        }
         final KvCacheLayout layout = KvCacheLayout.qwen25_7bOfSize(sizeMib * 1024 * 1024);
         final String suffix = Long.toString(ProcessHandle.current().pid());
         final String consumerName = "decode-" + suffix;
@@ -170,7 +179,7 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
             }
             final List<String> producerArgs = new ArrayList<>(List.of(directory.toString(), "prefill-" + suffix,
                 ready[1], Integer.toString(layout.layers()), Integer.toString(layout.blocks()), Long.toString(seed),
-                Integer.toString(batch)));
+                Integer.toString(batch), Integer.toString(passes)));
             producerArgs.addAll(Arrays.asList(ready).subList(2, ready.length));
             producer = JavaProcesses.builder(PrefillProducer.class, producerArgs).inheritIO().start();
 

@@ -16,10 +16,19 @@ import java.nio.file.Path;
  * every 16-token block of every layer into the consumer's cache with WRITEs in batches, the last block of each
  * layer carrying a "layer N" notification. Prints throughput and submit-to-completion latency percentiles.
  * <p>
- * Arguments: directory segment-name target-segment layers blocks seed batch-size address...
+ * Arguments: directory segment-name target-segment layers blocks seed batch-size passes address...
+ * <p>
+ * With {@code passes > 1} the cache is pushed {@code passes - 1} times first to warm up the JIT of all three
+ * processes (same bytes, no notifications, reported but not counted), then once more, timed, with the
+ * notifications: a short-lived demo otherwise measures the interpreter, not the transfer path.
  */
 public final class PrefillProducer
 {
+    /** One push of the whole cache: first submit to last completion, and the requests that failed. */
+    private record Pass(long elapsedNanos, int failed)
+    {
+    }
+
     public static void main(final String[] args)
     {
         final Path directory = Path.of(args[0]);
@@ -29,10 +38,11 @@ public final class PrefillProducer
         final KvCacheLayout layout = KvCacheLayout.qwen25_7b(Integer.parseInt(args[4]));
         final long seed = Long.parseLong(args[5]);
         final int batchSize = Integer.parseInt(args[6]);
+        final int passes = Integer.parseInt(args[7]);
         final long[] targetLayers = new long[layers];
         for (int i = 0; i < layers; i++)
         {
-            targetLayers[i] = Long.parseLong(args[7 + i]);
+            targetLayers[i] = Long.parseLong(args[8 + i]);
         }
 
         try (XferClient client = XferClient.connect(new ClientContext().directory(directory).segmentName(name)))
@@ -46,51 +56,23 @@ public final class PrefillProducer
             }
             final long segment = client.openSegment(target);
             final Histogram latency = new Histogram(3_600_000_000_000L, 3);
-            final TransferRequest request = new TransferRequest();
             final long blockBytes = layout.blockBytes();
             int failed = 0;
 
-            final long start = System.nanoTime();
-            // keep a few batches in flight, as a connector pushing layer after layer would
-            final int window = 4;
-            final long[] inFlight = new long[window];
-            final int[] inFlightCount = new int[window];
-            int submittedBatches = 0;
-            for (int layer = 0; layer < layers; layer++)
+            for (int pass = 1; pass < passes; pass++)
             {
-                for (int first = 0; first < layout.blocks(); first += batchSize)
-                {
-                    final int slot = submittedBatches % window;
-                    if (submittedBatches >= window)
-                    {
-                        failed += finish(client, inFlight[slot], inFlightCount[slot], latency);
-                    }
-                    final int count = Math.min(batchSize, layout.blocks() - first);
-                    final long batch = client.allocateBatch(count);
-                    for (int i = 0; i < count; i++)
-                    {
-                        final int block = first + i;
-                        request.set(Opcode.WRITE, cache[layer].address() + block * blockBytes, segment,
-                            targetLayers[layer] + block * blockBytes, blockBytes);
-                        if (block == layout.blocks() - 1)
-                        {
-                            request.notify(("layer " + layer).getBytes(StandardCharsets.UTF_8));
-                        }
-                        client.submitTransfer(batch, request);
-                    }
-                    inFlight[slot] = batch;
-                    inFlightCount[slot] = count;
-                    submittedBatches++;
-                }
+                // warm-up: the same bytes, no notifications (the consumer verifies after the last pass)
+                final Histogram warmUp = new Histogram(3_600_000_000_000L, 3);
+                final Pass warm = push(client, cache, segment, targetLayers, layout, batchSize, false, warmUp);
+                failed += warm.failed();
+                System.out.printf("WARM-UP pass %d of %d: %.2f GB/s%n", pass, passes - 1,
+                    layout.totalBytes() / (double)warm.elapsedNanos());
             }
-            for (int i = Math.max(0, submittedBatches - window); i < submittedBatches; i++)
-            {
-                failed += finish(client, inFlight[i % window], inFlightCount[i % window], latency);
-            }
-            final long elapsed = System.nanoTime() - start;
-            final double gbps = layout.totalBytes() / (double)elapsed;
-            System.out.printf("MOVED %d bytes in %d requests of %d bytes: %.2f GB/s%n",
-                layout.totalBytes(), latency.getTotalCount(), blockBytes, gbps);
+            final Pass timed = push(client, cache, segment, targetLayers, layout, batchSize, true, latency);
+            failed += timed.failed();
+            final double gbps = layout.totalBytes() / (double)timed.elapsedNanos();
+            System.out.printf("MOVED %d bytes in %d requests of %d bytes: %.2f GB/s%s%n",
+                layout.totalBytes(), latency.getTotalCount(), blockBytes, gbps, passes > 1 ? " (after warm-up)" : "");
             System.out.printf("LATENCY submit->completion us: p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f%n",
                 latency.getValueAtPercentile(50) / 1e3, latency.getValueAtPercentile(90) / 1e3,
                 latency.getValueAtPercentile(99) / 1e3, latency.getValueAtPercentile(99.9) / 1e3,
@@ -99,6 +81,59 @@ public final class PrefillProducer
             System.out.flush();
             System.exit(failed == 0 ? 0 : 1);
         }
+    }
+
+    /**
+     * Push every block of every layer once, keeping a few batches in flight as a connector pushing layer after
+     * layer would; with {@code notify}, the last block of each layer carries "layer N".
+     *
+     * @return nanoseconds from the first submit to the last completion, and the requests that failed.
+     */
+    private static Pass push(final XferClient client, final SharedBuffer[] cache, final long segment,
+        final long[] targetLayers, final KvCacheLayout layout, final int batchSize, final boolean notify,
+        final Histogram latency)
+    {
+        final TransferRequest request = new TransferRequest();
+        final long blockBytes = layout.blockBytes();
+        final int layers = cache.length;
+        final int window = 4;
+        final long[] inFlight = new long[window];
+        final int[] inFlightCount = new int[window];
+        int submittedBatches = 0;
+        int failed = 0;
+        final long start = System.nanoTime();
+        for (int layer = 0; layer < layers; layer++)
+        {
+            for (int first = 0; first < layout.blocks(); first += batchSize)
+            {
+                final int slot = submittedBatches % window;
+                if (submittedBatches >= window)
+                {
+                    failed += finish(client, inFlight[slot], inFlightCount[slot], latency);
+                }
+                final int count = Math.min(batchSize, layout.blocks() - first);
+                final long batch = client.allocateBatch(count);
+                for (int i = 0; i < count; i++)
+                {
+                    final int block = first + i;
+                    request.set(Opcode.WRITE, cache[layer].address() + block * blockBytes, segment,
+                        targetLayers[layer] + block * blockBytes, blockBytes);
+                    if (notify && block == layout.blocks() - 1)
+                    {
+                        request.notify(("layer " + layer).getBytes(StandardCharsets.UTF_8));
+                    }
+                    client.submitTransfer(batch, request);
+                }
+                inFlight[slot] = batch;
+                inFlightCount[slot] = count;
+                submittedBatches++;
+            }
+        }
+        for (int i = Math.max(0, submittedBatches - window); i < submittedBatches; i++)
+        {
+            failed += finish(client, inFlight[i % window], inFlightCount[i % window], latency);
+        }
+        return new Pass(System.nanoTime() - start, failed);
     }
 
     private static int finish(final XferClient client, final long batch, final int count, final Histogram latency)

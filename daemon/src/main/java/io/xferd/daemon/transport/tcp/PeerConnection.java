@@ -51,6 +51,11 @@ final class PeerConnection implements AutoCloseable
     // when to connect, back off and give up; which channel is current (the decisions, apart from the I/O here)
     private final PeerConnectionLifecycle<SocketChannel> lifecycle;
     private final ManyToOneConcurrentArrayQueue<Slice> sendQueue = new ManyToOneConcurrentArrayQueue<>(4096);
+    // the sender's order over what was queued: the flow with the fewest bytes sent first (sender thread only)
+    private final SliceScheduler scheduler = new SliceScheduler();
+    // after a slice, the sender spins this long before backing off (idle strategy spin-backoff; else 0): the next
+    // small request of a client that waits for each answer (a READ answered in tens of us) finds it awake
+    private final long spinAfterSendNanos;
     // many-to-many: the receiver takes answered slices, and whoever notices a break fails the rest
     private final ManyToManyConcurrentArrayQueue<Slice> inFlight = new ManyToManyConcurrentArrayQueue<>(2 * WINDOW);
     private static final int MAX_GATHER = 16;
@@ -94,6 +99,7 @@ final class PeerConnection implements AutoCloseable
         this.clock = transport.clock();
         this.lifecycle = new PeerConnectionLifecycle<>(transport.timeoutMs() * 1_000_000L);
         this.staging = transport.newStagingBuffer();
+        this.spinAfterSendNanos = transport.spinAfterWorkNanos();
         this.sender = new Thread(this::sendLoop, "xferd-peer-out-" + path.remoteHost() + "-" + number);
         this.sender.setDaemon(true);
         this.sender.start();
@@ -124,9 +130,10 @@ final class PeerConnection implements AutoCloseable
         // a short back-off keeps a busy stream off the futex; after it the sender sleeps until a slice comes
         final IdleStrategy idle = new BackoffIdleStrategy(IDLE_SPINS, IDLE_YIELDS, 1_000, 50_000);
         int idles = 0;
+        long spinUntilNanos = 0;
         while (running)
         {
-            final Slice slice = sendQueue.poll();
+            final Slice slice = nextSlice();
             if (slice == null)
             {
                 flushGather();
@@ -134,7 +141,11 @@ final class PeerConnection implements AutoCloseable
                 {
                     failStranded();
                 }
-                if (idles < IDLES_BEFORE_SLEEP)
+                if (idles == 0 && spinAfterSendNanos > 0 && System.nanoTime() - spinUntilNanos < 0)
+                {
+                    Thread.onSpinWait();
+                }
+                else if (idles < IDLES_BEFORE_SLEEP)
                 {
                     idles++;
                     idle.idle();
@@ -148,7 +159,11 @@ final class PeerConnection implements AutoCloseable
             idles = 0;
             idle.reset();
             send(slice);
-            if (sendQueue.isEmpty())
+            if (spinAfterSendNanos > 0)
+            {
+                spinUntilNanos = System.nanoTime() + spinAfterSendNanos;
+            }
+            if (scheduler.isEmpty() && sendQueue.isEmpty())
             {
                 flushGather();
             }
@@ -156,10 +171,23 @@ final class PeerConnection implements AutoCloseable
         flushGather();
         staging.close();
         Slice slice;
-        while ((slice = sendQueue.poll()) != null)
+        while ((slice = nextSlice()) != null)
         {
             transport.finishSlice(slice, TransferStatus.SHUTTING_DOWN, path);
         }
+    }
+
+    /**
+     * @return the slice to send next among all queued so far (see {@link SliceScheduler}), or null when none is.
+     */
+    private Slice nextSlice()
+    {
+        Slice queued;
+        while ((queued = sendQueue.poll()) != null)
+        {
+            scheduler.add(queued);
+        }
+        return scheduler.poll();
     }
 
     private void sleepUntilOffered()
@@ -322,7 +350,7 @@ final class PeerConnection implements AutoCloseable
     private void failQueued()
     {
         Slice slice;
-        while ((slice = sendQueue.poll()) != null)
+        while ((slice = nextSlice()) != null)
         {
             transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
         }

@@ -2,6 +2,7 @@ package io.xferd.daemon.transport.tcp;
 
 import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.session.ClientSession;
+import io.xferd.daemon.transport.CoalescedRequests;
 import io.xferd.daemon.transport.RemoteSegment;
 import io.xferd.ipc.SubmitRequestFlyweight;
 import io.xferd.ipc.TransferStatus;
@@ -17,6 +18,8 @@ final class RemoteTransfer
     final AtomicInteger pendingSlices = new AtomicInteger();
     final AtomicInteger firstError = new AtomicInteger();
     final byte[] notify = new byte[SubmitRequestFlyweight.MAX_NOTIFY_LENGTH];
+    /** The requests merged into this transfer, each answered on its own at the end; empty for one request. */
+    final CoalescedRequests members = new CoalescedRequests();
     ClientSession submitter;
     /** The batch this request is an entry of, or null. */
     io.xferd.daemon.session.BatchTracker batch;
@@ -43,6 +46,7 @@ final class RemoteTransfer
         local = null;
         target = null;
         remotePreferred = null;
+        members.clear();
         notifyLength = 0;
         notifySent = false;
         firstError.set(TransferStatus.OK);

@@ -18,6 +18,8 @@ final class Slice
     long length;
     long sentNanos;
     int attempts;
+    /** The next slice of its flow while it waits in a connection's {@link SliceScheduler}. */
+    Slice nextQueued;
     // set by the sender when a staged WRITE's copy (GPU or process memory) failed mid-frame (the frame went out
     // padded), read by the receiver when the answer comes: the slice fails with this status whatever the target says
     volatile int stagingFailure;

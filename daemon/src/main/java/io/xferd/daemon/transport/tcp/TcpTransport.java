@@ -7,6 +7,7 @@ import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.host.LocalNics;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.CompletionSender;
+import io.xferd.daemon.transport.CoalescedRequests;
 import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.daemon.transport.PeerTransport;
 import io.xferd.daemon.transport.RemoteRequest;
@@ -190,6 +191,11 @@ public final class TcpTransport implements PeerTransport
         transfer.length = length;
         transfer.intakeNanos = request.intakeNanos();
         transfer.submitNanos = request.submitNanos();
+        final CoalescedRequests members = request.members();
+        if (members != null)
+        {
+            transfer.members.copyFrom(members);
+        }
         final int notifyLength = request.notificationLength();
         if (transfer.opcode == Opcode.WRITE && notifyLength > 0)
         {
@@ -290,7 +296,32 @@ public final class TcpTransport implements PeerTransport
             return;
         }
         final ClientSession submitter = transfer.submitter;
-        final long bytes = status == TransferStatus.OK ? transfer.length : 0;
+        final CoalescedRequests members = transfer.members;
+        if (members.count() == 0)
+        {
+            complete(transfer, transfer.requestId, transfer.batch, transfer.batchEntry, transfer.length,
+                transfer.submitNanos, transfer.intakeNanos, status);
+        }
+        else
+        {
+            // every byte of the merged range arrived (or the transfer failed): each request is answered on its own
+            for (int i = 0, n = members.count(); i < n; i++)
+            {
+                complete(transfer, members.requestId(i), members.batch(i), members.batchEntry(i), members.length(i),
+                    members.submitNanos(i), members.intakeNanos(i), status);
+            }
+        }
+        transfer.local.release();
+        submitter.release();
+        transfer.reset();
+        transfers.offer(transfer);
+    }
+
+    private void complete(final RemoteTransfer transfer, final long requestId,
+        final io.xferd.daemon.session.BatchTracker batch, final int batchEntry, final long length,
+        final long submitNanos, final long intakeNanos, final int status)
+    {
+        final long bytes = status == TransferStatus.OK ? length : 0;
         if (status == TransferStatus.OK)
         {
             completed.increment();
@@ -301,15 +332,11 @@ public final class TcpTransport implements PeerTransport
             failed.increment();
         }
         final long completeNanos = clock.nanoTime();
-        senders.get().complete(submitter, transfer.batch, transfer.batchEntry, transfer.requestId, status, bytes,
-            transfer.intakeNanos, completeNanos);
-        journal.onCompleted(submitter.slot(), transfer.requestId, transfer.traceId, transfer.opcode, status,
-            transfer.length, bytes, ((PeerLink)transfer.target.link()).journalPeerId(), transfer.lastNicId, transfer.submitNanos,
-            transfer.intakeNanos, completeNanos);
-        transfer.local.release();
-        submitter.release();
-        transfer.reset();
-        transfers.offer(transfer);
+        final ClientSession submitter = transfer.submitter;
+        senders.get().complete(submitter, batch, batchEntry, requestId, status, bytes, intakeNanos, completeNanos);
+        journal.onCompleted(submitter.slot(), requestId, transfer.traceId, transfer.opcode, status, length, bytes,
+            ((PeerLink)transfer.target.link()).journalPeerId(), transfer.lastNicId, submitNanos, intakeNanos,
+            completeNanos);
     }
 
     /**
@@ -491,6 +518,15 @@ public final class TcpTransport implements PeerTransport
         return true;
     }
 
+    /**
+     * Each merged request is answered at the end of its transfer.
+     */
+    @Override
+    public boolean carriesCoalescedRequests()
+    {
+        return true;
+    }
+
     StagingBuffer newStagingBuffer()
     {
         return StagingBuffer.create(context, counters);
@@ -504,6 +540,11 @@ public final class TcpTransport implements PeerTransport
     SystemCounters counters()
     {
         return counters;
+    }
+
+    long spinAfterWorkNanos()
+    {
+        return context.spinAfterWorkNanos();
     }
 
     long timeoutMs()

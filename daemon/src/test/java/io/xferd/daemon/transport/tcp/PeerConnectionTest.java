@@ -31,6 +31,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -242,6 +243,83 @@ class PeerConnectionTest
 
         assertThat(awaitCompletion(5)).as("no OK for bytes that never came").isNotEqualTo(TransferStatus.OK);
         assertThatBorrowsAreGivenBack();
+    }
+
+    @Test
+    void shouldAnswerEachMergedRequestOnItsOwnOnceEveryByteOfTheTransferArrived() throws Exception
+    {
+        start(new FakePeerServer(TOKEN, FakePeerServer.ReadAnswer.EXACT), LocalNics.resolve(List.of()));
+
+        submitMergedRead(open(), 11);
+        final Map<Long, long[]> answered = awaitCompletions(4);
+
+        assertThat(answered).containsOnlyKeys(11L, 12L, 13L, 14L);
+        assertThat(answered.values()).allSatisfy(a ->
+            assertThat(a).as("status, bytes").containsExactly(TransferStatus.OK, SLICE));
+        for (int i = 0; i < LENGTH; i++)
+        {
+            assertThat(memory.get(ValueLayout.JAVA_BYTE, i)).as("byte %d", i).isEqualTo((byte)i);
+        }
+        assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isEqualTo(4);
+        assertThat(counters.get(SystemCounter.BYTES_READ).get()).isEqualTo(LENGTH);
+        assertThatBorrowsAreGivenBack();
+    }
+
+    @Test
+    void shouldFailEachMergedRequestWhenTheTransferFails() throws Exception
+    {
+        start(new FakePeerServer(TOKEN, FakePeerServer.ReadAnswer.EMPTY), LocalNics.resolve(List.of()));
+
+        submitMergedRead(open(), 21);
+        final Map<Long, long[]> answered = awaitCompletions(4);
+
+        assertThat(answered).containsOnlyKeys(21L, 22L, 23L, 24L);
+        assertThat(answered.values()).allSatisfy(a ->
+            assertThat(a).as("status, bytes").containsExactly(TransferStatus.TRANSPORT_ERROR, 0));
+        assertThat(counters.get(SystemCounter.REQUESTS_FAILED).get()).isEqualTo(4);
+        assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isZero();
+        assertThatBorrowsAreGivenBack();
+    }
+
+    /**
+     * One READ of the whole buffer carrying four merged requests of a slice each, ids {@code firstId}...
+     */
+    private void submitMergedRead(final long handle, final long firstId)
+    {
+        final io.xferd.daemon.transport.CoalescedRequests members = new io.xferd.daemon.transport.CoalescedRequests();
+        for (int i = 0; i < 4; i++)
+        {
+            members.add(firstId + i, null, 0, SLICE, 1, 2);
+        }
+        assertThat(submitter.tryAcquire()).isTrue();
+        assertThat(local.tryAcquire()).isTrue();
+        assertThat(transport.submit(request.reset()
+            .submitter(submitter)
+            .ids(firstId, 5)
+            .opcode(Opcode.READ)
+            .local(local, LOCAL_ADDRESS)
+            .target(transport.remoteSegments().get(handle), FakePeerServer.BUFFER_ADDRESS)
+            .length(LENGTH)
+            .members(members))).isEqualTo(TransferStatus.OK);
+    }
+
+    /**
+     * @return request id -> (status, bytes) of the first {@code count} completions.
+     */
+    private Map<Long, long[]> awaitCompletions(final int count)
+    {
+        final Map<Long, long[]> answered = new java.util.TreeMap<>();
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (answered.size() < count && System.nanoTime() < deadline)
+        {
+            submitter.completionRing().read((type, buffer, index, length) ->
+            {
+                completion.wrap(buffer, index);
+                answered.put(completion.requestId(), new long[] {completion.status(), completion.bytesTransferred()});
+            });
+            Thread.onSpinWait();
+        }
+        return answered;
     }
 
     private void start(final FakePeerServer peer, final LocalNics nics)

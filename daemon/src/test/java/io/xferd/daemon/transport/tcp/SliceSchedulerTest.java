@@ -1,0 +1,164 @@
+package io.xferd.daemon.transport.tcp;
+
+import io.xferd.daemon.session.ClientSession;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The order in which a connection sends what is queued on it: a prompt queued behind a long one already under way
+ * gets its slices before the long one finishes; prompts that have had as many bytes alternate; each prompt's slices
+ * keep their order; nothing queued is lost or sent twice.
+ */
+class SliceSchedulerTest
+{
+    private static final long SLICE = 512 * 1024;
+
+    private final SliceScheduler scheduler = new SliceScheduler();
+    private final ClientSession prefill = session(0);
+    private final ClientSession other = session(1);
+    private int nextIndex;
+
+    @Test
+    void shouldSendAShortPromptArrivingBehindALongOneBeforeTheLongOneFinishes()
+    {
+        final RemoteTransfer longPrompt = transfer(prefill, 8192);
+        final RemoteTransfer shortPrompt = transfer(prefill, 1024);
+        queue(longPrompt, 0, 40);
+        final List<Slice> sent = new ArrayList<>();
+        for (int i = 0; i < 10; i++)
+        {
+            sent.add(scheduler.poll()); // the long prompt is under way
+        }
+        queue(shortPrompt, 0, 5);
+        queue(longPrompt, 40, 10);
+
+        sent.addAll(drain());
+
+        assertThat(sent).hasSize(55).doesNotHaveDuplicates();
+        assertThat(sent.subList(10, 10 + 5)).as("the short prompt's five slices go next")
+            .allSatisfy(s -> assertThat(s.transfer).isSameAs(shortPrompt));
+        assertThat(sent.subList(15, 55)).allSatisfy(s -> assertThat(s.transfer).isSameAs(longPrompt));
+        assertInFlowOrder(sent, longPrompt);
+        assertInFlowOrder(sent, shortPrompt);
+    }
+
+    @Test
+    void shouldLetALongPromptArrivingBehindAShortOneWaitOnlyForWhatTheShortOneHasLeft()
+    {
+        final RemoteTransfer shortPrompt = transfer(prefill, 1024);
+        final RemoteTransfer longPrompt = transfer(other, 1024);
+        queue(shortPrompt, 0, 4);
+        queue(longPrompt, 0, 40);
+
+        final List<Slice> sent = drain();
+
+        assertThat(sent).hasSize(44);
+        assertThat(sent.subList(0, 4)).as("the short one, under way, finishes first").extracting(s -> s.transfer)
+            .containsOnly(shortPrompt);
+        assertInFlowOrder(sent, longPrompt);
+    }
+
+    @Test
+    void shouldServeALongPromptAtLeastOnceInEveryAgingPeriodWhileShortOnesKeepComing()
+    {
+        final RemoteTransfer longPrompt = transfer(prefill, 8192);
+        queue(longPrompt, 0, 100);
+        int longSlices = 0;
+        final int rounds = 8 * SliceScheduler.AGING_PERIOD;
+        for (int i = 0; i < rounds; i++)
+        {
+            queue(transfer(other, 1 + i), 0, 1); // a new one-slice prompt before every slice sent
+            if (scheduler.poll().transfer == longPrompt)
+            {
+                longSlices++;
+            }
+        }
+
+        assertThat(longSlices).as("the long prompt is not starved").isGreaterThanOrEqualTo(8);
+    }
+
+    @Test
+    void shouldKeepOneOrderForRequestsWithoutATraceIdOfOneClient()
+    {
+        final RemoteTransfer first = transfer(prefill, 0);
+        final RemoteTransfer second = transfer(prefill, 0);
+        queue(first, 0, 3);
+        queue(second, 0, 3);
+
+        assertThat(drain()).extracting(s -> s.transfer)
+            .containsExactly(first, first, first, second, second, second);
+    }
+
+    @Test
+    void shouldKeepEverySliceBeyondTheFlowsItTellsApart()
+    {
+        final List<RemoteTransfer> prompts = new ArrayList<>();
+        for (int i = 0; i < SliceScheduler.MAX_FLOWS + 10; i++)
+        {
+            final RemoteTransfer prompt = transfer(prefill, 100 + i);
+            prompts.add(prompt);
+            queue(prompt, 0, 2);
+        }
+
+        final List<Slice> sent = drain();
+
+        assertThat(sent).hasSize(2 * prompts.size()).doesNotHaveDuplicates();
+        assertThat(scheduler.isEmpty()).isTrue();
+        for (final RemoteTransfer prompt : prompts)
+        {
+            assertInFlowOrder(sent, prompt);
+        }
+    }
+
+    private List<Slice> drain()
+    {
+        final List<Slice> sent = new ArrayList<>();
+        Slice slice;
+        while ((slice = scheduler.poll()) != null)
+        {
+            sent.add(slice);
+        }
+        return sent;
+    }
+
+    private void queue(final RemoteTransfer transfer, final int firstSlice, final int count)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            final Slice slice = new Slice(nextIndex++);
+            slice.transfer = transfer;
+            slice.offset = (firstSlice + i) * SLICE;
+            slice.length = SLICE;
+            scheduler.add(slice);
+        }
+    }
+
+    private static void assertInFlowOrder(final List<Slice> sent, final RemoteTransfer transfer)
+    {
+        assertThat(sent.stream().filter(s -> s.transfer == transfer).mapToLong(s -> s.offset))
+            .as("a prompt's slices keep their order").isSorted();
+    }
+
+    private static RemoteTransfer transfer(final ClientSession submitter, final long traceId)
+    {
+        final RemoteTransfer transfer = new RemoteTransfer();
+        transfer.submitter = submitter;
+        transfer.traceId = traceId;
+        return transfer;
+    }
+
+    private static ClientSession session(final int slot)
+    {
+        return new ClientSession(slot, 1, "c" + slot, "127.0.0.1:0/c" + slot, 1, 0, 0, null, null, null,
+            new ManyToOneRingBuffer(new UnsafeBuffer(ByteBuffer.allocateDirect(4096 + RingBufferDescriptor.TRAILER_LENGTH))),
+            null);
+    }
+}
