@@ -649,7 +649,11 @@ final class PeerConnection implements AutoCloseable
         closeQuietly(which);
         path.failed(reason);
         failStranded();
-        LockSupport.unpark(sender);
+        if (senderAwaitsWindow)
+        {
+            // only a sender waiting for the window: one inside a copy or a write must not be woken from its own park
+            LockSupport.unpark(sender);
+        }
         link.lost(this, reason);
     }
 
