@@ -11,11 +11,16 @@
 #     p50/p99 against a plain TCP 64 B request / 4 KiB response ping-pong (TcpPingPong) on the same veth.
 #
 #   perf/bench-cpu-per-byte.sh [--duration S] [--connections N] [--rounds N] [--client-idle spin|gentle]
+#                              [--blocks "1MiB 64KiB"] [--thread-cpu] [--no-latency]
 #
 #   --duration     seconds of the long runs (default 10; the short runs take 2)
 #   --connections  iperf3 -P N and the daemons' --connections-per-peer (default 2)
 #   --rounds       measured TCP ping-pong rounds (default 50000)
 #   --client-idle  how the bench client waits (default gentle: a spinning client would count a core of waiting)
+#   --blocks       the xferd block sizes measured (default "1MiB 64KiB")
+#   --thread-cpu   also print, per long xferd run, the CPU seconds per GB of each thread (by name) of both daemons
+#                  and the bench-target: where the CPU goes
+#   --no-latency   skip parts 2 and 3 (idle daemon, single READ)
 #   --daemon-idle  the daemons' idle strategy (default backoff; spin-backoff spins 100 us after work first)
 #   --read-client-idle  how the client of the single-READ latency part waits (default spin, the client library's
 #                  default; gentle parks up to 500 us, which a round trip of tens of us would measure)
@@ -31,6 +36,9 @@ duration=10
 connections=2
 rounds=50000
 client_idle=gentle
+blocks="1MiB 64KiB"
+thread_cpu=0
+latency=1
 read_client_idle=spin
 daemon_idle=backoff
 while [[ $# -gt 0 ]]; do
@@ -39,9 +47,12 @@ while [[ $# -gt 0 ]]; do
     --connections) connections="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --client-idle) client_idle="$2"; shift 2 ;;
+    --blocks) blocks="$2"; shift 2 ;;
+    --thread-cpu) thread_cpu=1; shift ;;
+    --no-latency) latency=0; shift ;;
     --read-client-idle) read_client_idle="$2"; shift 2 ;;
     --daemon-idle) daemon_idle="$2"; shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -58,49 +69,31 @@ fi
 [[ -f "$root/daemon/target/daemon-0.1.0-SNAPSHOT.jar" ]] || (cd "$root" && ./mvnw -q -B -DskipTests package -pl daemon -am)
 java="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java"
 
-k=$(( $$ % 250 + 1 ))
-ns_a="xfc-$$-a"; ns_b="xfc-$$-b"; veth_a="xfc$$a"; veth_b="xfc$$b"
-addr_a="10.214.$k.1"; addr_b="10.214.$k.2"
+source "$here/lib/netns.sh"
+netns_trap
 dir_a="/dev/shm/xferd-cpuA-$$"; dir_b="/dev/shm/xferd-cpuB-$$"
 work="$(mktemp -d /tmp/xferd-bench-cpu.XXXXXX)"
-pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do
-    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    kill -9 "$pid" 2>/dev/null || true
-  done
-  ip netns del "$ns_a" 2>/dev/null || true
-  ip netns del "$ns_b" 2>/dev/null || true
-  rm -rf "$dir_a" "$dir_b"
-  echo "bench-cpu-per-byte: logs in $work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-ip netns add "$ns_a"; ip netns add "$ns_b"
-ip link add "$veth_a" netns "$ns_a" type veth peer name "$veth_b" netns "$ns_b"
-ip -n "$ns_a" addr add "$addr_a/24" dev "$veth_a"; ip -n "$ns_b" addr add "$addr_b/24" dev "$veth_b"
-for link in "$ns_a lo" "$ns_b lo" "$ns_a $veth_a" "$ns_b $veth_b"; do read -r ns dev <<< "$link"; ip -n "$ns" link set "$dev" up; done
+netns_on_exit 'rm -rf "$dir_a" "$dir_b"; echo "bench-cpu-per-byte: logs in $work"'
+netns_pair xfc 10.214
+ns_a="$NS_A"; ns_b="$NS_B"; addr_a="$ADDR_A"; addr_b="$ADDR_B"
 (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/cluster.token")
 
 start_daemon() { # namespace directory address log
   ip netns exec "$1" "$xferd" daemon --dir "$2" --rpc-address "$3:12001" --cluster-token-file "$work/cluster.token" \
     --connections-per-peer "$connections" --metrics-address off --idle "$daemon_idle" > "$4" 2>&1 &
-  pids+=($!)
+  netns_track $!
   for _ in $(seq 1 240); do
     grep -q 'xferd daemon serving' "$4" && return 0
-    kill -0 "${pids[-1]}" 2>/dev/null || break
+    kill -0 "${NETNS_PIDS[-1]}" 2>/dev/null || break
     sleep 0.5
   done
   cat "$4" >&2; die "the daemon in $1 did not start (log above)"
 }
-start_daemon "$ns_a" "$dir_a" "$addr_a" "$work/daemon-a.log"; daemon_a=${pids[-1]}
-start_daemon "$ns_b" "$dir_b" "$addr_b" "$work/daemon-b.log"; daemon_b=${pids[-1]}
+start_daemon "$ns_a" "$dir_a" "$addr_a" "$work/daemon-a.log"; daemon_a=${NETNS_PIDS[-1]}
+start_daemon "$ns_b" "$dir_b" "$addr_b" "$work/daemon-b.log"; daemon_b=${NETNS_PIDS[-1]}
 ip netns exec "$ns_b" "$xferd" bench-target --dir "$dir_b" --name bench-target --size 512MiB --pattern 42 \
   --ignore-stdin > "$work/target.log" 2>&1 &
-target_pid=$!; pids+=($target_pid)
+target_pid=$!; netns_track $target_pid
 for _ in $(seq 1 240); do grep -q '^TARGET ' "$work/target.log" && break; sleep 0.5; done
 grep -q '^TARGET ' "$work/target.log" || { cat "$work/target.log" >&2; die "bench-target did not start"; }
 read -r _ target_name target_address target_size <<< "$(grep -m1 '^TARGET ' "$work/target.log")"
@@ -117,7 +110,23 @@ bench() { # log, bench arguments...: runs xferd bench in A; prints "cpu_seconds 
     > "$work/$log.log" 2>&1; } 2>&1 )" || die "xferd bench $* failed (log $work/$log.log)"
   after="$(cpu_of "$daemon_a" "$daemon_b" "$target_pid")"
   local bytes; bytes="$(sed -n 's/^RESULT .* bytes=\([0-9]*\) .*/\1/p' "$work/$log.log" | head -1)"
-  awk -v s="$(seconds $((after - before)))" -v c="$client" -v b="$bytes" 'BEGIN {split(c, t, " "); printf "%.3f %d\n", s + t[1] + t[2], b}'
+  awk -v s="$(seconds $((after - before)))" -v c="$client" -v b="$bytes" 'BEGIN {split(c, t, " "); printf "%.3f %.0f\n", s + t[1] + t[2], b}'
+}
+thread_ticks() { # label:pid...: "label:tid name ticks" per thread (names as the kernel keeps them, 15 characters)
+  local spec label pid task
+  for spec in "$@"; do
+    label="${spec%%:*}"; pid="${spec#*:}"
+    for task in /proc/"$pid"/task/*; do
+      printf '%s:%s %s %s\n' "$label" "${task##*/}" "$(tr ' ' '_' < "$task/comm")" \
+        "$(sed 's/^.*) //' "$task/stat" | awk '{print $12 + $13}')"
+    done 2>/dev/null
+  done
+}
+thread_report() { # before-file after-file bytes: CPU s/GB per process and thread name, largest first
+  awk -v hz="$hz" -v bytes="$3" 'NR == FNR { before[$1] = $3; next }
+    { split($1, id, ":"); key = id[1] " " $2; cpu[key] += ($3 - before[$1]) / hz }
+    END { for (k in cpu) if (cpu[k] > 0) printf "    %-34s %8.3f CPU s/GB\n", k, cpu[k] / (bytes / 1e9) }' \
+    "$1" "$2" | sort -k3 -rn | head -16
 }
 per_gb() { # "cpu bytes" short, "cpu bytes" long
   awk -v s="$1" -v l="$2" 'BEGIN {split(s, a, " "); split(l, b, " "); printf "%.3f", (b[1] - a[1]) / ((b[2] - a[2]) / 1e9)}'
@@ -130,57 +139,71 @@ bench warmup-read --operation read --block-size 1MiB --duration 5s > /dev/null
 
 # ------------------------------------------------------------------ 1. CPU per GB
 ip netns exec "$ns_b" iperf3 -s -B "$addr_b" -p 5201 > "$work/iperf3-server.log" 2>&1 &
-iperf_pid=$!; pids+=($iperf_pid); sleep 1
+iperf_pid=$!; netns_track $iperf_pid; sleep 1
 iperf() { # seconds: prints "cpu_seconds bytes"
   local before after TIMEFORMAT='%U %S' client
   before="$(cpu_of "$iperf_pid")"
   client="$( { time ip netns exec "$ns_a" iperf3 -c "$addr_b" -p 5201 -P "$connections" -t "$1" -J > "$work/iperf3-$1.json"; } 2>&1 )"
   after="$(cpu_of "$iperf_pid")"
   local bytes; bytes="$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["end"]["sum_received"]["bytes"]))' "$work/iperf3-$1.json")"
-  awk -v s="$(seconds $((after - before)))" -v c="$client" -v b="$bytes" 'BEGIN {split(c, t, " "); printf "%.3f %d\n", s + t[1] + t[2], b}'
+  awk -v s="$(seconds $((after - before)))" -v c="$client" -v b="$bytes" 'BEGIN {split(c, t, " "); printf "%.3f %.0f\n", s + t[1] + t[2], b}'
 }
 say "iperf3 -P $connections: 2 s and $duration s"
 iperf_short="$(iperf 2)"; iperf_long="$(iperf "$duration")"
 iperf_cpu_gb="$(per_gb "$iperf_short" "$iperf_long")"
 declare -A xferd_cpu_gb
-for block in 1MiB 64KiB; do
+for block in $blocks; do
   say "xferd bench write $block: 2 s and $duration s (warm-up 0, client-idle $client_idle)"
   short="$(bench "write-$block-short" --operation write --block-size "$block" --warmup 0s --duration 2s)"
+  [[ $thread_cpu == 1 ]] && thread_ticks "A:$daemon_a" "B:$daemon_b" "target:$target_pid" > "$work/threads-$block.before"
   long="$(bench "write-$block-long" --operation write --block-size "$block" --warmup 0s --duration "${duration}s")"
+  if [[ $thread_cpu == 1 ]]; then
+    thread_ticks "A:$daemon_a" "B:$daemon_b" "target:$target_pid" > "$work/threads-$block.after"
+    thread_report "$work/threads-$block.before" "$work/threads-$block.after" "${long#* }" > "$work/threads-$block.txt"
+  fi
   xferd_cpu_gb[$block]="$(per_gb "$short" "$long")"
   say "  short: $short, long: $long (CPU s, bytes)"
 done
 kill "$iperf_pid" 2>/dev/null || true
 
-# ------------------------------------------------------------------ 2. idle daemon
-sleep 2
-idle_before="$(cpu_of "$daemon_a")"; idle_b_before="$(cpu_of "$daemon_b")"
-sleep 10
-idle_a="$(awk -v t=$(( $(cpu_of "$daemon_a") - idle_before )) -v hz="$hz" 'BEGIN {printf "%.2f", 100 * t / hz / 10}')"
-idle_b="$(awk -v t=$(( $(cpu_of "$daemon_b") - idle_b_before )) -v hz="$hz" 'BEGIN {printf "%.2f", 100 * t / hz / 10}')"
+if [[ $latency == 1 ]]; then
+  # ------------------------------------------------------------------ 2. idle daemon
+  sleep 2
+  idle_before="$(cpu_of "$daemon_a")"; idle_b_before="$(cpu_of "$daemon_b")"
+  sleep 10
+  idle_a="$(awk -v t=$(( $(cpu_of "$daemon_a") - idle_before )) -v hz="$hz" 'BEGIN {printf "%.2f", 100 * t / hz / 10}')"
+  idle_b="$(awk -v t=$(( $(cpu_of "$daemon_b") - idle_b_before )) -v hz="$hz" 'BEGIN {printf "%.2f", 100 * t / hz / 10}')"
 
-# ------------------------------------------------------------------ 3. one 4 KiB READ vs TCP ping-pong
-pingpong=("$java" "$root/perf/src/main/java/io/xferd/perf/TcpPingPong.java")
-ip netns exec "$ns_b" "${pingpong[@]}" server "$addr_b" 5202 64 4096 > "$work/pingpong-server.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 120); do grep -q LISTENING "$work/pingpong-server.log" && break; sleep 0.5; done
-ip netns exec "$ns_a" "${pingpong[@]}" client "$addr_b" 5202 64 4096 20000 "$rounds" > "$work/pingpong.log" 2>&1 ||
-  die "TCP ping-pong failed (log $work/pingpong.log)"
-bench_idle="$read_client_idle" bench read-4k --operation read --block-size 4KiB --batch-size 1 --window 1 --threads 1 --warmup 2s \
-  --duration "${duration}s" > /dev/null
-tcp_p50="$(sed -n 's/.* p50_us=\([0-9.]*\).*/\1/p' "$work/pingpong.log")"; tcp_p99="$(sed -n 's/.* p99_us=\([0-9.]*\).*/\1/p' "$work/pingpong.log")"
-read_p50="$(sed -n 's/^RESULT .* p50_us=\([0-9.]*\).*/\1/p' "$work/read-4k.log")"; read_p99="$(sed -n 's/^RESULT .* p99_us=\([0-9.]*\).*/\1/p' "$work/read-4k.log")"
+  # ------------------------------------------------------------------ 3. one 4 KiB READ vs TCP ping-pong
+  pingpong=("$java" "$root/perf/src/main/java/io/xferd/perf/TcpPingPong.java")
+  ip netns exec "$ns_b" "${pingpong[@]}" server "$addr_b" 5202 64 4096 > "$work/pingpong-server.log" 2>&1 &
+  netns_track $!
+  for _ in $(seq 1 120); do grep -q LISTENING "$work/pingpong-server.log" && break; sleep 0.5; done
+  ip netns exec "$ns_a" "${pingpong[@]}" client "$addr_b" 5202 64 4096 20000 "$rounds" > "$work/pingpong.log" 2>&1 ||
+    die "TCP ping-pong failed (log $work/pingpong.log)"
+  bench_idle="$read_client_idle" bench read-4k --operation read --block-size 4KiB --batch-size 1 --window 1 --threads 1 --warmup 2s \
+    --duration "${duration}s" > /dev/null
+  tcp_p50="$(sed -n 's/.* p50_us=\([0-9.]*\).*/\1/p' "$work/pingpong.log")"; tcp_p99="$(sed -n 's/.* p99_us=\([0-9.]*\).*/\1/p' "$work/pingpong.log")"
+  read_p50="$(sed -n 's/^RESULT .* p50_us=\([0-9.]*\).*/\1/p' "$work/read-4k.log")"; read_p99="$(sed -n 's/^RESULT .* p99_us=\([0-9.]*\).*/\1/p' "$work/read-4k.log")"
+fi
 echo "load average after:  $(cat /proc/loadavg)"
 
 echo
 echo "CPU seconds per GB moved (all processes of both ends), write, $connections connection(s)"
 printf '  %-22s %10s %18s\n' "" "CPU s/GB" "ratio to iperf3"
 printf '  %-22s %10s\n' "iperf3 -P $connections" "$iperf_cpu_gb"
-for block in 1MiB 64KiB; do
+for block in $blocks; do
   printf '  %-22s %10s %18s\n' "xferd $block" "${xferd_cpu_gb[$block]}" \
     "$(awk -v x="${xferd_cpu_gb[$block]}" -v i="$iperf_cpu_gb" 'BEGIN {printf "%.2f", x / i}')"
 done
 echo "  (target: <= 1.3 x iperf3)"
+if [[ $thread_cpu == 1 ]]; then
+  for block in $blocks; do
+    echo "  where the CPU went, xferd $block (both daemons and the bench-target; the client is not split up):"
+    cat "$work/threads-$block.txt"
+  done
+fi
+[[ $latency == 1 ]] || exit 0
 echo "idle daemon, 10 s: A $idle_a % of a core, B $idle_b % (target <= 2 %)"
 echo "single 4 KiB READ, nothing else in flight (client-idle $read_client_idle, daemons $daemon_idle), vs TCP 64 B/4 KiB ping-pong on the same veth (us):"
 printf '  %-22s %10s %10s\n' "" p50 p99

@@ -25,46 +25,34 @@ while [[ $# -gt 0 ]]; do
 done
 [[ "$(id -u)" == 0 ]] || { echo "bench-multinic: needs root" >&2; exit 2; }
 
-k=$(( $$ % 250 + 1 ))
-ns_a="xfm-$$-a"; ns_b="xfm-$$-b"
-a1="xfm$$a1"; b1="xfm$$b1"; a2="xfm$$a2"; b2="xfm$$b2"
+source "$here/lib/netns.sh"
+netns_trap
+k=$NETNS_K
 work="$(mktemp -d /tmp/xferd-bench-multinic.XXXXXX)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  sleep 1
-  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  ip netns del "$ns_a" 2>/dev/null || true
-  ip netns del "$ns_b" 2>/dev/null || true
-  rm -rf /dev/shm/xferd-mnA-$$ /dev/shm/xferd-mnB-$$
-  echo "bench-multinic: logs in $work"
-}
-trap cleanup EXIT
+netns_on_exit 'rm -rf /dev/shm/xferd-mnA-$$ /dev/shm/xferd-mnB-$$; echo "bench-multinic: logs in $work"'
 # one cluster token for both daemons
 (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/cluster.token")
 
-ip netns add "$ns_a"; ip netns add "$ns_b"
+netns_create xfm
+ns_a="$NS_A"; ns_b="$NS_B"
+a1="xfm$$a1"; b1="xfm$$b1"; a2="xfm$$a2"; b2="xfm$$b2"
 for i in 1 2; do
   eval "va=\$a$i; vb=\$b$i"
-  ip link add "$va" netns "$ns_a" type veth peer name "$vb" netns "$ns_b"
-  ip -n "$ns_a" addr add "10.21$((2 + i)).$k.1/24" dev "$va"
-  ip -n "$ns_b" addr add "10.21$((2 + i)).$k.2/24" dev "$vb"
-  ip -n "$ns_a" link set "$va" up; ip -n "$ns_b" link set "$vb" up
+  netns_veth "$va" "$vb" "10.21$((2 + i))"
   ip netns exec "$ns_a" tc qdisc replace dev "$va" root tbf rate "${rate}mbit" burst 256kb latency 50ms
   ip netns exec "$ns_b" tc qdisc replace dev "$vb" root tbf rate "${rate}mbit" burst 256kb latency 50ms
 done
-ip -n "$ns_a" link set lo up; ip -n "$ns_b" link set lo up
 
 run() { # $1 label, $2 NICs of A, $3 NICs of B
   local label="$1" dir_a="/dev/shm/xferd-mnA-$$" dir_b="/dev/shm/xferd-mnB-$$"
   rm -rf "$dir_a" "$dir_b"
   ip netns exec "$ns_a" "$xferd" daemon --dir "$dir_a" --rpc-address "10.213.$k.1:12001" --device-name "$2" \
-    --cluster-token-file "$work/cluster.token" --no-journal --metrics-address off > "$work/daemon-a-$label.log" 2>&1 & pids+=($!); local da=$!
+    --cluster-token-file "$work/cluster.token" --no-journal --metrics-address off > "$work/daemon-a-$label.log" 2>&1 & netns_track $!; local da=$!
   ip netns exec "$ns_b" "$xferd" daemon --dir "$dir_b" --rpc-address "10.213.$k.2:12001" --device-name "$3" \
-    --cluster-token-file "$work/cluster.token" --no-journal --metrics-address off > "$work/daemon-b-$label.log" 2>&1 & pids+=($!); local db=$!
+    --cluster-token-file "$work/cluster.token" --no-journal --metrics-address off > "$work/daemon-b-$label.log" 2>&1 & netns_track $!; local db=$!
   for _ in $(seq 1 60); do [[ -S "$dir_a/xferd.sock" && -S "$dir_b/xferd.sock" ]] && break; sleep 0.5; done
   ip netns exec "$ns_b" "$xferd" bench-target --dir "$dir_b" --name target --size 256MiB --ignore-stdin \
-    > "$work/target-$label.log" 2>&1 & pids+=($!); local tp=$!
+    > "$work/target-$label.log" 2>&1 & netns_track $!; local tp=$!
   for _ in $(seq 1 60); do grep -q '^TARGET ' "$work/target-$label.log" 2>/dev/null && break; sleep 0.5; done
   read -r _ name address size < <(grep '^TARGET ' "$work/target-$label.log")
   ip netns exec "$ns_a" "$xferd" bench --dir "$dir_a" --target "$name" --target-address "$address" \

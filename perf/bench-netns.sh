@@ -88,39 +88,14 @@ if [[ ! -f "$root/daemon/target/daemon-0.1.0-SNAPSHOT.jar" || ! -d "$root/daemon
   (cd "$root" && ./mvnw -q -B -DskipTests package -pl daemon -am)
 fi
 
-k=$(( $$ % 250 + 1 ))
-ns_a="xfb-$$-a"; ns_b="xfb-$$-b"
-veth_a="xfb$$a"; veth_b="xfb$$b"
-addr_a="10.213.$k.1"; addr_b="10.213.$k.2"
+source "$here/lib/netns.sh"
+netns_trap
 dir_a="/dev/shm/xferd-nsA-$$"; dir_b="/dev/shm/xferd-nsB-$$"
 work="$(mktemp -d /tmp/xferd-bench-netns.XXXXXX)"
-pids=()
-
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do
-    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    kill -9 "$pid" 2>/dev/null || true
-  done
-  ip netns del "$ns_a" 2>/dev/null || true
-  ip netns del "$ns_b" 2>/dev/null || true
-  rm -rf "$dir_a" "$dir_b"
-  echo "bench-netns: logs in $work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-say "namespaces $ns_a ($addr_a) and $ns_b ($addr_b), veth $veth_a <-> $veth_b"
-ip netns add "$ns_a"
-ip netns add "$ns_b"
-ip link add "$veth_a" netns "$ns_a" type veth peer name "$veth_b" netns "$ns_b"
-ip -n "$ns_a" addr add "$addr_a/24" dev "$veth_a"
-ip -n "$ns_b" addr add "$addr_b/24" dev "$veth_b"
-for link in "$ns_a lo" "$ns_b lo" "$ns_a $veth_a" "$ns_b $veth_b"; do
-  read -r ns dev <<< "$link"
-  ip -n "$ns" link set "$dev" up
-done
+netns_on_exit 'rm -rf "$dir_a" "$dir_b"; echo "bench-netns: logs in $work"'
+netns_pair xfb 10.213
+ns_a="$NS_A"; ns_b="$NS_B"; addr_a="$ADDR_A"; addr_b="$ADDR_B"
+say "namespaces $ns_a ($addr_a) and $ns_b ($addr_b), veth $VETH_A <-> $VETH_B"
 
 daemon_options=()
 # both daemons prove one cluster token (each would otherwise make its own <dir>/cluster.token and refuse the other)
@@ -141,10 +116,10 @@ fi
 
 start_daemon() { # namespace directory address log
   ip netns exec "$1" "$xferd" daemon --dir "$2" --rpc-address "$3:12001" "${daemon_options[@]}" > "$4" 2>&1 &
-  pids+=($!)
+  netns_track $!
   for _ in $(seq 1 120); do
     [[ -S "$2/xferd.sock" ]] && return 0
-    kill -0 "${pids[-1]}" 2>/dev/null || break
+    kill -0 "${NETNS_PIDS[-1]}" 2>/dev/null || break
     sleep 0.5
   done
   cat "$4" >&2
@@ -157,10 +132,10 @@ say "daemons: $addr_a:12001 ($dir_a), $addr_b:12001 ($dir_b)"
 ip netns exec "$ns_b" "$xferd" bench-target --dir "$dir_b" --name bench-target --size 512MiB --pattern 42 \
   --ignore-stdin > "$work/target.log" 2>&1 &
 target_pid=$!
-pids+=($target_pid)
+netns_track $target_pid
 for _ in $(seq 1 120); do
   grep -q '^TARGET ' "$work/target.log" && break
-  kill -0 "${pids[-1]}" 2>/dev/null || break
+  kill -0 "$target_pid" 2>/dev/null || break
   sleep 0.5
 done
 grep -q '^TARGET ' "$work/target.log" || { cat "$work/target.log" >&2; die "bench-target did not start"; }
@@ -169,7 +144,7 @@ say "target $target_name, $target_size bytes at $target_address"
 
 # ---------------------------------------------------------------- iperf3 baseline on the same pair
 ip netns exec "$ns_b" iperf3 -s -B "$addr_b" -p 5201 > "$work/iperf3-server.log" 2>&1 &
-pids+=($!)
+netns_track $!
 sleep 1
 iperf_mbit() { awk '/receiver/ { for (i = 1; i <= NF; i++) if ($i == "Mbits/sec") v = $(i - 1) } END { print v }' "$1"; }
 say "iperf3 -P $connections -t $duration, $ns_a -> $ns_b"

@@ -34,29 +34,14 @@ if [[ ! -f "$root/daemon/target/daemon-0.1.0-SNAPSHOT.jar" || ! -d "$root/daemon
   (cd "$root" && ./mvnw -q -B -DskipTests package -pl daemon -am)
 fi
 
-k=$(( $$ % 250 + 1 ))
-ns_a="xfp-$$-a"; ns_b="xfp-$$-b"; va="xfp$$a"; vb="xfp$$b"
-addr_a="10.214.$k.1"; addr_b="10.214.$k.2"
+source "$here/lib/netns.sh"
+netns_trap
 dir_a="/dev/shm/xferd-paA-$$"; dir_b="/dev/shm/xferd-paB-$$"
 work="$(mktemp -d /tmp/xferd-bench-peer-auth.XXXXXX)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  sleep 1
-  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  ip netns del "$ns_a" 2>/dev/null || true
-  ip netns del "$ns_b" 2>/dev/null || true
-  rm -rf "$dir_a" "$dir_b"
-  echo "bench-peer-auth: logs in $work"
-}
-trap cleanup EXIT
+netns_on_exit 'rm -rf "$dir_a" "$dir_b"; echo "bench-peer-auth: logs in $work"'
 (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/cluster.token")
-
-ip netns add "$ns_a"; ip netns add "$ns_b"
-ip link add "$va" netns "$ns_a" type veth peer name "$vb" netns "$ns_b"
-ip -n "$ns_a" addr add "$addr_a/24" dev "$va"; ip -n "$ns_b" addr add "$addr_b/24" dev "$vb"
-for ns in "$ns_a" "$ns_b"; do ip -n "$ns" link set lo up; done
-ip -n "$ns_a" link set "$va" up; ip -n "$ns_b" link set "$vb" up
+netns_pair xfp 10.214
+ns_a="$NS_A"; ns_b="$NS_B"; addr_a="$ADDR_A"; addr_b="$ADDR_B"
 
 hz=$(getconf CLK_TCK)
 cpu_ticks() { # user + system CPU of a process so far, in clock ticks (fields 14 and 15 of /proc/PID/stat)
@@ -78,16 +63,16 @@ run() { # $1 mode (token|none), $2 round; prints "mode op GB/s cpu-s/GB" lines
   if [[ $mode == token ]]; then auth=(--cluster-token-file "$work/cluster.token"); else auth=(--insecure-no-peer-auth); fi
   rm -rf "$dir_a" "$dir_b"
   ip netns exec "$ns_a" "$xferd" daemon --dir "$dir_a" --rpc-address "$addr_a:12001" "${auth[@]}" \
-    --no-journal --metrics-address off > "$work/daemon-a-$mode-$round.log" 2>&1 & pids+=($!); local da=$!
+    --no-journal --metrics-address off > "$work/daemon-a-$mode-$round.log" 2>&1 & netns_track $!; local da=$!
   ip netns exec "$ns_b" "$xferd" daemon --dir "$dir_b" --rpc-address "$addr_b:12001" "${auth[@]}" \
-    --no-journal --metrics-address off > "$work/daemon-b-$mode-$round.log" 2>&1 & pids+=($!); local db=$!
+    --no-journal --metrics-address off > "$work/daemon-b-$mode-$round.log" 2>&1 & netns_track $!; local db=$!
   # serving, not only its socket made: on a loaded host a client's 10 s HELLO deadline can pass in between
   for _ in $(seq 1 240); do
     [[ $(grep -l 'xferd daemon serving' "$work/daemon-"[ab]"-$mode-$round.log" 2>/dev/null | wc -l) == 2 ]] && break
     sleep 0.5
   done
   ip netns exec "$ns_b" "$xferd" bench-target --dir "$dir_b" --name target --size "$target_size" --ignore-stdin \
-    > "$work/target-$mode-$round.log" 2>&1 & pids+=($!); local tp=$!
+    > "$work/target-$mode-$round.log" 2>&1 & netns_track $!; local tp=$!
   for _ in $(seq 1 240); do grep -q '^TARGET ' "$work/target-$mode-$round.log" 2>/dev/null && break; sleep 0.5; done
   if ! grep -q '^TARGET ' "$work/target-$mode-$round.log" 2>/dev/null; then
     echo "bench-peer-auth: bench-target did not start ($mode, round $round; logs in $work)" >&2

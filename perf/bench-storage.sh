@@ -55,22 +55,9 @@ fio --enghelp 2>/dev/null | grep -q io_uring || die "this fio has no io_uring en
 work="$(mktemp -d /tmp/xferd-bench-storage.XXXXXX)"
 file="$dir/xferd-bench-storage-$$.bin"
 run_dir="/dev/shm/xferd-bench-storage-$$"
-pids=()
-namespaces=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do
-    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    kill -9 "$pid" 2>/dev/null || true
-  done
-  for ns in "${namespaces[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
-  rm -rf "$run_dir" "$run_dir"-a "$run_dir"-b
-  rm -f "$file"
-  echo "bench-storage: logs in $work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+source "$here/lib/netns.sh"
+netns_trap
+netns_on_exit 'rm -rf "$run_dir" "$run_dir"-a "$run_dir"-b; rm -f "$file"; echo "bench-storage: logs in $work"'
 
 bytes="$(numfmt --from=iec "${size%B}" 2>/dev/null || numfmt --from=iec-i "${size%B}")"
 say "load before: $(cat /proc/loadavg)"
@@ -98,10 +85,10 @@ start_daemon() { # directory log [netns address]
   else
     "$xferd" daemon --dir "$1" --rpc-address 127.0.0.1:0 --metrics-address off > "$2" 2>&1 &
   fi
-  pids+=($!)
+  netns_track $!
   for _ in $(seq 1 240); do
     grep -q 'xferd daemon serving' "$2" && return 0
-    kill -0 "${pids[-1]}" 2>/dev/null || break
+    kill -0 "${NETNS_PIDS[-1]}" 2>/dev/null || break
     sleep 0.5
   done
   cat "$2" >&2
@@ -113,10 +100,10 @@ start_target() { # log [netns] -- bench-target arguments
   if [[ -n "$ns" ]]; then ip netns exec "$ns" "$xferd" bench-target "$@" --ignore-stdin > "$log" 2>&1 &
   else "$xferd" bench-target "$@" --ignore-stdin > "$log" 2>&1 &
   fi
-  pids+=($!)
+  netns_track $!
   for _ in $(seq 1 240); do
     grep -q '^TARGET ' "$log" && return 0
-    kill -0 "${pids[-1]}" 2>/dev/null || break
+    kill -0 "${NETNS_PIDS[-1]}" 2>/dev/null || break
     sleep 0.5
   done
   cat "$log" >&2
@@ -159,17 +146,8 @@ printf '%-34s %10s %10s %8s\n' "rand read 64 KiB (file -> memory)" "$fio_rand" "
 
 # ---- remote: a peer's storage segment vs its memory, between two network namespaces
 if [[ $remote == 1 ]]; then
-  k=$(( $$ % 250 + 1 ))
-  ns_a="xfs-$$-a"; ns_b="xfs-$$-b"; veth_a="xfs$$a"; veth_b="xfs$$b"
-  addr_a="10.214.$k.1"; addr_b="10.214.$k.2"
-  ip netns add "$ns_a"; namespaces+=("$ns_a")
-  ip netns add "$ns_b"; namespaces+=("$ns_b")
-  ip link add "$veth_a" netns "$ns_a" type veth peer name "$veth_b" netns "$ns_b"
-  ip -n "$ns_a" addr add "$addr_a/24" dev "$veth_a"
-  ip -n "$ns_b" addr add "$addr_b/24" dev "$veth_b"
-  for link in "$ns_a lo" "$ns_b lo" "$ns_a $veth_a" "$ns_b $veth_b"; do
-    read -r ns dev <<< "$link"; ip -n "$ns" link set "$dev" up
-  done
+  netns_pair xfs 10.214
+  ns_a="$NS_A"; ns_b="$NS_B"; addr_a="$ADDR_A"; addr_b="$ADDR_B"
   (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/cluster.token")
   mkdir -p "$run_dir-a" "$run_dir-b"
   start_daemon "$run_dir-a" "$work/daemon-a.log" "$ns_a" "$addr_a"

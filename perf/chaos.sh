@@ -57,8 +57,8 @@ for candidate in "$java_home" /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/tem
 done
 read -r -a jvm_flags <<< "$(sed -e '/^[[:space:]]*[#!]/d' -e 's/^xferd\.jvm\.flags=//' -e 's/\\$//' "$root/jvm.flags" | tr '\n' ' ')"
 
-k=$(( $$ % 250 + 1 ))
-ns_a="xf-$$-a"; ns_b="xf-$$-b"
+source "$here/lib/netns.sh"
+k=$NETNS_K
 a1="xfc$$a1"; b1="xfc$$b1"; a2="xfc$$a2"; b2="xfc$$b2"
 addr_a="10.216.$k.1"; addr_b="10.216.$k.2"
 dir_a="/dev/shm/xferd-chaosA-$$"; dir_b="/dev/shm/xferd-chaosB-$$"
@@ -67,29 +67,23 @@ pid_a=""; pid_b=""; pid_target=""
 declare -A client_pid=()
 extra_pids=()
 
-cleanup() {
+# the daemons, target and clients are restarted during the run: their current pids are ended here, first
+netns_before_cleanup() {
   local pid
   for pid in "${client_pid[@]}" "${extra_pids[@]}" $pid_target $pid_a $pid_b; do kill "$pid" 2>/dev/null; done
   sleep 1
   for pid in "${client_pid[@]}" "${extra_pids[@]}" $pid_target $pid_a $pid_b; do kill -9 "$pid" 2>/dev/null; done
-  ip netns del "$ns_a" 2>/dev/null
-  ip netns del "$ns_b" 2>/dev/null
-  rm -rf "$dir_a" "$dir_b"
-  echo "chaos: logs in $work"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+netns_on_exit 'rm -rf "$dir_a" "$dir_b"; echo "chaos: logs in $work"'
+netns_trap
 
+netns_create xf || die "cannot create network namespaces" 2
+ns_a="$NS_A"; ns_b="$NS_B"
 say "namespaces $ns_a ($addr_a) and $ns_b ($addr_b), two veth pairs $a1<->$b1, $a2<->$b2"
-ip netns add "$ns_a" && ip netns add "$ns_b" || die "cannot create network namespaces" 2
 for i in 1 2; do
   eval "va=\$a$i; vb=\$b$i"
-  ip link add "$va" netns "$ns_a" type veth peer name "$vb" netns "$ns_b" || die "cannot create veth pairs" 2
-  ip -n "$ns_a" addr add "10.21$((5 + i)).$k.1/24" dev "$va"
-  ip -n "$ns_b" addr add "10.21$((5 + i)).$k.2/24" dev "$vb"
-  ip -n "$ns_a" link set "$va" up; ip -n "$ns_b" link set "$vb" up
+  netns_veth "$va" "$vb" "10.21$((5 + i))" || die "cannot create veth pairs" 2
 done
-ip -n "$ns_a" link set lo up; ip -n "$ns_b" link set lo up
 # the netem step needs tc and the kernel's sch_netem qdisc: probed once on one NIC; without it the step is skipped,
 # said here once and on the summary's events line, and every other step still runs
 netem=1

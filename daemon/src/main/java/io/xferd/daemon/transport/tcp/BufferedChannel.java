@@ -12,7 +12,8 @@ import java.nio.channels.SocketChannel;
 /**
  * A blocking socket with an input buffer and an output buffer, so that many small frames (headers, answers)
  * cost one system call instead of one each: reads take whatever the socket has, answers wait in the output
- * buffer until the reader would block, and only then go out together. Large payloads bypass both buffers:
+ * buffer until the reader would block (nothing more to read now) or {@link #ANSWER_BATCH} of them wait, and only
+ * then go out together. Large payloads bypass both buffers:
  * what is already buffered is copied, the rest is read or written straight from or into registered memory;
  * reads run at most {@link #READ_AHEAD} bytes past what was asked for, so that rest is nearly all of it.
  * One reader thread and one writer thread at most.
@@ -23,6 +24,9 @@ final class BufferedChannel
     // how far a read may run past the frame asked for: enough for a burst of headers and acks in one call, small
     // enough that a payload following a header is mostly read straight into registered memory, not copied twice
     static final int READ_AHEAD = 8 * 1024;
+    // answers held back while the peer's next requests are already readable: fewer, larger writes here and fewer
+    // wake-ups of the peer's receiver; few enough that the peer's window (64 slices) never waits on them
+    static final int ANSWER_BATCH = 8;
     private static final long MAX_PENDING_BYTES = 1 << 20;
 
     private final SocketChannel channel;
@@ -38,6 +42,7 @@ final class BufferedChannel
     private int headerCount;
     private int fileReadCount;
     private long pendingBytes;
+    private long flushes;
     private java.io.InputStream availability;
     private FrameMac answerMac = new FrameMac(null);
     // when the frame being served began, or while answers are being sent, when that began; 0 while waiting for the
@@ -114,11 +119,7 @@ final class BufferedChannel
             in.limit(Math.min(in.capacity(), Math.max(length, READ_AHEAD)));
             while (in.position() < length)
             {
-                // file reads still in flight wait only while no request is waiting to be read
-                if (fileReadCount == 0 || !awaitFileReadsOrInput())
-                {
-                    flush();
-                }
+                flushBeforeBlocking();
                 if (channel.read(in) < 0)
                 {
                     throw new EOFException("peer closed the connection");
@@ -147,10 +148,15 @@ final class BufferedChannel
             target.put(in);
             in.limit(limit);
         }
-        if (target.hasRemaining())
+        // one buffer per read, not a scattering read with the read-ahead behind it (one read fewer per slice): NIO
+        // allocates a releaser per call for each buffer over a memory segment in a vectored read or write
+        while (target.hasRemaining())
         {
-            flush();
-            FrameIo.readFully(channel, target);
+            flushBeforeBlocking();
+            if (channel.read(target) < 0)
+            {
+                throw new EOFException("peer closed the connection");
+            }
         }
     }
 
@@ -160,12 +166,48 @@ final class BufferedChannel
      *
      * @return true when input is waiting (reading will not block), false when every file read is done.
      */
-    private boolean awaitFileReadsOrInput() throws IOException
+    /**
+     * About to read: send the queued answers unless the peer's next bytes are already there (the read will not
+     * block, so the answers can wait for the ones it brings) and fewer than {@link #ANSWER_BATCH} wait; file reads
+     * still in flight wait only while no request is waiting to be read.
+     */
+    private void flushBeforeBlocking() throws IOException
+    {
+        if (fileReadCount > 0)
+        {
+            if (!awaitFileReadsOrInput())
+            {
+                flush();
+            }
+        }
+        else if (headerCount > 0 && (headerCount >= ANSWER_BATCH || readable() == 0))
+        {
+            flush();
+        }
+    }
+
+    /**
+     * @return how many bytes wait to be read on the socket (FIONREAD through the socket adaptor, no allocation).
+     */
+    private int readable() throws IOException
     {
         if (availability == null)
         {
             availability = channel.socket().getInputStream();
         }
+        return availability.available();
+    }
+
+    /**
+     * @return how many gathering writes of answers this channel made (tests).
+     */
+    long flushes()
+    {
+        return flushes;
+    }
+
+    private boolean awaitFileReadsOrInput() throws IOException
+    {
         int index = 0;
         while (true)
         {
@@ -177,7 +219,7 @@ final class BufferedChannel
             {
                 return false;
             }
-            if (availability.available() > 0)
+            if (readable() > 0)
             {
                 return true;
             }
@@ -270,6 +312,7 @@ final class BufferedChannel
         {
             busySinceNanos = clock.nanoTime();
         }
+        flushes++;
         try
         {
             int gatherCount = 0;

@@ -32,7 +32,15 @@ final class PeerConnection implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(PeerConnection.class);
     private static final int WINDOW = 64;
-    private static final int IDLES_BEFORE_SLEEP = 80;
+    // a full window reopens for the sender once this many slices are answered: it then sends them back to back, in
+    // one gathering write, instead of one write per answer that trickles in
+    static final int WINDOW_REFILL = 16;
+    private static final long WINDOW_PARK_NS = 1_000_000L;
+    // spins, then yields, then sleep until a slice is offered (the producer unparks): no timed parks in between,
+    // each of which costs a futex and a timer, and a stream of small requests idles between every batch of them
+    private static final int IDLE_SPINS = 50;
+    private static final int IDLE_YIELDS = 10;
+    private static final int IDLES_BEFORE_SLEEP = IDLE_SPINS + IDLE_YIELDS;
     private static final long MAX_SLEEP_NS = 10_000_000L;
 
     private final PeerLink link;
@@ -73,7 +81,9 @@ final class PeerConnection implements AutoCloseable
     private long gatherBytes;
     private SocketChannel gatherChannel;
     private final Thread sender;
-    private final IdleStrategy windowIdle = new BackoffIdleStrategy(20, 10, 1_000, 50_000);
+    // set while the sender waits for the window to reopen, so that the receiver wakes it when it has (Dekker style,
+    // as senderAsleep)
+    private volatile boolean senderAwaitsWindow;
     // set while the sender sleeps on an empty queue, so that whoever queues a slice wakes it (Dekker style:
     // the sender sets it and then looks at the queue, the producer queues and then looks at it)
     private volatile boolean senderAsleep;
@@ -118,7 +128,7 @@ final class PeerConnection implements AutoCloseable
             headers[i] = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_FIELDS_LENGTH);
         }
         // a short back-off keeps a busy stream off the futex; after it the sender sleeps until a slice comes
-        final IdleStrategy idle = new BackoffIdleStrategy(50, 10, 1_000, 50_000);
+        final IdleStrategy idle = new BackoffIdleStrategy(IDLE_SPINS, IDLE_YIELDS, 1_000, 50_000);
         int idles = 0;
         long spinUntilNanos = 0;
         while (running)
@@ -209,12 +219,7 @@ final class PeerConnection implements AutoCloseable
         if (inFlight.size() >= WINDOW)
         {
             flushGather();
-        }
-        // a full window waits for answers without spinning: on a small host the receiver needs the CPU
-        windowIdle.reset();
-        while (inFlight.size() >= WINDOW && running && lifecycle.channel() == current)
-        {
-            windowIdle.idle();
+            awaitWindow(current);
         }
         if (lifecycle.channel() != current)
         {
@@ -267,6 +272,32 @@ final class PeerConnection implements AutoCloseable
         {
             resetGather();
             failStranded();
+        }
+    }
+
+    /**
+     * The window is full: sleep (no spinning, on a small host the receiver needs the CPU) until the receiver has
+     * taken {@link #WINDOW_REFILL} answers, the connection breaks, or the transport closes; bounded, so nothing is
+     * missed for long.
+     */
+    private void awaitWindow(final SocketChannel current)
+    {
+        senderAwaitsWindow = true;
+        while (inFlight.size() > WINDOW - WINDOW_REFILL && running && lifecycle.channel() == current)
+        {
+            LockSupport.parkNanos(WINDOW_PARK_NS);
+        }
+        senderAwaitsWindow = false;
+    }
+
+    /**
+     * A slice left the window (answered or failed): wake the sender if it waits for the window to reopen.
+     */
+    private void windowFreed()
+    {
+        if (senderAwaitsWindow && inFlight.size() <= WINDOW - WINDOW_REFILL)
+        {
+            LockSupport.unpark(sender);
         }
     }
 
@@ -451,6 +482,7 @@ final class PeerConnection implements AutoCloseable
                 final long length = ackHeader.getLong();
                 ackHeader.position(base + PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
                 final Slice slice = inFlight.poll();
+                windowFreed();
                 answering = slice;
                 if (type != PeerProtocol.ACK || slice == null || slice.wireId() != wireId ||
                     bodyLength != PeerProtocol.ACK_FIELDS_LENGTH + length)
@@ -617,6 +649,11 @@ final class PeerConnection implements AutoCloseable
         closeQuietly(which);
         path.failed(reason);
         failStranded();
+        if (senderAwaitsWindow)
+        {
+            // only a sender waiting for the window: one inside a copy or a write must not be woken from its own park
+            LockSupport.unpark(sender);
+        }
         link.lost(this, reason);
     }
 

@@ -36,7 +36,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * 127.0.0.1:0), as a specification: a WRITE it refuses is answered with a typed status, lands no byte and leaves
  * the connection serving; a WRITE whose peer stalls in the middle of its payload is served up to its deadline on the
  * injected clock, and one nanosecond past it is cut off and gives its region's borrow back; a frame with a wrong tag cuts that peer off while
- * the server serves everyone else. The initiator is a {@link RawPeer} that speaks the wire protocol frame by frame.
+ * the server serves everyone else, also in the middle of frames sent back to back (nothing after it lands); a burst
+ * cut short has its whole WRITEs acknowledged and never the one whose bytes did not all arrive. The initiator is a {@link RawPeer} that speaks the wire protocol frame by frame.
  */
 @Timeout(30)
 class PeerSessionHandlerTest
@@ -151,6 +152,54 @@ class PeerSessionHandlerTest
             assertThat(counters.get(SystemCounter.REMOTE_BYTES_SENT).get()).as("nothing was read for it").isZero();
             honest.read(5, honest.handle("decode"), BASE, 100);
             assertThat(honest.ack()).containsExactly(5, TransferStatus.OK, 100);
+        }
+    }
+
+    @Test
+    void shouldCutOffAPeerAtTheForgedFrameOfAGatheredBurstLandingNothingAfterItAndServeTheOthers() throws Exception
+    {
+        try (RawPeer forger = RawPeer.connect(server.advertisedAddress(), TOKEN);
+            RawPeer honest = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = forger.handle("decode");
+
+            forger.send(
+                forger.writeFrame(1, handle, BASE, 1000, 1000, (byte)1, true),
+                forger.writeFrame(2, handle, BASE + 1000, 1000, 1000, (byte)2, false),
+                forger.writeFrame(3, handle, BASE + 2000, 1000, 1000, (byte)3, true));
+
+            assertThat(forger.okAnswersUntilClosed()).as("at most the frame before the forged one is answered")
+                .isSubsetOf(1L);
+            for (long i = 1000; i < SIZE; i++)
+            {
+                assertThat(memory.get(ValueLayout.JAVA_BYTE, i)).as("byte %d", i).isEqualTo(UNTOUCHED);
+            }
+            final long honestHandle = honest.handle("decode");
+            honest.send(honest.writeFrame(4, honestHandle, BASE + 4096, 100, 100, (byte)4, true),
+                honest.writeFrame(5, honestHandle, BASE + 8192, 100, 100, (byte)5, true));
+            assertThat(honest.ack()).containsExactly(4, TransferStatus.OK, 0);
+            assertThat(honest.ack()).containsExactly(5, TransferStatus.OK, 0);
+            assertThat(memory.get(ValueLayout.JAVA_BYTE, 8192 + 99)).isEqualTo((byte)5);
+        }
+    }
+
+    @Test
+    void shouldAcknowledgeTheWholeWritesOfAGatheredBurstAndNeverTheOneCutShort() throws Exception
+    {
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+
+            peer.send(
+                peer.writeFrame(1, handle, BASE, 20_000, 20_000, (byte)1, true),
+                peer.writeFrame(2, handle, BASE + 20_000, 20_000, 20_000, (byte)2, true),
+                peer.writeFrame(3, handle, BASE + 40_000, 20_000, 12_345, (byte)3, true));
+            peer.finishSending();
+
+            assertThat(peer.okAnswersUntilClosed()).as("every whole WRITE, not the one cut short")
+                .containsExactly(1L, 2L);
+            assertThat(memory.get(ValueLayout.JAVA_BYTE, 19_999)).isEqualTo((byte)1);
+            assertThat(memory.get(ValueLayout.JAVA_BYTE, 39_999)).isEqualTo((byte)2);
         }
     }
 

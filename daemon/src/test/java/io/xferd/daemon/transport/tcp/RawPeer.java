@@ -155,9 +155,74 @@ public final class RawPeer implements AutoCloseable
         request(PeerProtocol.READ, sliceId, handle, address, length, 0, false);
     }
 
+    /**
+     * One whole WRITE frame (a slice that is its whole request) with {@code sent} payload bytes of pattern
+     * {@code fill}, tagged now (so frames must be sent in the order they were made), for {@link #send}.
+     */
+    public ByteBuffer writeFrame(
+        final long sliceId, final long handle, final long address, final long length, final int sent, final byte fill,
+        final boolean goodTag)
+    {
+        final ByteBuffer frame = frame(PeerProtocol.WRITE, sliceId, handle, address, length, sent, goodTag);
+        for (int i = PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_FIELDS_LENGTH; i < frame.limit(); i++)
+        {
+            frame.put(i, fill);
+        }
+        return frame;
+    }
+
+    /**
+     * Send frames back to back in one gathering write, as an initiator batching its queue does.
+     */
+    public void send(final ByteBuffer... frames) throws IOException
+    {
+        FrameIo.writeFully(channel, frames);
+    }
+
+    /**
+     * Send nothing more (the daemon reads end of stream), still reading what it answers.
+     */
+    public void finishSending() throws IOException
+    {
+        channel.shutdownOutput();
+    }
+
+    /**
+     * @return the slice ids of the answers that come before the daemon closes the connection, with status OK.
+     * @throws IOException when an answer has another status.
+     */
+    public java.util.List<Long> okAnswersUntilClosed() throws IOException
+    {
+        final java.util.List<Long> answered = new java.util.ArrayList<>();
+        while (true)
+        {
+            final long[] answer;
+            try
+            {
+                answer = ack();
+            }
+            catch (final IOException ex)
+            {
+                return answered;
+            }
+            if (answer[1] != 0)
+            {
+                throw new IOException("answer to slice " + answer[0] + " has status " + answer[1]);
+            }
+            answered.add(answer[0]);
+        }
+    }
+
     private void request(
         final int type, final long sliceId, final long handle, final long address, final long length, final int sent,
         final boolean goodTag) throws IOException
+    {
+        FrameIo.writeFully(channel, frame(type, sliceId, handle, address, length, sent, goodTag));
+    }
+
+    private ByteBuffer frame(
+        final int type, final long sliceId, final long handle, final long address, final long length, final int sent,
+        final boolean goodTag)
     {
         final int tagAt = PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_SIGNED_LENGTH;
         final ByteBuffer frame = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_FIELDS_LENGTH + sent);
@@ -169,8 +234,7 @@ public final class RawPeer implements AutoCloseable
         {
             frame.put(tagAt, (byte)(frame.get(tagAt) ^ 1));
         }
-        frame.position(0).limit(frame.capacity());
-        FrameIo.writeFully(channel, frame);
+        return frame.position(0).limit(frame.capacity());
     }
 
     /**
