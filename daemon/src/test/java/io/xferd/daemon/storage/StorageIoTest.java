@@ -49,15 +49,14 @@ class StorageIoTest
     @TempDir
     Path dir;
 
-    private final Arena arena = Arena.ofShared();
+    private final StorageTestData data = new StorageTestData(42);
+    private final Arena arena = data.arena;
     private final SystemCounters counters = new SystemCounters(new CountersManager(
         new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 1024)), new UnsafeBuffer(ByteBuffer.allocateDirect(16 * 1024))));
     private final StorageIo io = new StorageIo(8, counters.get(SystemCounter.STORAGE_BYTES_READ),
         counters.get(SystemCounter.STORAGE_BYTES_WRITTEN), counters.get(SystemCounter.STORAGE_ERRORS));
     private final FileRegionMapper mapper = new FileRegionMapper();
     private final List<Region> regions = new ArrayList<>();
-    private final List<Path> shmFiles = new ArrayList<>();
-    private final Random random = new Random(42);
 
     @BeforeEach
     void requireIoUring()
@@ -70,20 +69,16 @@ class StorageIoTest
     {
         io.close();
         regions.forEach(FileRegionMapper::unmap);
-        for (final Path file : shmFiles)
-        {
-            Files.deleteIfExists(file);
-        }
-        arena.close();
+        data.close();
     }
 
     @Test
     void shouldWriteAndReadBackAlignedRangesOfAFileOnDiskWithODirect() throws IOException
     {
-        final Path file = sized(dir.resolve("disk.bin"), LENGTH + 8192);
+        final Path file = StorageTestData.sized(dir.resolve("disk.bin"), LENGTH + 8192);
         final Region region = register(file, FileIo.O_RDWR, 8192, LENGTH, 0);
-        final byte[] expected = randomBytes(LENGTH);
-        final MemorySegment memory = memory(expected);
+        final byte[] expected = data.randomBytes(LENGTH);
+        final MemorySegment memory = data.memory(expected);
 
         assertThat(io.write(region.file(), 0, memory.address(), LENGTH)).isEqualTo(TransferStatus.OK);
         assertThat(Arrays.copyOfRange(Files.readAllBytes(file), 8192, 8192 + LENGTH)).isEqualTo(expected);
@@ -99,7 +94,7 @@ class StorageIoTest
     @Test
     void shouldLeaveTheClientsDescriptorFlagsAloneWhenGoingDirect() throws IOException
     {
-        final Path file = sized(dir.resolve("client.bin"), 8192);
+        final Path file = StorageTestData.sized(dir.resolve("client.bin"), 8192);
         final int clientFd = FileIo.open(file.toString(), FileIo.O_RDWR, 0);
         try
         {
@@ -125,7 +120,7 @@ class StorageIoTest
     @Test
     void shouldKeepTheNeighboursOfUnalignedWritesOnAnODirectFile() throws IOException
     {
-        final byte[] original = randomBytes(1 << 20);
+        final byte[] original = data.randomBytes(1 << 20);
         final Path file = dir.resolve("edges.bin");
         Files.write(file, original);
         final Region region = register(file, FileIo.O_RDWR, 0, original.length, 0);
@@ -134,11 +129,11 @@ class StorageIoTest
         final int[][] writes = {{1, 10}, {4095, 2}, {5000, 70_000}, {8192, 4096}, {300_001, 555_555}, {1_048_000, 576}};
         for (final int[] write : writes)
         {
-            final byte[] data = randomBytes(write[1]);
+            final byte[] bytes = data.randomBytes(write[1]);
             final MemorySegment memory = arena.allocate(write[1] + 3L, 8).asSlice(3);
-            MemorySegment.copy(data, 0, memory, JAVA_BYTE, 0, data.length);
+            MemorySegment.copy(bytes, 0, memory, JAVA_BYTE, 0, bytes.length);
             assertThat(io.write(region.file(), write[0], memory.address(), write[1])).isEqualTo(TransferStatus.OK);
-            System.arraycopy(data, 0, expected, write[0], data.length);
+            System.arraycopy(bytes, 0, expected, write[0], bytes.length);
         }
         assertThat(Files.readAllBytes(file)).isEqualTo(expected);
 
@@ -151,12 +146,12 @@ class StorageIoTest
     @Test
     void shouldMoveAnyAlignmentOnTmpfsBufferedAndSyncWhenAsked() throws IOException
     {
-        final Path file = shm(LENGTH);
+        final Path file = data.shm(LENGTH);
         final Region region = register(file, FileIo.O_RDWR, 0, LENGTH, REGISTER_FILE_SYNC | REGISTER_FILE_BUFFERED);
         assertThat(region.file().direct()).isFalse();
         assertThat(region.file().sync()).isTrue();
-        final byte[] expected = randomBytes(LENGTH - 7);
-        final MemorySegment memory = memory(expected);
+        final byte[] expected = data.randomBytes(LENGTH - 7);
+        final MemorySegment memory = data.memory(expected);
 
         assertThat(io.write(region.file(), 7, memory.address(), expected.length)).isEqualTo(TransferStatus.OK);
         assertThat(Arrays.copyOfRange(Files.readAllBytes(file), 7, LENGTH)).isEqualTo(expected);
@@ -168,7 +163,7 @@ class StorageIoTest
     @Test
     void shouldFailWithTruncatedWhenTheFileShrinksUnderTheRegionAndNotRegrowIt() throws IOException
     {
-        final Path file = sized(dir.resolve("shrinks.bin"), LENGTH);
+        final Path file = StorageTestData.sized(dir.resolve("shrinks.bin"), LENGTH);
         final Region region = register(file, FileIo.O_RDWR, 0, LENGTH, 0);
         try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw"))
         {
@@ -187,7 +182,7 @@ class StorageIoTest
     @Test
     void shouldFailWithPermissionWhenWritingAFileTheClientOpenedReadOnly() throws IOException
     {
-        final Path file = sized(dir.resolve("readonly.bin"), 8192);
+        final Path file = StorageTestData.sized(dir.resolve("readonly.bin"), 8192);
         final Region region = register(file, FileIo.O_RDONLY, 0, 8192, 0);
         final MemorySegment memory = arena.allocate(8192, 4096);
 
@@ -198,7 +193,7 @@ class StorageIoTest
     @Test
     void shouldRefuseRangesOutsideTheFileAndDescriptorsThatAreNotFiles() throws IOException
     {
-        final Path file = sized(dir.resolve("small.bin"), 8192);
+        final Path file = StorageTestData.sized(dir.resolve("small.bin"), 8192);
         final int fd = FileIo.open(file.toString(), FileIo.O_RDWR, 0);
         assertThatThrownBy(() -> mapper.map(fd, new FileRegistration(1, ADDRESS, 8192, 4096, 0)))
             .isInstanceOf(RegistrationRefusedException.class).hasMessageContaining("out of range");
@@ -210,7 +205,7 @@ class StorageIoTest
     @Test
     void shouldAnswerOutOfRangeForARequestPastTheRegion() throws IOException
     {
-        final Path file = sized(dir.resolve("r.bin"), 8192);
+        final Path file = StorageTestData.sized(dir.resolve("r.bin"), 8192);
         final Region region = register(file, FileIo.O_RDWR, 0, 4096, 0);
         final MemorySegment memory = arena.allocate(8192, 4096);
         assertThat(io.read(region.file(), 0, memory.address(), 8192)).isEqualTo(TransferStatus.STORAGE_OUT_OF_RANGE);
@@ -222,36 +217,5 @@ class StorageIoTest
         final Region region = mapper.map(fd, new FileRegistration(1, ADDRESS, length, offset, flags));
         regions.add(region);
         return region;
-    }
-
-    private Path sized(final Path file, final long size) throws IOException
-    {
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw"))
-        {
-            raf.setLength(size);
-        }
-        return file;
-    }
-
-    private Path shm(final long size) throws IOException
-    {
-        assumeTrue(Files.isDirectory(Path.of("/dev/shm")), "no /dev/shm");
-        final Path file = Files.createTempFile(Path.of("/dev/shm"), "xferd-storage", ".bin");
-        shmFiles.add(file);
-        return sized(file, size);
-    }
-
-    private byte[] randomBytes(final int length)
-    {
-        final byte[] bytes = new byte[length];
-        random.nextBytes(bytes);
-        return bytes;
-    }
-
-    private MemorySegment memory(final byte[] bytes)
-    {
-        final MemorySegment memory = arena.allocate(bytes.length, 4096);
-        MemorySegment.copy(bytes, 0, memory, JAVA_BYTE, 0, bytes.length);
-        return memory;
     }
 }

@@ -56,7 +56,8 @@ class StorageStageTest
     @TempDir
     Path dir;
 
-    private final Arena arena = Arena.ofShared();
+    private final StorageTestData data = new StorageTestData(17);
+    private final Arena arena = data.arena;
     private final SystemCounters counters = new SystemCounters(new CountersManager(
         new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 1024)), new UnsafeBuffer(ByteBuffer.allocateDirect(16 * 1024))));
     private final StorageStage stage = new StorageStage(DEPTH, 1024, counters.get(SystemCounter.STORAGE_BYTES_READ),
@@ -64,8 +65,6 @@ class StorageStageTest
         counters.get(SystemCounter.STORAGE_SYNCS));
     private final FileRegionMapper mapper = new FileRegionMapper();
     private final List<Region> regions = new ArrayList<>();
-    private final List<Path> shmFiles = new ArrayList<>();
-    private final Random random = new Random(Long.getLong("xferd.test.seed", 17));
     private AgentRunner runner;
 
     @BeforeEach
@@ -86,11 +85,7 @@ class StorageStageTest
             stage.close();
         }
         regions.forEach(FileRegionMapper::unmap);
-        for (final Path file : shmFiles)
-        {
-            Files.deleteIfExists(file);
-        }
-        arena.close();
+        data.close();
     }
 
     @Test
@@ -98,11 +93,11 @@ class StorageStageTest
     {
         final int block = 64 * 1024;
         final int count = 128;
-        final Path file = sized(dir.resolve("disk.bin"), (long)block * count);
+        final Path file = StorageTestData.sized(dir.resolve("disk.bin"), (long)block * count);
         final Region region = register(file, 0, (long)block * count, 0);
-        final byte[] expected = randomBytes(block * count);
-        final MemorySegment memory = memory(expected);
-        final int[] order = shuffled(count);
+        final byte[] expected = data.randomBytes(block * count);
+        final MemorySegment memory = data.memory(expected);
+        final int[] order = data.shuffled(count);
 
         // all queued before the stage runs: its first duty cycle sees them together, as a loaded daemon would
         final Completions writes = new Completions(count);
@@ -135,9 +130,9 @@ class StorageStageTest
     void shouldCutLargeRequestsIntoOperationsAndMoveAnyAlignmentBufferedOnTmpfs() throws Exception
     {
         final int length = 5 * DeviceQueue.MAX_OPERATION + 12_345;
-        final Path file = shm(length + 100);
+        final Path file = data.shm(length + 100);
         final Region region = register(file, 0, length + 100, REGISTER_FILE_BUFFERED);
-        final byte[] expected = randomBytes(length);
+        final byte[] expected = data.randomBytes(length);
         final MemorySegment memory = arena.allocate(length + 3L, 8).asSlice(3);
         MemorySegment.copy(expected, 0, memory, JAVA_BYTE, 0, length);
         start();
@@ -160,16 +155,16 @@ class StorageStageTest
     void shouldFailOnlyTheRequestsOfAFileTruncatedUnderItsRegion() throws Exception
     {
         final int block = 64 * 1024;
-        final Path shrinking = sized(dir.resolve("shrinks.bin"), 16L * block);
-        final Path whole = sized(dir.resolve("whole.bin"), 16L * block);
+        final Path shrinking = StorageTestData.sized(dir.resolve("shrinks.bin"), 16L * block);
+        final Path whole = StorageTestData.sized(dir.resolve("whole.bin"), 16L * block);
         final Region shrunk = register(shrinking, 0, 16L * block, 0);
         final Region intact = register(whole, 0, 16L * block, 0);
         try (RandomAccessFile raf = new RandomAccessFile(shrinking.toFile(), "rw"))
         {
             raf.setLength(8L * block);
         }
-        final byte[] expected = randomBytes(16 * block);
-        final MemorySegment memory = memory(expected);
+        final byte[] expected = data.randomBytes(16 * block);
+        final MemorySegment memory = data.memory(expected);
         start();
 
         final Completions completions = new Completions(32);
@@ -196,10 +191,10 @@ class StorageStageTest
     {
         final int block = 64 * 1024;
         final int count = 64;
-        final Path file = shm((long)block * count);
+        final Path file = data.shm((long)block * count);
         final Region region = register(file, 0, (long)block * count, REGISTER_FILE_SYNC);
-        final byte[] expected = randomBytes(block * count);
-        final MemorySegment memory = memory(expected);
+        final byte[] expected = data.randomBytes(block * count);
+        final MemorySegment memory = data.memory(expected);
 
         final Completions completions = new Completions(count);
         for (int i = 0; i < count; i++)
@@ -227,11 +222,11 @@ class StorageStageTest
             {
             final int block = 1 << 20;
             final int count = 8;
-            final Path syncFile = sized(fs.mount().resolve("sync.bin"), (long)block * count);
-            final Path plainFile = sized(fs.mount().resolve("plain.bin"), (long)block * count);
+            final Path syncFile = StorageTestData.sized(fs.mount().resolve("sync.bin"), (long)block * count);
+            final Path plainFile = StorageTestData.sized(fs.mount().resolve("plain.bin"), (long)block * count);
             final Region sync = register(syncFile, 0, (long)block * count, REGISTER_FILE_SYNC | REGISTER_FILE_BUFFERED);
             final Region plain = register(plainFile, 0, (long)block * count, REGISTER_FILE_BUFFERED);
-            final MemorySegment memory = memory(randomBytes(block * count));
+            final MemorySegment memory = data.memory(data.randomBytes(block * count));
             start();
 
             final Completions completions = new Completions(2 * count);
@@ -263,7 +258,7 @@ class StorageStageTest
     @Test
     void shouldRefuseSubmissionsOnceClosedAndFailWhatWasQueued() throws Exception
     {
-        final Path file = sized(dir.resolve("c.bin"), 8192);
+        final Path file = StorageTestData.sized(dir.resolve("c.bin"), 8192);
         final Region region = register(file, 0, 8192, 0);
         final MemorySegment memory = arena.allocate(8192, 4096);
         final Completions queued = new Completions(1);
@@ -279,7 +274,7 @@ class StorageStageTest
     @Test
     void shouldAnswerOutOfRangeForARequestPastTheRegion() throws Exception
     {
-        final Path file = sized(dir.resolve("r.bin"), 8192);
+        final Path file = StorageTestData.sized(dir.resolve("r.bin"), 8192);
         final Region region = register(file, 0, 4096, 0);
         final MemorySegment memory = arena.allocate(8192, 4096);
         start();
@@ -357,53 +352,5 @@ class StorageStageTest
         final Region region = mapper.map(fd, new FileRegistration(1, ADDRESS, length, offset, flags));
         regions.add(region);
         return region;
-    }
-
-    private int[] shuffled(final int count)
-    {
-        final int[] order = new int[count];
-        for (int i = 0; i < count; i++)
-        {
-            order[i] = i;
-        }
-        for (int i = count - 1; i > 0; i--)
-        {
-            final int j = random.nextInt(i + 1);
-            final int t = order[i];
-            order[i] = order[j];
-            order[j] = t;
-        }
-        return order;
-    }
-
-    private static Path sized(final Path file, final long size) throws IOException
-    {
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw"))
-        {
-            raf.setLength(size);
-        }
-        return file;
-    }
-
-    private Path shm(final long size) throws IOException
-    {
-        assumeTrue(Files.isDirectory(Path.of("/dev/shm")), "no /dev/shm");
-        final Path file = Files.createTempFile(Path.of("/dev/shm"), "xferd-stage", ".bin");
-        shmFiles.add(file);
-        return sized(file, size);
-    }
-
-    private byte[] randomBytes(final int length)
-    {
-        final byte[] bytes = new byte[length];
-        random.nextBytes(bytes);
-        return bytes;
-    }
-
-    private MemorySegment memory(final byte[] bytes)
-    {
-        final MemorySegment memory = arena.allocate(bytes.length, 4096);
-        MemorySegment.copy(bytes, 0, memory, JAVA_BYTE, 0, bytes.length);
-        return memory;
     }
 }
