@@ -35,6 +35,10 @@ final class PeerConnection implements AutoCloseable
     // a full window reopens for the sender once this many slices are answered: it then sends them back to back, in
     // one gathering write, instead of one write per answer that trickles in
     static final int WINDOW_REFILL = 16;
+    // bytes in flight, which a slice queued now waits behind whatever the scheduler decides: 16 slices of 512 KiB,
+    // twice the answers a peer batches (BufferedChannel.ANSWER_BATCH), so its batches never find the window shut
+    static final long WINDOW_BYTES = 8L << 20;
+    static final long WINDOW_REFILL_BYTES = 2L << 20;
     private static final long WINDOW_PARK_NS = 1_000_000L;
     // spins, then yields, then sleep until a slice is offered (the producer unparks): no timed parks in between,
     // each of which costs a futex and a timer, and a stream of small requests idles between every batch of them
@@ -58,6 +62,7 @@ final class PeerConnection implements AutoCloseable
     private final long spinAfterSendNanos;
     // many-to-many: the receiver takes answered slices, and whoever notices a break fails the rest
     private final ManyToManyConcurrentArrayQueue<Slice> inFlight = new ManyToManyConcurrentArrayQueue<>(2 * WINDOW);
+    private final SendWindow window = new SendWindow(WINDOW, WINDOW_BYTES, WINDOW_REFILL, WINDOW_REFILL_BYTES);
     private static final int MAX_GATHER = 16;
     private static final long MAX_GATHER_BYTES = 1 << 20;
     private final ByteBuffer notifyHeader =
@@ -216,7 +221,7 @@ final class PeerConnection implements AutoCloseable
             transport.finishSlice(slice, TransferStatus.UNKNOWN_SEGMENT, path);
             return;
         }
-        if (inFlight.size() >= WINDOW)
+        if (window.isFull(inFlight.size()))
         {
             flushGather();
             awaitWindow(current);
@@ -245,6 +250,7 @@ final class PeerConnection implements AutoCloseable
         }
         // never drop: a slot the receiver just freed may not be reusable yet (bounded MPMC queue), so retry;
         // the queue is twice the window, so this is rare and short
+        window.sent(slice.length);
         while (!inFlight.offer(slice))
         {
             Thread.onSpinWait();
@@ -277,13 +283,13 @@ final class PeerConnection implements AutoCloseable
 
     /**
      * The window is full: sleep (no spinning, on a small host the receiver needs the CPU) until the receiver has
-     * taken {@link #WINDOW_REFILL} answers, the connection breaks, or the transport closes; bounded, so nothing is
-     * missed for long.
+     * taken {@link #WINDOW_REFILL} answers and {@link #WINDOW_REFILL_BYTES} bytes, the connection breaks, or the
+     * transport closes; bounded, so nothing is missed for long.
      */
     private void awaitWindow(final SocketChannel current)
     {
         senderAwaitsWindow = true;
-        while (inFlight.size() > WINDOW - WINDOW_REFILL && running && lifecycle.channel() == current)
+        while (!window.hasReopened(inFlight.size()) && running && lifecycle.channel() == current)
         {
             LockSupport.parkNanos(WINDOW_PARK_NS);
         }
@@ -295,7 +301,7 @@ final class PeerConnection implements AutoCloseable
      */
     private void windowFreed()
     {
-        if (senderAwaitsWindow && inFlight.size() <= WINDOW - WINDOW_REFILL)
+        if (senderAwaitsWindow && window.hasReopened(inFlight.size()))
         {
             LockSupport.unpark(sender);
         }
@@ -362,10 +368,23 @@ final class PeerConnection implements AutoCloseable
     private void failStranded()
     {
         Slice slice;
-        while ((slice = inFlight.poll()) != null)
+        while ((slice = takeInFlight()) != null)
         {
             transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
         }
+    }
+
+    /**
+     * @return the oldest slice in flight, taken out of it (and out of the window's bytes), or null when none is.
+     */
+    private Slice takeInFlight()
+    {
+        final Slice slice = inFlight.poll();
+        if (slice != null)
+        {
+            window.left(slice.length);
+        }
+        return slice;
     }
 
     private void writeRequest(final SocketChannel current, final Slice slice, final RemoteTransfer transfer)
@@ -481,7 +500,7 @@ final class PeerConnection implements AutoCloseable
                 ackHeader.getInt();
                 final long length = ackHeader.getLong();
                 ackHeader.position(base + PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
-                final Slice slice = inFlight.poll();
+                final Slice slice = takeInFlight();
                 windowFreed();
                 answering = slice;
                 if (type != PeerProtocol.ACK || slice == null || slice.wireId() != wireId ||

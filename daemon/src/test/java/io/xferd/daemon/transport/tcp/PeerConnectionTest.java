@@ -246,6 +246,35 @@ class PeerConnectionTest
     }
 
     @Test
+    void shouldKeepNoMoreBytesInFlightThanItsWindowToAPeerThatHasNotAnswered() throws Exception
+    {
+        // slices of 1 MiB: the window's bytes (8 MiB) shut it long before its 64 slices would
+        final int slice = 1 << 20;
+        final long length = 32L * slice;
+        context.sliceSize(slice);
+        start(new FakePeerServer(TOKEN, FakePeerServer.ReadAnswer.NONE), LocalNics.resolve(List.of()));
+        final MemorySegment large = arena.allocate(length, 4096);
+        final Region largeLocal = new Region(LOCAL_ADDRESS + LENGTH, length, "cpu:0", large, large);
+        assertThat(submitter.tryAcquire()).isTrue();
+        assertThat(largeLocal.tryAcquire()).isTrue();
+        assertThat(transport.submit(request.reset()
+            .submitter(submitter)
+            .ids(8, 8)
+            .opcode(Opcode.READ)
+            .local(largeLocal, LOCAL_ADDRESS + LENGTH)
+            .target(transport.remoteSegments().get(open()), FakePeerServer.BUFFER_ADDRESS)
+            .length(length))).isEqualTo(TransferStatus.OK);
+
+        final int window = (int)(PeerConnection.WINDOW_BYTES / slice);
+        awaitReadsReceived(window);
+        Thread.sleep(200); // a sender that ignored the window's bytes would send the other 24 slices in this time
+        assertThat(peer.readsReceived()).as("slices sent before any answer").isEqualTo(window);
+
+        transport.close();
+        assertThat(awaitCompletion(8)).as("no OK for bytes that never came").isNotEqualTo(TransferStatus.OK);
+    }
+
+    @Test
     void shouldAnswerEachMergedRequestOnItsOwnOnceEveryByteOfTheTransferArrived() throws Exception
     {
         start(new FakePeerServer(TOKEN, FakePeerServer.ReadAnswer.EXACT), LocalNics.resolve(List.of()));
