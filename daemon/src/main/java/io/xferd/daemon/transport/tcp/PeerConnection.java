@@ -18,6 +18,7 @@ import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -46,6 +47,9 @@ final class PeerConnection implements AutoCloseable
     private static final int IDLE_YIELDS = 10;
     private static final int IDLES_BEFORE_SLEEP = IDLE_SPINS + IDLE_YIELDS;
     private static final long MAX_SLEEP_NS = 10_000_000L;
+    // the largest WRITE slice a submitting thread sends itself when the connection is idle: small enough that an idle
+    // socket takes it without blocking (a READ's request is a header whatever its length)
+    static final long INLINE_MAX_WRITE_BYTES = 16 * 1024;
 
     private final PeerLink link;
     private final PeerPath path;
@@ -92,6 +96,10 @@ final class PeerConnection implements AutoCloseable
     // set while the sender sleeps on an empty queue, so that whoever queues a slice wakes it (Dekker style:
     // the sender sets it and then looks at the queue, the producer queues and then looks at it)
     private volatile boolean senderAsleep;
+    // who may write requests on the socket and touch the sender's state (scheduler, gather, frame tags): the sender
+    // thread, except while it sleeps on an empty queue, when a submitting thread may take it to send one slice
+    private final AtomicBoolean sending = new AtomicBoolean();
+    private volatile long inlineSends;
     private volatile long epoch;
     private volatile boolean running = true;
 
@@ -126,8 +134,64 @@ final class PeerConnection implements AutoCloseable
         return true;
     }
 
+    /**
+     * Send a small slice from the calling thread, when nothing else is queued or in flight on this connection and
+     * its sender sleeps: a lone READ then skips the hand-off to the sender thread (a futex wake-up, tens of
+     * microseconds, on a round trip a TCP ping-pong makes in about 40). Never connects, never waits for the window.
+     *
+     * @return true when the slice was sent (or failed) here; false when the caller must {@link #offer} it.
+     */
+    boolean trySendInline(final Slice slice)
+    {
+        if (!senderAsleep || slice.kind != Slice.DATA || (slice.transfer.opcode == Opcode.WRITE &&
+            (slice.length > INLINE_MAX_WRITE_BYTES || !slice.transfer.local.isMapped())) ||
+            !sending.compareAndSet(false, true))
+        {
+            return false;
+        }
+        try
+        {
+            final SocketChannel current = lifecycle.channel();
+            if (!senderAsleep || current == null || lifecycle.state() != PeerConnectionLifecycle.State.READY ||
+                !sendQueue.isEmpty() || !scheduler.isEmpty() || !inFlight.isEmpty() || gatherCount != 0)
+            {
+                return false;
+            }
+            inlineSends++;
+            sendOn(current, slice);
+            flushGather();
+            return true;
+        }
+        finally
+        {
+            sending.set(false);
+        }
+    }
+
+    /**
+     * @return how many slices submitting threads sent themselves (tests).
+     */
+    long inlineSends()
+    {
+        return inlineSends;
+    }
+
+    boolean isSenderAsleep()
+    {
+        return senderAsleep;
+    }
+
+    private void acquireSending()
+    {
+        while (!sending.compareAndSet(false, true))
+        {
+            Thread.onSpinWait();
+        }
+    }
+
     private void sendLoop()
     {
+        acquireSending();
         for (int i = 0; i < MAX_GATHER; i++)
         {
             headers[i] = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_FIELDS_LENGTH);
@@ -180,6 +244,7 @@ final class PeerConnection implements AutoCloseable
         {
             transport.finishSlice(slice, TransferStatus.SHUTTING_DOWN, path);
         }
+        sending.set(false);
     }
 
     /**
@@ -198,12 +263,14 @@ final class PeerConnection implements AutoCloseable
     private void sleepUntilOffered()
     {
         senderAsleep = true;
+        sending.set(false);
         if (sendQueue.isEmpty() && running)
         {
             // bounded, so stranded slices of a broken connection are still noticed without a producer
             LockSupport.parkNanos(MAX_SLEEP_NS);
         }
         senderAsleep = false;
+        acquireSending();
     }
 
     private void send(final Slice slice)
@@ -214,6 +281,11 @@ final class PeerConnection implements AutoCloseable
             transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
             return;
         }
+        sendOn(current, slice);
+    }
+
+    private void sendOn(final SocketChannel current, final Slice slice)
+    {
         final RemoteTransfer transfer = slice.transfer;
         if (epoch != transfer.target.epoch())
         {

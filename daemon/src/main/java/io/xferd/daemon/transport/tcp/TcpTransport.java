@@ -243,6 +243,10 @@ public final class TcpTransport implements PeerTransport
     {
         path.queued(slice.length);
         final PeerConnection connection = path.nextConnection();
+        if (connection.trySendInline(slice))
+        {
+            return;
+        }
         while (!connection.offer(slice))
         {
             java.util.concurrent.locks.LockSupport.parkNanos(10_000);

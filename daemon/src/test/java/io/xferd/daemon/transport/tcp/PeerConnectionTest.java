@@ -246,6 +246,34 @@ class PeerConnectionTest
     }
 
     @Test
+    void shouldSendALoneReadFromTheSubmittingThreadWhileTheSenderSleeps() throws Exception
+    {
+        start(new FakePeerServer(TOKEN, FakePeerServer.ReadAnswer.EXACT), LocalNics.resolve(List.of()));
+        final long handle = open();
+        submitRead(1, handle); // the sender thread connects: nothing was connected
+        assertThat(awaitCompletion(1)).isEqualTo(TransferStatus.OK);
+        final PeerConnection connection =
+            ((PeerLink)transport.remoteSegments().get(handle).link()).paths()[0].connections()[0];
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!connection.isSenderAsleep() && System.nanoTime() < deadline)
+        {
+            Thread.sleep(1);
+        }
+        assertThat(connection.isSenderAsleep()).as("the sender sleeps on an empty queue").isTrue();
+        memory.fill((byte)0);
+        final long inlineBefore = connection.inlineSends();
+
+        assertThat(read(2, handle)).isEqualTo(TransferStatus.OK);
+
+        assertThat(connection.inlineSends()).as("the first slice left from the submitting thread")
+            .isGreaterThan(inlineBefore);
+        for (int i = 0; i < LENGTH; i++)
+        {
+            assertThat(memory.get(ValueLayout.JAVA_BYTE, i)).as("byte %d", i).isEqualTo((byte)i);
+        }
+    }
+
+    @Test
     void shouldKeepNoMoreBytesInFlightThanItsWindowToAPeerThatHasNotAnswered() throws Exception
     {
         // slices of 1 MiB: the window's bytes (8 MiB) shut it long before its 64 slices would
