@@ -298,6 +298,20 @@ if [[ -n "$overlap" ]]; then
         "$(ratio "$(field "$line" p50_ms)" "$(field "$alone" p50_ms)")"
     done
   done
+  echo
+  echo "What the second prompt waited behind: bytes of the first prompt that completed while the second was under way"
+  echo "(per round; as a share of the second's own bytes: 0 = it went first, 1 = as many of the other's crossed"
+  echo "as of its own). Set by the order the daemons chose, not by the wire's speed: comparable across loads."
+  printf '| %-10s | %-6s | %-16s | %-16s | %-14s |\n' order tokens "other MiB p50" "other MiB max" "p50 / own bytes"
+  printf '|%s|\n' "------------|--------|------------------|------------------|----------------"
+  for pair in $overlap; do
+    line="$(grep "^RESULT mode=kv-overlap-share .* order=$pair " "$work/kv-overlap.log" 2>/dev/null | head -1 || true)"
+    own="$(grep "^RESULT mode=kv-overlap .* order=$pair .* role=second " "$work/kv-overlap.log" 2>/dev/null | head -1 || true)"
+    printf '| %-10s | %-6s | %-16s | %-16s | %-14s |\n' "$pair" "$(field "$line" tokens)" \
+      "$(awk -v b="$(field "$line" other_bytes_during_p50)" 'BEGIN { if (b == "") print "-"; else printf "%.1f", b / 1048576 }')" \
+      "$(awk -v b="$(field "$line" other_bytes_during_max)" 'BEGIN { if (b == "") print "-"; else printf "%.1f", b / 1048576 }')" \
+      "$(ratio "$(field "$line" other_bytes_during_p50)" "$(field "$own" bytes)")"
+  done
 fi
 echo
 if [[ $failures -gt 0 ]]; then
