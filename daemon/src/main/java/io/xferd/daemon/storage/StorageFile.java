@@ -27,6 +27,9 @@ public final class StorageFile
     // agent thread only: the errno of a failed fdatasync, sticky. The kernel reports a writeback error once per open
     // file, and the failed pages are no longer dirty: a later fdatasync may return 0 for bytes that never landed
     int syncErrno;
+    // agent thread only: the file's size when last looked at (lseek), and the stage's batch that looked
+    long knownSize = -1;
+    long sizeCheckedBatch = -1;
     // serialises the read-modify-write of partly written blocks on an O_DIRECT file (edges only; see StorageIo)
     private final Object edgeLock = new Object();
 
