@@ -310,6 +310,7 @@ public final class StorageStage implements Agent, AutoCloseable
 
     void completed(final StorageRequest request, final int status)
     {
+        request.file.onCompleted(request.write, request.length, status == TransferStatus.OK);
         if (status == TransferStatus.OK)
         {
             (request.write ? bytesWritten : bytesRead).getAndAdd(request.length);
