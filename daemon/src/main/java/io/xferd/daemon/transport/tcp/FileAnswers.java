@@ -21,6 +21,7 @@ final class FileAnswers implements AutoCloseable
 
     private final int count;
     private final int capacity;
+    private final FileBufferBudget budget;
     private Arena arena;
     private final FileAnswer[] free;
     private final FileAnswer[] all;
@@ -30,11 +31,13 @@ final class FileAnswers implements AutoCloseable
     /**
      * @param count    answers at most (within the answers a channel holds).
      * @param capacity bytes per buffer: the largest slice served this way.
+     * @param budget   the daemon's, shared by all connections.
      */
-    FileAnswers(final int count, final int capacity)
+    FileAnswers(final int count, final int capacity, final FileBufferBudget budget)
     {
         this.count = count;
         this.capacity = capacity;
+        this.budget = budget;
         this.all = new FileAnswer[count];
         this.free = new FileAnswer[count];
     }
@@ -53,7 +56,8 @@ final class FileAnswers implements AutoCloseable
     }
 
     /**
-     * @return a free answer, or null when all {@code count} are queued (send answers to get them back).
+     * @return a free answer, or null when all that may be made are queued (send answers to get them back; with
+     * {@link #made()} 0, the daemon's budget is spent and none can be had).
      */
     FileAnswer take()
     {
@@ -61,7 +65,7 @@ final class FileAnswers implements AutoCloseable
         {
             return free[--freeCount];
         }
-        if (made == count)
+        if (made == count || !budget.tryTake(capacity))
         {
             return null;
         }
@@ -106,5 +110,8 @@ final class FileAnswers implements AutoCloseable
         }
         arena.close();
         arena = null;
+        budget.giveBack((long)made * capacity);
+        made = 0;
+        freeCount = 0;
     }
 }

@@ -22,7 +22,8 @@ import java.util.function.Supplier;
  * <p>
  * What the stage cannot take stays with the caller (synchronous, through the thread's staging buffer): a slice
  * larger than a buffer, an O_DIRECT file addressed off its 4 KiB blocks (the read-modify-write of partial blocks is
- * {@code StorageIo}'s), or no stage at all.
+ * {@code StorageIo}'s), a connection without buffers once the daemon's {@link FileBufferBudget} is spent, or no
+ * stage at all.
  */
 final class FileSegmentResponder implements AutoCloseable
 {
@@ -48,14 +49,21 @@ final class FileSegmentResponder implements AutoCloseable
         channel.fileAnswersFrom(answers);
     }
 
+    /** The most all connections of a daemon hold in file buffers together. */
+    static final long DAEMON_BUDGET_BYTES = 256L << 20;
+    /**
+     * The most one connection holds in file buffers: a peer's whole window (64 slices) of 1 MiB slices, so the
+     * device can read ahead of the socket by as much as the peer asks.
+     */
+    static final long CONNECTION_BUDGET_BYTES = 64L << 20;
+
     /**
      * @return how many file answers a connection may hold for {@code bufferSize}-byte slices within
-     * {@code budgetBytes}: at least the storage queue depth, at most what the channel can queue.
+     * {@code budgetBytes}: at least one, at most what the channel can queue.
      */
-    static int answerCount(final int queueDepth, final int bufferSize, final long budgetBytes)
+    static int answerCount(final int bufferSize, final long budgetBytes)
     {
-        final long byBudget = budgetBytes / bufferSize;
-        return (int)Math.min(BufferedChannel.MAX_ANSWERS - 1, Math.max(queueDepth, byBudget));
+        return (int)Math.min(BufferedChannel.MAX_ANSWERS - 1, Math.max(1, budgetBytes / bufferSize));
     }
 
     /**
@@ -73,6 +81,10 @@ final class FileSegmentResponder implements AutoCloseable
             return false;
         }
         final FileAnswer answer = freeAnswer();
+        if (answer == null)
+        {
+            return false;
+        }
         try
         {
             channel.nextAnswerHeader(); // room for the answer now: queuing it after the submission cannot fail
@@ -110,6 +122,10 @@ final class FileSegmentResponder implements AutoCloseable
             return false;
         }
         final FileAnswer answer = freeAnswer();
+        if (answer == null)
+        {
+            return false;
+        }
         answer.of(sliceId, region, (int)length, true).request
             .set(region.file(), true, region.offsetOf(address), answer.buffer.address(), length);
         try
@@ -167,12 +183,12 @@ final class FileSegmentResponder implements AutoCloseable
 
     /**
      * @return a free answer; when every one is queued, the oldest answers are sent first (waiting for the oldest's
-     * request) to get one back.
+     * request) to get one back; null when the connection has none and the daemon's budget is spent.
      */
     private FileAnswer freeAnswer() throws IOException
     {
         FileAnswer answer = answers.take();
-        while (answer == null)
+        while (answer == null && channel.hasFileAnswers())
         {
             channel.sendOldestAnswers();
             answer = answers.take();

@@ -37,9 +37,6 @@ final class PeerSessionHandler implements Runnable
     // larger, up to the configured maximum, but not one slice of it)
     static final long MAX_SLICE_LENGTH =
         Integer.MAX_VALUE - Math.max(PeerProtocol.REQUEST_FIELDS_LENGTH, PeerProtocol.ACK_FIELDS_LENGTH);
-    // the most a connection's file READs and WRITEs hold in buffers (made as its peer's pipeline reaches that deep):
-    // enough for the device to read ahead of the socket by a peer's whole window of 1 MiB slices
-    static final long FILE_BUFFER_BUDGET = 64L << 20;
 
     private final SocketChannel channel;
     private final PeerServer server;
@@ -124,8 +121,7 @@ final class PeerSessionHandler implements Runnable
             staging = StagingBuffer.create(server.context(), server.counters());
             final int bufferSize = server.context().stagingBufferSize();
             files = new FileSegmentResponder(buffered, server::storageStage, new FileAnswers(
-                FileSegmentResponder.answerCount(server.context().storageQueueDepth(), bufferSize,
-                    FILE_BUFFER_BUDGET), bufferSize));
+                FileSegmentResponder.answerCount(bufferSize, FileSegmentResponder.CONNECTION_BUDGET_BYTES), bufferSize, server.fileBuffers()));
             admitted = true;
             while (true)
             {

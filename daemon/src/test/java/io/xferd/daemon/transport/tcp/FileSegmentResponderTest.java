@@ -48,7 +48,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * that "the stage has not run yet" is a state, not a race: a WRITE into the file is acknowledged only once the stage
  * has written it, while the connection's thread goes on serving the requests behind it; READs of the file are
  * answered in order with the file's bytes; a file truncated under its region fails a READ and a WRITE with
- * STORAGE_TRUNCATED and the requests between them complete. The initiator is a {@link RawPeer}.
+ * STORAGE_TRUNCATED and the requests between them complete; the buffers come from the daemon's budget, go back to it
+ * when the connection ends, and with the budget spent files are served on the connection's thread. The initiator is
+ * a {@link RawPeer}.
  */
 @Timeout(30)
 class FileSegmentResponderTest
@@ -137,6 +139,46 @@ class FileSegmentResponderTest
             Arrays.fill(sevens, (byte)7);
             assertThat(fileBytes(8192, 4096)).isEqualTo(sevens);
             assertThat(counters.get(SystemCounter.STORAGE_BYTES_WRITTEN).get()).isEqualTo(4096);
+        }
+    }
+
+    @Test
+    void shouldGiveItsFileBuffersBackToTheDaemonsBudgetWhenTheConnectionEnds() throws Exception
+    {
+        final FileBufferBudget budget = server.fileBuffers();
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+            peer.send(peer.writeFrame(1, handle, FILE_BASE, 4096, 4096, (byte)7, true));
+            awaitTrue(() -> budget.left() < FileSegmentResponder.DAEMON_BUDGET_BYTES);
+            runStageUntil(() -> fileBytes(0, 1)[0] == 7);
+            assertThat(peer.ack()).containsExactly(1, TransferStatus.OK, 0);
+        }
+        awaitTrue(() -> budget.left() == FileSegmentResponder.DAEMON_BUDGET_BYTES);
+    }
+
+    @Test
+    void shouldServeFilesOnTheConnectionsThreadOnceTheDaemonsFileBufferBudgetIsSpent() throws Exception
+    {
+        final FileBufferBudget budget = server.fileBuffers();
+        final long all = budget.left();
+        assertThat(budget.tryTake(all)).isTrue();
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+
+            // the stage never runs here: both are served synchronously, on the connection's own io_uring
+            peer.send(peer.writeFrame(1, handle, FILE_BASE + 4096, 4096, 4096, (byte)4, true));
+            assertThat(peer.ack()).containsExactly(1, TransferStatus.OK, 0);
+            peer.read(2, handle, FILE_BASE + 4000, 200);
+            assertAnswer(peer.ack(), 2, 200);
+            final byte[] expected = Arrays.copyOfRange(seeded, 4000, 4200);
+            Arrays.fill(expected, 96, 200, (byte)4);
+            assertThat(peer.payload(200)).isEqualTo(expected);
+        }
+        finally
+        {
+            budget.giveBack(all);
         }
     }
 
