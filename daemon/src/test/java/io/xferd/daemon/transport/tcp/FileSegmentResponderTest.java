@@ -59,6 +59,7 @@ class FileSegmentResponderTest
     private static final int SIZE = 64 * 1024;
     private static final long BASE = 0x7f00_0000_0000L;
     private static final long FILE_BASE = 1L << 62;
+    private static final long DIRECT_BASE = FILE_BASE + (1L << 40);
     private static final int FILE_SIZE = 256 * 1024;
     private static final long WAIT_NS = 20_000_000_000L;
 
@@ -78,6 +79,9 @@ class FileSegmentResponderTest
     Path directory;
     private Path path;
     private StorageFile file;
+    private StorageFile direct;
+    private Region memoryRegion;
+    private Region fileRegion;
     private StorageStage stage;
     private PeerServer server;
 
@@ -90,8 +94,9 @@ class FileSegmentResponderTest
         final int fd = FileIo.open(path.toString(), FileIo.O_RDWR, 0);
         assertThat(fd).isNotNegative();
         file = new StorageFile(fd, 0, FILE_SIZE, false, false, StorageFile.FILE);
-        final Region memoryRegion = new Region(BASE, SIZE, "cpu:0", memory, memory);
-        SessionRegions.set(owner, RegionTable.EMPTY.with(memoryRegion).with(Region.inFile(FILE_BASE, FILE_SIZE, file)));
+        memoryRegion = new Region(BASE, SIZE, "cpu:0", memory, memory);
+        fileRegion = Region.inFile(FILE_BASE, FILE_SIZE, file);
+        SessionRegions.set(owner, RegionTable.EMPTY.with(memoryRegion).with(fileRegion));
         registry.add(owner);
         stage = new StorageStage(8, 64, counters.get(SystemCounter.STORAGE_BYTES_READ),
             counters.get(SystemCounter.STORAGE_BYTES_WRITTEN), counters.get(SystemCounter.STORAGE_ERRORS),
@@ -111,6 +116,10 @@ class FileSegmentResponderTest
             server.close();
             stage.close();
             file.close();
+            if (direct != null)
+            {
+                direct.close();
+            }
         }
         arena.close();
     }
@@ -179,6 +188,32 @@ class FileSegmentResponderTest
         finally
         {
             budget.giveBack(all);
+        }
+    }
+
+    @Test
+    void shouldServeSlicesOffTheBlocksOfAnODirectFileOnTheConnectionsThread() throws Exception
+    {
+        final int fd = FileIo.open(path.toString(), FileIo.O_RDWR, 0);
+        assertThat(fd).isNotNegative();
+        direct = new StorageFile(fd, 0, FILE_SIZE, true, false, StorageFile.FILE);
+        assumeTrue(FileIo.trySetDirect(fd), "this file system refuses O_DIRECT");
+        SessionRegions.set(owner, RegionTable.EMPTY.with(memoryRegion).with(fileRegion)
+            .with(Region.inFile(DIRECT_BASE, FILE_SIZE, direct)));
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+
+            // the kernel refuses O_DIRECT off the device's blocks: these never reach the stage (which never runs
+            // here), the connection's own io_uring serves them through an aligned bounce buffer
+            peer.read(1, handle, DIRECT_BASE + 100, 1000);
+            assertAnswer(peer.ack(), 1, 1000);
+            assertThat(peer.payload(1000)).isEqualTo(Arrays.copyOfRange(seeded, 100, 1100));
+            peer.send(peer.writeFrame(2, handle, DIRECT_BASE + 5000, 3000, 3000, (byte)6, true));
+            assertThat(peer.ack()).containsExactly(2, TransferStatus.OK, 0);
+            final byte[] expected = Arrays.copyOfRange(seeded, 4096, 8192 + 4096);
+            Arrays.fill(expected, 5000 - 4096, 8000 - 4096, (byte)6);
+            assertThat(fileBytes(4096, 8192)).as("the bytes around it untouched").isEqualTo(expected);
         }
     }
 
