@@ -76,6 +76,8 @@ public final class ClientRoleMain
                 case "out-of-bounds" -> outOfBounds(client, args[3], Long.parseLong(args[4]),
                     Integer.parseInt(args[5]));
                 case "rounds" -> rounds(client);
+                case "flood-file" -> floodFile(client, Path.of(args[3]), Integer.parseInt(args[4]),
+                    Integer.parseInt(args[5]));
                 case "flood" -> flood(client, args[3], Long.parseLong(args[4]), Integer.parseInt(args[5]),
                     Integer.parseInt(args[6]));
                 default -> throw new IllegalArgumentException("unknown role " + args[0]);
@@ -404,6 +406,52 @@ public final class ClientRoleMain
                     System.out.flush();
                     announced = true;
                 }
+            }
+            client.awaitBatch(batch, TIMEOUT_MS);
+            for (int task = 0; task < batchSize; task++)
+            {
+                final TaskStatus status = client.getTransferStatus(batch, task);
+                if (status.status() != TransferStatus.OK)
+                {
+                    System.out.println("FAILED " + status);
+                    return 1;
+                }
+            }
+            client.freeBatch(batch);
+        }
+    }
+
+    /**
+     * Registers {@code file} (which must be {@code length} bytes long) and memory of the same size, then moves 1 MiB
+     * pieces between them, READs (the kernel writes into this process's memory) and WRITEs in turn, in batches of
+     * 32 in flight, until killed.
+     */
+    private static int floodFile(final XferClient client, final Path file, final int length, final int requestLength)
+        throws IOException
+    {
+        final SharedBuffer buffer = client.allocateMemory(length);
+        buffer.segment().fill((byte)0x3C);
+        client.registerMemory(buffer, "cpu:0");
+        final long fileAddress = client.registerFile(file, 0, length, 0);
+        final long segment = client.ownSegment();
+        final TransferRequest request = new TransferRequest();
+        final int pieces = length / requestLength;
+        final int batchSize = 32;
+        boolean announced = false;
+        for (long round = 0; ; round++)
+        {
+            final long batch = client.allocateBatch(batchSize);
+            for (int task = 0; task < batchSize; task++)
+            {
+                final long offset = (round * batchSize + task) % pieces * requestLength;
+                client.submitTransfer(batch, request.set(task % 2 == 0 ? Opcode.READ : Opcode.WRITE,
+                    buffer.address() + offset, segment, fileAddress + offset, requestLength));
+            }
+            if (!announced)
+            {
+                System.out.println("FLOODING");
+                System.out.flush();
+                announced = true;
             }
             client.awaitBatch(batch, TIMEOUT_MS);
             for (int task = 0; task < batchSize; task++)
