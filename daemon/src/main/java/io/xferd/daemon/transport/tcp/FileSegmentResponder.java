@@ -178,7 +178,8 @@ final class FileSegmentResponder implements AutoCloseable
             return false;
         }
         final StorageFile file = region.file();
-        return !file.direct() || (((file.fileOffset() + region.offsetOf(address)) | length) & (StorageFile.BLOCK - 1)) == 0;
+        final long fileOffset = file.fileOffset() + region.offsetOf(address);
+        return !file.direct() || ((fileOffset | length) & (StorageFile.BLOCK - 1)) == 0;
     }
 
     /**

@@ -121,7 +121,8 @@ final class PeerSessionHandler implements Runnable
             staging = StagingBuffer.create(server.context(), server.counters());
             final int bufferSize = server.context().stagingBufferSize();
             files = new FileSegmentResponder(buffered, server::storageStage, new FileAnswers(
-                FileSegmentResponder.answerCount(bufferSize, FileSegmentResponder.CONNECTION_BUDGET_BYTES), bufferSize, server.fileBuffers()));
+                FileSegmentResponder.answerCount(bufferSize, FileSegmentResponder.CONNECTION_BUDGET_BYTES),
+                bufferSize, server.fileBuffers()));
             admitted = true;
             while (true)
             {

@@ -67,7 +67,8 @@ class FileSegmentResponderTest
     private final DaemonContext context = new DaemonContext().rpcAddress("127.0.0.1:0").maxClients(1)
         .transferTimeoutMs(20_000).clusterToken(TOKEN);
     private final SystemCounters counters = new SystemCounters(new CountersManager(
-        new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 1024)), new UnsafeBuffer(ByteBuffer.allocateDirect(16 * 1024))));
+        new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 1024)),
+        new UnsafeBuffer(ByteBuffer.allocateDirect(16 * 1024))));
     private final SessionTable registry = new SessionTable(1);
     private final Arena arena = Arena.ofShared();
     private final MemorySegment memory = arena.allocate(SIZE, 4096);
