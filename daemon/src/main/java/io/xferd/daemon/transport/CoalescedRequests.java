@@ -13,7 +13,7 @@ import java.util.Arrays;
  * <p>
  * Its arrays grow on demand ({@link #FIRST_CAPACITY}, then doubling up to {@link #MAX_MEMBERS}) and are kept: every
  * pipeline slot and pooled remote transfer holds one, and most never carry a merge, so arrays for 64 members in
- * each were ~3 KB times ~20K objects (~65 MB of a fresh daemon's heap). A list allocates only when it carries more
+ * each were ~3 KB times ~20K objects (~54 MB of a fresh daemon's heap). A list allocates only when it carries more
  * members than it ever did, at most four times in its life; after that it is allocation-free.
  */
 public final class CoalescedRequests
