@@ -6,11 +6,9 @@ import io.xferd.daemon.storage.StorageCounters;
 import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.nativebindings.verbs.Verbs;
-import org.agrona.IoUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.CountersReader;
 
-import java.nio.MappedByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -46,26 +44,31 @@ public final class StatusSnapshot
                 "; start one with: xferd daemon --dir " + directory + ")");
             return status;
         }
-        final MappedByteBuffer mapped = IoUtil.mapExistingFile(cncFile.toFile(), "cnc");
+        // a copy, read, not mapped: the first FileChannel.map of a JVM builds a DirectByteBuffer by reflection,
+        // whose method handles (~30 generated classes) were a third of a cold status run; one snapshot is all
+        // status shows, and every value is read once either way
+        final UnsafeBuffer cnc;
         try
         {
-            final UnsafeBuffer cnc = new UnsafeBuffer(mapped);
-            try
-            {
-                CncFileDescriptor.checkHeader(cnc);
-            }
-            catch (final IllegalStateException ex)
-            {
-                status.put("running", false);
-                status.put("reason", ex.getMessage());
-                return status;
-            }
-            readCnc(cnc, status);
+            cnc = new UnsafeBuffer(Files.readAllBytes(cncFile));
         }
-        finally
+        catch (final java.io.IOException ex)
         {
-            IoUtil.unmap(mapped);
+            status.put("running", false);
+            status.put("reason", "cannot read " + cncFile + ": " + ex);
+            return status;
         }
+        try
+        {
+            CncFileDescriptor.checkHeader(cnc);
+        }
+        catch (final IllegalStateException ex)
+        {
+            status.put("running", false);
+            status.put("reason", ex.getMessage());
+            return status;
+        }
+        readCnc(cnc, status);
         final Object rdma = (Boolean)status.get("running") ? readStatusFile(directory, status) : null;
         // the daemon's own finding when it published one: finding it here costs the FFM linker's start-up
         status.put("rdma", rdma != null ? rdma : Verbs.availability().toString());
