@@ -170,7 +170,7 @@ public final class XferDaemon implements AutoCloseable
         context.rpcAddress(peerServer.advertisedAddress());
         try
         {
-            this.storageSegments = ConfiguredStorageSegments.open(context, registry, new FileRegionMapper());
+            this.storageSegments = ConfiguredStorageSegments.open(context, registry, new FileRegionMapper(counters));
         }
         catch (final RuntimeException ex)
         {

@@ -2,6 +2,7 @@ package io.xferd.daemon.tools.status;
 
 import io.xferd.daemon.statusmap.StatusFileDescriptor;
 import io.xferd.daemon.statusmap.StatusFileReader;
+import io.xferd.daemon.storage.StorageCounters;
 import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.nativebindings.verbs.Verbs;
@@ -93,6 +94,7 @@ public final class StatusSnapshot
         final long[] values = new long[SystemCounter.values().length];
         final Map<String, Object> counters = new LinkedHashMap<>();
         final Map<String, Map<String, Object>> paths = new java.util.TreeMap<>();
+        final Map<String, Map<String, Object>> storageRegions = new java.util.TreeMap<>();
         reader.forEach((value, id, label) ->
         {
             final int type = reader.getCounterTypeId(id);
@@ -100,6 +102,10 @@ public final class StatusSnapshot
                 type == io.xferd.daemon.transport.tcp.PeerPath.STATE_TYPE_ID)
             {
                 pathCounter(paths, type, label, value);
+            }
+            if (type >= StorageCounters.READ_TYPE_ID && type <= StorageCounters.ERRORS_TYPE_ID) // constants: no class load
+            {
+                storageCounter(storageRegions, type, label, value);
             }
             if (reader.getCounterTypeId(id) == SystemCounter.TYPE_ID)
             {
@@ -115,6 +121,7 @@ public final class StatusSnapshot
         storage.put("bytes_written", values[SystemCounter.STORAGE_BYTES_WRITTEN.id()]);
         storage.put("errors", values[SystemCounter.STORAGE_ERRORS.id()]);
         storage.put("syncs", values[SystemCounter.STORAGE_SYNCS.id()]);
+        storage.put("regions", new ArrayList<>(storageRegions.values()));
         status.put("storage", storage);
         final long submitted = values[SystemCounter.REQUESTS_SUBMITTED.id()];
         final long completed = values[SystemCounter.REQUESTS_COMPLETED.id()];
@@ -137,6 +144,7 @@ public final class StatusSnapshot
         shm.put("bytes", values[SystemCounter.BYTES_READ.id()] + values[SystemCounter.BYTES_WRITTEN.id()]);
         shm.put("errors", failed);
         final List<Object> nics = new ArrayList<>(List.of(shm));
+        nics.addAll(storageNics(storageRegions));
         nics.addAll(paths.values());
         status.put("nics", nics);
         final Map<String, Map<String, Object>> peers = new java.util.TreeMap<>();
@@ -159,6 +167,59 @@ public final class StatusSnapshot
         }
         status.put("peers_by_path", new ArrayList<>(peers.values()));
         status.put("counters", counters);
+    }
+
+    /**
+     * A storage region's counters are labelled "storage SEGMENT 0xADDRESS file|nvme read|written|errors".
+     */
+    private static void storageCounter(
+        final Map<String, Map<String, Object>> regions, final int type, final String label, final long value)
+    {
+        final int end = label.lastIndexOf(' ');
+        if (!label.startsWith(StorageCounters.PREFIX) || end <= StorageCounters.PREFIX.length())
+        {
+            return;
+        }
+        final String region = label.substring(StorageCounters.PREFIX.length(), end);
+        final Map<String, Object> entry = regions.computeIfAbsent(region, key ->
+        {
+            final int kindAt = key.lastIndexOf(' ');
+            final int addressAt = key.lastIndexOf(' ', kindAt - 1);
+            final Map<String, Object> fresh = new LinkedHashMap<>();
+            fresh.put("segment", addressAt > 0 ? key.substring(0, addressAt) : key);
+            fresh.put("address", addressAt > 0 ? key.substring(addressAt + 1, kindAt) : "");
+            fresh.put("kind", key.substring(kindAt + 1));
+            fresh.put("bytes_read", 0L);
+            fresh.put("bytes_written", 0L);
+            fresh.put("errors", 0L);
+            return fresh;
+        });
+        entry.put(type == StorageCounters.READ_TYPE_ID ? "bytes_read" :
+            type == StorageCounters.WRITTEN_TYPE_ID ? "bytes_written" : "errors", value);
+    }
+
+    /**
+     * The journal's storage NICs ({@code file}, {@code nvme}): the bytes and errors of their regions, summed.
+     */
+    private static List<Map<String, Object>> storageNics(final Map<String, Map<String, Object>> regions)
+    {
+        final Map<String, Map<String, Object>> nics = new java.util.TreeMap<>();
+        for (final Map<String, Object> region : regions.values())
+        {
+            final Map<String, Object> nic = nics.computeIfAbsent((String)region.get("kind"), kind ->
+            {
+                final Map<String, Object> fresh = new LinkedHashMap<>();
+                fresh.put("name", kind);
+                fresh.put("kind", "storage");
+                fresh.put("bytes", 0L);
+                fresh.put("errors", 0L);
+                return fresh;
+            });
+            nic.merge("bytes", (Long)region.get("bytes_read") + (Long)region.get("bytes_written"),
+                (a, b) -> (Long)a + (Long)b);
+            nic.merge("errors", region.get("errors"), (a, b) -> (Long)a + (Long)b);
+        }
+        return new ArrayList<>(nics.values());
     }
 
     /**
