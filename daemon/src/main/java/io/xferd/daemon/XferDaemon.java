@@ -557,6 +557,7 @@ public final class XferDaemon implements AutoCloseable
         {
             transport.close();
         }
+        doorbells.stop(); // a sleeping intake thread would finish its sleep before it saw the runner stop
         for (final AgentRunner runner : dataPlaneRunners)
         {
             runner.close();

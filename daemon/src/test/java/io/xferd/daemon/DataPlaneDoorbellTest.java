@@ -52,8 +52,11 @@ class DataPlaneDoorbellTest
         {
             resources.get(i).close();
         }
-        daemon.sendLine("EXIT");
-        daemon.awaitExit(SystemTests.WAIT);
+        if (daemon.isAlive())
+        {
+            daemon.sendLine("EXIT");
+            daemon.awaitExit(SystemTests.WAIT);
+        }
         daemon.close();
         SystemTests.deleteRecursively(directory);
     }
@@ -87,6 +90,21 @@ class DataPlaneDoorbellTest
         late.registerMemory(lateMemory, "cpu:0");
         awaitIntakeAsleep(); // asleep again, now with the late client's doorbell marked
         writeAndCheck(late, lateMemory, 5);
+    }
+
+    @Test
+    void shouldStopWhileItsIntakeThreadSleeps()
+    {
+        final XferClient client = XferClient.connect(SystemTests.clientContext(directory, "leaving"));
+        final SharedBuffer memory = client.allocateMemory(LENGTH);
+        client.registerMemory(memory, "cpu:0");
+        writeAndCheck(client, memory, 6);
+        client.close();
+        awaitIntakeAsleep();
+
+        daemon.sendLine("EXIT");
+
+        assertThat(daemon.awaitExit(SystemTests.WAIT)).isEqualTo(0); // not after the hour's sleep
     }
 
     private <T extends AutoCloseable> T track(final T resource)

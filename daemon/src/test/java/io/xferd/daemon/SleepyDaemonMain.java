@@ -34,5 +34,7 @@ public final class SleepyDaemonMain
         {
             daemon.close();
         }
+        System.out.println("STOPPED");
+        System.exit(0);
     }
 }

@@ -149,7 +149,7 @@ public final class DaemonContext
      * The longest the intake thread sleeps on its clients' doorbells after a long quiet spell (backoff and
      * spin-backoff): what the first request of a client that does not ring them (an older one) may wait.
      */
-    public static final long DATA_PLANE_SLEEP_NS = 20_000_000L;
+    public static final long DATA_PLANE_SLEEP_NS = 100_000_000L;
 
     /**
      * @param value the longest the intake thread sleeps on its clients' doorbells (default

@@ -33,6 +33,7 @@ public final class SubmitRingDoorbells implements Doorbell
     private final MemorySegment ownWord;
     private int count;
     private volatile boolean failed;
+    private volatile boolean stopped;
 
     /**
      * @param quiescent true when nothing is in flight; intake thread.
@@ -56,10 +57,19 @@ public final class SubmitRingDoorbells implements Doorbell
         Futex.wake(ownWord.address(), 1);
     }
 
+    /**
+     * Never sleep again, and wake the intake thread if it sleeps now: the daemon is closing. Any thread.
+     */
+    public void stop()
+    {
+        stopped = true;
+        wake();
+    }
+
     @Override
     public boolean arm()
     {
-        if (failed || !quiescent.getAsBoolean())
+        if (failed || stopped || !quiescent.getAsBoolean())
         {
             return false;
         }
