@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Timeout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
-import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.CountDownLatch;
 
 import static io.xferd.daemon.SystemTests.WAIT;
 import static io.xferd.daemon.SystemTests.counter;
@@ -269,31 +269,38 @@ class GpuOverTcpTest
     void shouldKeepGpuMemoryOpenUntilTheSendersCopyEndsWhenTheConnectionBreaksUnderIt() throws Exception
     {
         SystemTests.fill(localAllocation.asSlice(OFFSET, SLICE), 15);
-        // one slice, whose first copy out of GPU memory takes long enough for the peer to go away under it
-        localGpu.copyMillis = 1500;
+        // one slice, whose first copy out of GPU memory waits at a gate while the peer goes away under it
+        final CountDownLatch gate = new CountDownLatch(1);
+        localGpu.copyGate = gate;
         final XferDaemon gone = peer;
         final Thread closer = new Thread(() ->
         {
-            LockSupport.parkNanos(300_000_000L);
+            SystemTests.awaitCondition(localGpu::isCopying, WAIT, () -> "the copy never started");
             gone.close();
         });
         closer.start();
         try
         {
-            // the break (the peer's close, or the watchdog) fails the slice, so the request ends while the copy runs
+            // the break (the peer's close, or the watchdog) fails the slice, so the request ends while the copy waits
             assertStatus(gpuInitiator.submitAndAwait(Opcode.WRITE, hostSegmentOfGpu, GPU_POINTER + OFFSET,
                 targetHost.address(), SLICE, WAIT), "TRANSPORT_ERROR");
+            assertThat(localGpu.isCopying()).as("the copy is still under way").isTrue();
+
+            // its owner goes while the copy still reads its memory; the daemon must not close the allocation yet
+            final long disconnected = counter(daemon, SystemCounter.CLIENTS_DISCONNECTED);
+            gpuInitiator.close();
+            gpuInitiator = null;
+            SystemTests.awaitCondition(() -> counter(daemon, SystemCounter.CLIENTS_DISCONNECTED) > disconnected, WAIT,
+                () -> "the daemon never saw the client go");
         }
         finally
         {
+            gate.countDown();
             closer.join(10_000);
             peer = null;
         }
-        assertThat(localGpu.isCopying()).as("the copy is still under way").isTrue();
 
-        // its owner goes: the daemon closes the GPU allocation once nothing borrows the region
-        gpuInitiator.close();
-        gpuInitiator = null;
+        // the copy ends: the daemon closes the GPU allocation once nothing borrows the region
         SystemTests.awaitCondition(() -> !localGpu.isCopying() &&
             localGpu.calls.stream().anyMatch(call -> call.startsWith("close device")), WAIT,
             () -> "calls: " + localGpu.calls);

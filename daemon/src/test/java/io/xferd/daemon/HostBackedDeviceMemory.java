@@ -30,8 +30,9 @@ final class HostBackedDeviceMemory implements DeviceMemory
     // counts copies down to a failure: at 1 the next copy fails, at 0 or less none does
     private final AtomicInteger copiesToFailure = new AtomicInteger();
     volatile boolean failCopies;
-    // how long each copy takes, and whether an allocation was closed while a copy was under way
-    volatile long copyMillis;
+    // while set, every copy waits for it to open (bounded); and whether an allocation was closed while a copy was
+    // under way
+    volatile java.util.concurrent.CountDownLatch copyGate;
     private final AtomicInteger copying = new AtomicInteger();
     volatile boolean closedWhileCopying;
     volatile boolean failPinned;
@@ -120,16 +121,30 @@ final class HostBackedDeviceMemory implements DeviceMemory
         copying.incrementAndGet();
         try
         {
-            if (copyMillis > 0)
-            {
-                java.util.concurrent.locks.LockSupport.parkNanos(copyMillis * 1_000_000L);
-            }
+            awaitGate();
             MemorySegment.copy(MemorySegment.ofAddress(source).reinterpret(length), 0,
                 MemorySegment.ofAddress(destination).reinterpret(length), 0, length);
         }
         finally
         {
             copying.decrementAndGet();
+        }
+    }
+
+    private void awaitGate()
+    {
+        final java.util.concurrent.CountDownLatch gate = copyGate;
+        try
+        {
+            if (gate != null && !gate.await(SystemTests.WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS))
+            {
+                throw new IllegalStateException("the test never opened the copy gate");
+            }
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted at the copy gate", ex);
         }
     }
 
