@@ -32,10 +32,13 @@ public final class TransferCommand
     final UnsafeBuffer notify = new UnsafeBuffer(new byte[SubmitRequestFlyweight.MAX_NOTIFY_LENGTH]);
     /** The requests this command carries when intake merged adjacent ones; empty for a command of one request. */
     final CoalescedRequests members = new CoalescedRequests();
+    /** The small local requests this command carries when intake gathered them; empty for one request. */
+    final LocalRun run = new LocalRun();
 
     void clear()
     {
         members.clear();
+        run.clear();
         submitter = null;
         batch = null;
         refusal = 0;

@@ -198,6 +198,19 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             return true;
         }
         final ClientSession submitter = command.submitter;
+        if (command.run.count() > 0)
+        {
+            try
+            {
+                executeRun(command);
+            }
+            finally
+            {
+                command.clear();
+                submitter.release();
+            }
+            return bytesThisCycle < byteBudget;
+        }
         boolean handedOff = false;
         try
         {
@@ -256,6 +269,116 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         sender.complete(submitter, batch, batchEntry, requestId, status, bytes, intakeNanos, completeNanos);
         journal.onCompleted(submitter.slot(), requestId, command.traceId, command.opcode, status, length, bytes,
             TransferJournal.PEER_LOCAL, localNic, submitNanos, intakeNanos, completeNanos);
+    }
+
+    /**
+     * A run of small local requests intake gathered into this command ({@link LocalRun}): each member is checked and
+     * copied on its own, exactly as a command of its own would be (the command's fields are set to the member's in
+     * turn), then the counters move once for the run, each SUBMIT gets its completion and each batch one count for
+     * its entries in the run.
+     */
+    private void executeRun(final TransferCommand command)
+    {
+        final LocalRun run = command.run;
+        final int n = run.count();
+        int succeeded = 0;
+        int failures = 0;
+        long moved = 0;
+        for (int i = 0; i < n; i++)
+        {
+            command.requestId = run.requestId(i);
+            command.batch = run.batch(i);
+            command.batchEntry = run.batchEntry(i);
+            command.localAddress = run.localAddress(i);
+            command.targetAddress = run.targetAddress(i);
+            command.length = run.length(i);
+            command.traceId = run.traceId(i);
+            command.submitNanos = run.submitNanos(i);
+            command.intakeNanos = run.intakeNanos(i);
+            final int status = executeOrFail(command);
+            run.result(i, status, localNic);
+            if (status == TransferStatus.OK)
+            {
+                succeeded++;
+                moved += run.length(i);
+            }
+            else if (status != HANDED_OFF)
+            {
+                failures++;
+            }
+        }
+        command.batch = null; // the members hold their trackers
+        if (succeeded > 0)
+        {
+            completed.getAndAdd(succeeded);
+            (command.opcode == Opcode.READ ? bytesRead : bytesWritten).getAndAdd(moved);
+            bytesThisCycle += moved;
+        }
+        if (failures > 0)
+        {
+            failed.getAndAdd(failures);
+        }
+        answerRun(command, run);
+    }
+
+    /**
+     * Write the run's completions: one per SUBMIT, one count per batch for its consecutive entries (the lowest
+     * failed entry, if any, decides the batch's status, as when its entries end one by one).
+     */
+    private void answerRun(final TransferCommand command, final LocalRun run)
+    {
+        final ClientSession submitter = command.submitter;
+        final int slot = submitter.slot();
+        BatchTracker batch = null;
+        int entries = 0;
+        int failedEntry = 0;
+        int failedStatus = TransferStatus.OK;
+        long batchBytes = 0;
+        long completeNanos = 0;
+        for (int i = 0, n = run.count(); i < n; i++)
+        {
+            final int status = run.status(i);
+            if (status == HANDED_OFF)
+            {
+                continue; // the storage stage answers it
+            }
+            final long length = run.length(i);
+            final long bytes = status == TransferStatus.OK ? length : 0;
+            final long intakeNanos = run.intakeNanos(i);
+            completeNanos = completionNanos(intakeNanos, bytes);
+            final BatchTracker memberBatch = run.batch(i);
+            if (memberBatch == null)
+            {
+                sender.complete(submitter, run.requestId(i), status, bytes, intakeNanos, completeNanos);
+            }
+            else
+            {
+                if (memberBatch != batch)
+                {
+                    if (batch != null)
+                    {
+                        sender.completeEntries(batch, entries, failedEntry, failedStatus, batchBytes, completeNanos);
+                    }
+                    batch = memberBatch;
+                    entries = 0;
+                    failedStatus = TransferStatus.OK;
+                    batchBytes = 0;
+                }
+                entries++;
+                batchBytes += bytes;
+                if (status != TransferStatus.OK && failedStatus == TransferStatus.OK)
+                {
+                    failedStatus = status; // entries ride in ring order: the first failure is the lowest
+                    failedEntry = run.batchEntry(i);
+                }
+            }
+            journal.onCompleted(slot, run.requestId(i), run.traceId(i), command.opcode, status, length, bytes,
+                TransferJournal.PEER_LOCAL, run.nic(i), run.submitNanos(i), intakeNanos, completeNanos);
+        }
+        if (batch != null)
+        {
+            sender.completeEntries(batch, entries, failedEntry, failedStatus, batchBytes, completeNanos);
+        }
     }
 
     /**
@@ -456,9 +579,19 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         {
             return false;
         }
+        // a member of a run hands off a borrow of its submitter of its own: the run's ends with the run
+        final boolean ownBorrow = command.run.count() > 0;
+        if (ownBorrow && !command.submitter.tryAcquire())
+        {
+            return false;
+        }
         final FileTransfer transfer = fileTransfers.poll();
         if (transfer == null)
         {
+            if (ownBorrow)
+            {
+                command.submitter.release();
+            }
             return false;
         }
         transfer.from(command, target, local, remote, localNic).request
@@ -467,6 +600,10 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         {
             transfer.clear();
             fileTransfers.offer(transfer);
+            if (ownBorrow)
+            {
+                command.submitter.release();
+            }
             return false;
         }
         return true;
