@@ -11,7 +11,9 @@ import io.xferd.ipc.Opcode;
  * next requests intake reads from the same client in the same pass ride in it: same segment and opcode, no notify,
  * each at most {@link LocalRun#MAX_MEMBER_LENGTH} bytes. Unlike {@link RequestCoalescer} the addresses need not be
  * adjacent: the worker copies each member on its own. Only the last command claimed may grow, and only until the
- * end of the client's pass: gathering never waits for requests that are not already in the ring. Intake thread only.
+ * end of the client's pass: gathering never waits for requests that are not already in the ring. A small local
+ * request alone is a run of one, so that every small local request is journaled the same way, by the worker (a
+ * batch's entries in a run as one SUBMITTED and one COMPLETED record, not two per entry). Intake thread only.
  */
 final class LocalRunGatherer
 {
@@ -33,13 +35,7 @@ final class LocalRunGatherer
         {
             return false;
         }
-        final LocalRun run = command.run;
-        if (run.count() == 0)
-        {
-            run.add(command.requestId, command.batch, command.batchEntry, command.localAddress,
-                command.targetAddress, command.length, command.traceId, command.submitNanos, command.intakeNanos);
-        }
-        if (!run.add(requestId, batch, batchEntry, localAddress, targetAddress, length, traceId, submitNanos,
+        if (!command.run.add(requestId, batch, batchEntry, localAddress, targetAddress, length, traceId, submitNanos,
             intakeNanos))
         {
             open = null; // full: the next request starts a command of its own
@@ -57,11 +53,22 @@ final class LocalRunGatherer
     }
 
     /**
-     * A command intake just filled in (claimed, not yet published): held open when later requests may ride in it.
+     * A command intake just filled in (claimed, not yet published): when it may carry a run, it becomes the run's
+     * first member and is held open for later requests to ride in.
+     *
+     * @return true when the command now carries a run (the worker journals its members, not intake).
      */
-    void offer(final TransferCommand command)
+    boolean offer(final TransferCommand command)
     {
-        open = mayGather(command) ? command : null;
+        if (!mayGather(command))
+        {
+            open = null;
+            return false;
+        }
+        command.run.add(command.requestId, command.batch, command.batchEntry, command.localAddress,
+            command.targetAddress, command.length, command.traceId, command.submitNanos, command.intakeNanos);
+        open = command;
+        return true;
     }
 
     /**

@@ -255,10 +255,12 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             command.notifyLength = notifyLength;
         }
         submittedThisPass++;
-        journal.onSubmitted(session.slot(), command.requestId, command.traceId, command.opcode, command.length,
-            command.submitNanos, command.intakeNanos);
         coalescer.offer(command);
-        runs.offer(command);
+        if (!runs.offer(command))
+        {
+            journal.onSubmitted(session.slot(), command.requestId, command.traceId, command.opcode, command.length,
+                command.submitNanos, command.intakeNanos);
+        }
         budget--;
         return SubmitRing.Action.TAKEN;
     }
@@ -276,9 +278,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         {
             return false;
         }
-        submittedThisPass++;
-        journal.onSubmitted(session.slot(), request.requestId(), request.traceId(), request.opcode(), request.length(),
-            request.submitNanos(), intakeNanos);
+        submittedThisPass++; // journaled by the worker, with its completion
         return true;
     }
 
@@ -348,9 +348,14 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             final long localAddress = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LOCAL_ADDRESS_OFFSET);
             final long targetAddress = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_TARGET_ADDRESS_OFFSET);
             final long entryLength = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LENGTH_OFFSET);
+            if (runs.tryAppend(batch.submitter, batch.opcode, batch.segmentHandle, localAddress, targetAddress,
+                entryLength, batch.traceId, batch.requestId, batch, entry, batch.submitNanos, batch.intakeNanos))
+            {
+                batch.nextEntry++; // journaled by the worker, with its completion
+                budget--;
+                continue;
+            }
             if (coalescer.tryAppend(batch.submitter, batch.opcode, batch.segmentHandle, localAddress, targetAddress,
-                entryLength, batch.traceId, batch.requestId, batch, entry, batch.submitNanos, batch.intakeNanos) ||
-                runs.tryAppend(batch.submitter, batch.opcode, batch.segmentHandle, localAddress, targetAddress,
                 entryLength, batch.traceId, batch.requestId, batch, entry, batch.submitNanos, batch.intakeNanos))
             {
                 batch.nextEntry++;
@@ -474,10 +479,12 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
                 command.notify.putBytes(0, batch.notify, 0, batch.notifyLength);
                 command.notifyLength = batch.notifyLength;
             }
-            journal.onSubmitted(session.slot(), command.requestId, command.traceId, command.opcode, length,
-                command.submitNanos, command.intakeNanos);
             coalescer.offer(command);
-            runs.offer(command);
+            if (!runs.offer(command))
+            {
+                journal.onSubmitted(session.slot(), command.requestId, command.traceId, command.opcode, length,
+                    command.submitNanos, command.intakeNanos);
+            }
         }
         else
         {

@@ -26,6 +26,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.SplittableRandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -53,12 +55,33 @@ class LocalRunTest
     private final TransferPipeline pipeline = new TransferPipeline(256, 1);
     private final TestClient alice = new TestClient(0, "alice", 256 * 1024);
     private final UnsafeBuffer scratch = new UnsafeBuffer(ByteBuffer.allocateDirect(8192));
+    private final RecordingJournal journal = new RecordingJournal();
     private final SubmitAdapter intake = new SubmitAdapter(pipeline.ring(), registry, disconnects, counters,
-        SystemNanoClock.INSTANCE, TransferJournal.DISABLED, 64, 4);
+        SystemNanoClock.INSTANCE, journal, 64, 4);
     private final TransferWorker worker = new TransferWorker(0, pipeline, registry,
         new CompletionSender(disconnects, counters), null, counters, SystemNanoClock.INSTANCE, 1 << 20,
-        Long.MAX_VALUE, TransferJournal.DISABLED, new RegionCopierTest.RecordingDeviceMemory(),
-        AccessPolicy.OWNER_ONLY);
+        Long.MAX_VALUE, journal, new RegionCopierTest.RecordingDeviceMemory(), AccessPolicy.OWNER_ONLY);
+
+    /** The journal's records as "SUBMITTED id length" and "COMPLETED id status length bytes". */
+    private static final class RecordingJournal implements TransferJournal
+    {
+        final List<String> records = new ArrayList<>();
+
+        @Override
+        public void onSubmitted(final int clientSlot, final long requestId, final long traceId, final int opcode,
+            final long length, final long submitNanos, final long intakeNanos)
+        {
+            records.add("SUBMITTED " + requestId + " " + length);
+        }
+
+        @Override
+        public void onCompleted(final int clientSlot, final long requestId, final long traceId, final int opcode,
+            final int status, final long length, final long bytes, final int peerId, final int nicId,
+            final long submitNanos, final long intakeNanos, final long completeNanos)
+        {
+            records.add("COMPLETED " + requestId + " " + status + " " + length + " " + bytes);
+        }
+    }
     private final MemorySegment source = arena.allocate((long)BLOCK * BLOCKS);
     private final MemorySegment target = arena.allocate((long)BLOCK * BLOCKS);
 
@@ -179,6 +202,26 @@ class LocalRunTest
 
         assertThat(alice.completions()).containsExactly(new TestClient.Completion(1, TransferStatus.OK, BLOCK),
             new TestClient.Completion(9, TransferStatus.OK, 64L * BLOCK));
+    }
+
+    @Test
+    void shouldJournalEachSubmitOnItsOwnAndABatchsEntriesOfARunAsOneRequest()
+    {
+        submit(1, LOCAL, TARGET, BLOCK);
+        submitBatch(2, 8, 5, -1); // entry 5 fails
+        submit(3, LOCAL + BLOCK, TARGET + (long)BLOCKS * BLOCK, BLOCK); // fails
+
+        intake.doWork();
+        assertThat(journal.records).as("intake leaves a run's members to the worker").isEmpty();
+        worker.doWork();
+
+        final int refused = TransferStatus.TARGET_RANGE_NOT_REGISTERED;
+        assertThat(journal.records).containsExactly(
+            "SUBMITTED 1 " + BLOCK, "COMPLETED 1 0 " + BLOCK + " " + BLOCK,
+            "SUBMITTED 2 " + 8 * BLOCK, "COMPLETED 2 " + refused + " " + 8 * BLOCK + " " + 7 * BLOCK,
+            "SUBMITTED 3 " + BLOCK, "COMPLETED 3 " + refused + " " + BLOCK + " 0");
+        assertThat(alice.completions()).containsExactly(new TestClient.Completion(1, TransferStatus.OK, BLOCK),
+            new TestClient.Completion(2, refused, 0), new TestClient.Completion(3, refused, 0));
     }
 
     @Test
