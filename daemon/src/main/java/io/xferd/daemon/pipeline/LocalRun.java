@@ -1,6 +1,7 @@
 package io.xferd.daemon.pipeline;
 
 import io.xferd.daemon.session.BatchTracker;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
 /**
  * The small local requests one pipeline command carries when intake gathered them into a run: requests of one client
@@ -9,10 +10,16 @@ import io.xferd.daemon.session.BatchTracker;
  * the client), and the worker checks and copies each on its own (every bound, grant and region as for a lone
  * request) and answers them together: a SUBMIT with its own completion, the entries of a SUBMIT_BATCH with one count
  * into their batch. Empty ({@link #count()} 0) for a command of one request, which answers with its own fields.
- * Pre-allocated in its command and reused; one owner at a time (intake, then a worker).
+ * <p>
+ * Runs come from a small pool that intake takes from and workers give back to ({@link #recycle()}), not one per
+ * pipeline slot: a few kilobytes each, a thousand of them would be cold in the caches every time the ring came round
+ * to one. Allocation-free once the pool exists; one owner at a time (intake, then a worker).
  */
 final class LocalRun
 {
+    /** A command's run when it carries none: holds no member, takes none. */
+    static final LocalRun NONE = new LocalRun(0, null);
+
     /** The most requests one command carries. */
     static final int MAX_MEMBERS = 64;
     /** Requests longer than this go alone: their copy is the cost, and their completion should not wait on others. */
@@ -20,21 +27,48 @@ final class LocalRun
     /** The most bytes a run moves before its first completion is written. */
     static final long MAX_RUN_BYTES = 1024 * 1024;
 
-    private final long[] requestIds = new long[MAX_MEMBERS];
-    private final BatchTracker[] batches = new BatchTracker[MAX_MEMBERS];
-    private final int[] batchEntries = new int[MAX_MEMBERS];
-    private final long[] localAddresses = new long[MAX_MEMBERS];
-    private final long[] targetAddresses = new long[MAX_MEMBERS];
-    private final long[] lengths = new long[MAX_MEMBERS];
-    private final long[] traceIds = new long[MAX_MEMBERS];
-    private final long[] submitNanos = new long[MAX_MEMBERS];
-    private final long[] intakeNanos = new long[MAX_MEMBERS];
+    private final ManyToOneConcurrentArrayQueue<LocalRun> pool;
+    private final int capacity;
+    private final long[] requestIds;
+    private final BatchTracker[] batches;
+    private final int[] batchEntries;
+    private final long[] localAddresses;
+    private final long[] targetAddresses;
+    private final long[] lengths;
+    private final long[] traceIds;
+    private final long[] submitNanos;
+    private final long[] intakeNanos;
     /** The worker's result for each member: a status, or the worker's mark of a member handed to another stage. */
-    private final int[] statuses = new int[MAX_MEMBERS];
+    private final int[] statuses;
     /** The journal's id of the path each member took (shared memory, or a file's kind). */
-    private final int[] nics = new int[MAX_MEMBERS];
+    private final int[] nics;
     private int count;
     private long bytes;
+
+    /**
+     * @param pool where {@link #recycle()} gives it back.
+     */
+    LocalRun(final ManyToOneConcurrentArrayQueue<LocalRun> pool)
+    {
+        this(MAX_MEMBERS, pool);
+    }
+
+    private LocalRun(final int capacity, final ManyToOneConcurrentArrayQueue<LocalRun> pool)
+    {
+        this.pool = pool;
+        this.capacity = capacity;
+        requestIds = new long[capacity];
+        batches = new BatchTracker[capacity];
+        batchEntries = new int[capacity];
+        localAddresses = new long[capacity];
+        targetAddresses = new long[capacity];
+        lengths = new long[capacity];
+        traceIds = new long[capacity];
+        submitNanos = new long[capacity];
+        intakeNanos = new long[capacity];
+        statuses = new int[capacity];
+        nics = new int[capacity];
+    }
 
     /**
      * @return false when the request does not fit (the run is full, or it would carry too many bytes).
@@ -43,7 +77,7 @@ final class LocalRun
         final long targetAddress, final long length, final long traceId, final long submitNanos,
         final long intakeNanos)
     {
-        if (count == MAX_MEMBERS || length > MAX_RUN_BYTES - bytes)
+        if (count == capacity || length > MAX_RUN_BYTES - bytes)
         {
             return false;
         }
@@ -140,6 +174,18 @@ final class LocalRun
     {
         statuses[member] = status;
         nics[member] = nic;
+    }
+
+    /**
+     * Forget every member and go back to the pool (nothing for {@link #NONE}). The run's last owner only.
+     */
+    void recycle()
+    {
+        if (pool != null)
+        {
+            clear();
+            pool.offer(this); // cannot be full: it holds at most the runs it was made with
+        }
     }
 
     /**

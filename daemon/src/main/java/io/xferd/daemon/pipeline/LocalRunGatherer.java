@@ -4,6 +4,7 @@ import io.xferd.daemon.session.BatchTracker;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.transport.RemoteSegments;
 import io.xferd.ipc.Opcode;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
 /**
  * Intake's gathering of small local requests into one pipeline command ({@link LocalRun}): a command intake just
@@ -17,7 +18,19 @@ import io.xferd.ipc.Opcode;
  */
 final class LocalRunGatherer
 {
+    /** Runs in flight at most; past them, small local requests go one command each until runs come back. */
+    static final int RUNS = 32;
+
+    private final ManyToOneConcurrentArrayQueue<LocalRun> pool = new ManyToOneConcurrentArrayQueue<>(RUNS);
     private TransferCommand open;
+
+    LocalRunGatherer()
+    {
+        for (int i = 0; i < RUNS; i++)
+        {
+            pool.offer(new LocalRun(pool));
+        }
+    }
 
     /**
      * Add a request to the open command when it may ride in it.
@@ -60,12 +73,14 @@ final class LocalRunGatherer
      */
     boolean offer(final TransferCommand command)
     {
-        if (!mayGather(command))
+        final LocalRun run = mayGather(command) ? pool.poll() : null;
+        if (run == null)
         {
             open = null;
             return false;
         }
-        command.run.add(command.requestId, command.batch, command.batchEntry, command.localAddress,
+        command.run = run;
+        run.add(command.requestId, command.batch, command.batchEntry, command.localAddress,
             command.targetAddress, command.length, command.traceId, command.submitNanos, command.intakeNanos);
         open = command;
         return true;
