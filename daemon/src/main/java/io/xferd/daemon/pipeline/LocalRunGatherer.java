@@ -1,5 +1,6 @@
 package io.xferd.daemon.pipeline;
 
+import io.xferd.daemon.journal.TransferJournal;
 import io.xferd.daemon.session.BatchTracker;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.transport.RemoteSegments;
@@ -12,9 +13,10 @@ import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
  * next requests intake reads from the same client in the same pass ride in it: same segment and opcode, no notify,
  * each at most {@link LocalRun#MAX_MEMBER_LENGTH} bytes. Unlike {@link RequestCoalescer} the addresses need not be
  * adjacent: the worker copies each member on its own. Only the last command claimed may grow, and only until the
- * end of the client's pass: gathering never waits for requests that are not already in the ring. A small local
- * request alone is a run of one, so that every small local request is journaled the same way, by the worker (a
- * batch's entries in a run as one SUBMITTED and one COMPLETED record, not two per entry). Intake thread only.
+ * end of the client's pass: gathering never waits for requests that are not already in the ring. A command that
+ * stays alone carries no run and goes as before. The members of a run are journaled by the worker (a batch's entries
+ * in a run as one SUBMITTED and one COMPLETED record, not two per entry); a gatherable command's own SUBMITTED record
+ * waits until it is known to stay alone ({@link #close()}). Intake thread only.
  */
 final class LocalRunGatherer
 {
@@ -22,10 +24,12 @@ final class LocalRunGatherer
     static final int RUNS = 32;
 
     private final ManyToOneConcurrentArrayQueue<LocalRun> pool = new ManyToOneConcurrentArrayQueue<>(RUNS);
+    private final TransferJournal journal;
     private TransferCommand open;
 
-    LocalRunGatherer()
+    LocalRunGatherer(final TransferJournal journal)
     {
+        this.journal = journal;
         for (int i = 0; i < RUNS; i++)
         {
             pool.offer(new LocalRun(pool));
@@ -48,7 +52,19 @@ final class LocalRunGatherer
         {
             return false;
         }
-        if (!command.run.add(requestId, batch, batchEntry, localAddress, targetAddress, length, traceId, submitNanos,
+        LocalRun run = command.run;
+        if (run == LocalRun.NONE)
+        {
+            run = pool.poll();
+            if (run == null)
+            {
+                return false; // every run is out: the open command goes alone (and is journaled at close)
+            }
+            command.run = run;
+            run.add(command.requestId, command.batch, command.batchEntry, command.localAddress,
+                command.targetAddress, command.length, command.traceId, command.submitNanos, command.intakeNanos);
+        }
+        if (!run.add(requestId, batch, batchEntry, localAddress, targetAddress, length, traceId, submitNanos,
             intakeNanos))
         {
             open = null; // full: the next request starts a command of its own
@@ -66,24 +82,15 @@ final class LocalRunGatherer
     }
 
     /**
-     * A command intake just filled in (claimed, not yet published): when it may carry a run, it becomes the run's
-     * first member and is held open for later requests to ride in.
+     * A command intake just filled in (claimed, not yet published): held open when later requests may ride in it.
      *
-     * @return true when the command now carries a run (the worker journals its members, not intake).
+     * @return true when it is held open: its SUBMITTED record is written here at {@link #close()} if it stays alone,
+     * by the worker if it becomes a run; false: intake journals it now.
      */
     boolean offer(final TransferCommand command)
     {
-        final LocalRun run = mayGather(command) ? pool.poll() : null;
-        if (run == null)
-        {
-            open = null;
-            return false;
-        }
-        command.run = run;
-        run.add(command.requestId, command.batch, command.batchEntry, command.localAddress,
-            command.targetAddress, command.length, command.traceId, command.submitNanos, command.intakeNanos);
-        open = command;
-        return true;
+        open = mayGather(command) ? command : null;
+        return open != null;
     }
 
     /**
@@ -91,7 +98,16 @@ final class LocalRunGatherer
      */
     void close()
     {
-        open = null;
+        final TransferCommand command = open;
+        if (command != null)
+        {
+            open = null;
+            if (command.run == LocalRun.NONE)
+            {
+                journal.onSubmitted(command.submitter.slot(), command.requestId, command.traceId, command.opcode,
+                    command.length, command.submitNanos, command.intakeNanos);
+            }
+        }
     }
 
     private static boolean mayGather(final TransferCommand command)

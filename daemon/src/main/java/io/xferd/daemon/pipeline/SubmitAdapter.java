@@ -63,7 +63,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     private final TransferJournal journal;
     private final ClientIntake[] clients;
     private final RequestCoalescer coalescer;
-    private final LocalRunGatherer runs = new LocalRunGatherer();
+    private final LocalRunGatherer runs;
     private ClientSession current;
     private ClientIntake currentIntake;
     private int budget;
@@ -120,6 +120,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         this.malformed = counters.get(SystemCounter.MALFORMED_RECORDS);
         this.backpressure = counters.get(SystemCounter.PIPELINE_BACKPRESSURE);
         this.coalescer = new RequestCoalescer(coalesceLimit, counters.get(SystemCounter.REQUESTS_COALESCED));
+        this.runs = new LocalRunGatherer(journal);
     }
 
     @Override

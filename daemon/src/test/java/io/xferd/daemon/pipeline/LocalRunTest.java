@@ -225,6 +225,20 @@ class LocalRunTest
     }
 
     @Test
+    void shouldSendASmallRequestThatStaysAloneAsBeforeJournaledByIntake()
+    {
+        submit(5, LOCAL, TARGET, BLOCK);
+
+        intake.doWork();
+        assertThat(pipeline.ring().get(0).run.count()).as("no run for a request alone").isZero();
+        assertThat(journal.records).containsExactly("SUBMITTED 5 " + BLOCK);
+        worker.doWork();
+
+        assertThat(journal.records).containsExactly("SUBMITTED 5 " + BLOCK, "COMPLETED 5 0 " + BLOCK + " " + BLOCK);
+        assertThat(alice.completions()).containsExactly(new TestClient.Completion(5, TransferStatus.OK, BLOCK));
+    }
+
+    @Test
     void shouldSendARequestLongerThanARunMemberAlone()
     {
         submit(0, LOCAL, TARGET, BLOCK);
