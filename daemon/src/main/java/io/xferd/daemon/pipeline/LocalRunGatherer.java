@@ -21,7 +21,7 @@ import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 final class LocalRunGatherer
 {
     /** Runs in flight at most; past them, small local requests go one command each until runs come back. */
-    static final int RUNS = 32;
+    static final int RUNS = 8;
 
     private final ManyToOneConcurrentArrayQueue<LocalRun> pool = new ManyToOneConcurrentArrayQueue<>(RUNS);
     private final TransferJournal journal;
