@@ -181,9 +181,12 @@ if [[ $latency == 1 ]]; then
   for _ in $(seq 1 120); do grep -q LISTENING "$work/pingpong-server.log" && break; sleep 0.5; done
   ip netns exec "$ns_a" "${pingpong[@]}" client "$addr_b" 5202 64 4096 20000 "$rounds" > "$work/pingpong.log" 2>&1 ||
     die "TCP ping-pong failed (log $work/pingpong.log)"
+  read_since="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
   bench_idle="$read_client_idle" bench read-4k --operation read --block-size 4KiB --batch-size 1 --window 1 --threads 1 --warmup 2s \
     --duration "${duration}s" > /dev/null
   tcp_p50="$(sed -n 's/.* p50_us=\([0-9.]*\).*/\1/p' "$work/pingpong.log")"; tcp_p99="$(sed -n 's/.* p99_us=\([0-9.]*\).*/\1/p' "$work/pingpong.log")"
+  # where the READ's time went, by stage, from daemon A's transfer journal (the requests since the READ run began)
+  "$xferd" profile --since "$read_since" "$dir_a/journal" > "$work/read-4k-profile.txt" 2>&1 || true
   read_p50="$(sed -n 's/^RESULT .* p50_us=\([0-9.]*\).*/\1/p' "$work/read-4k.log")"; read_p99="$(sed -n 's/^RESULT .* p99_us=\([0-9.]*\).*/\1/p' "$work/read-4k.log")"
 fi
 echo "load average after:  $(cat /proc/loadavg)"
@@ -211,3 +214,7 @@ printf '  %-22s %10s %10s\n' "TCP ping-pong" "$tcp_p50" "$tcp_p99" "xferd READ 4
 printf '  %-22s %10s %10s\n' "ratio" "$(awk -v a="$read_p50" -v b="$tcp_p50" 'BEGIN {printf "%.2f", a / b}')" \
   "$(awk -v a="$read_p99" -v b="$tcp_p99" 'BEGIN {printf "%.2f", a / b}')"
 echo "  (target: <= 2 x at p50)"
+if [[ -s "$work/read-4k-profile.txt" ]]; then
+  echo "  the READs' stages in daemon A's journal (xferd profile; $work/read-4k-profile.txt has every table):"
+  awk '/^stages/ { on = 1 } on && /^$/ { exit } on' "$work/read-4k-profile.txt" | sed 's/^/    /'
+fi

@@ -8,7 +8,7 @@
 #   perf/bench-netns.sh [--connections N] [--duration S] [--qps "2 4 8"] [--tokens 1024,8192] [--requests N]
 #                       [--operations "write read"] [--blocks "1MiB 64KiB"] [--threads "1 2"] [--warmup S]
 #                       [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth]
-#                       [--overlap "8192:1024 1024:8192"] [--overlap-delay 5ms]
+#                       [--overlap "8192:1024 1024:8192"] [--overlap-delay 5ms] [--slow-start-after-idle 0|1]
 #
 #   --connections  connections per peer: iperf3 -P N and the daemons' --connections-per-peer (default 2)
 #   --duration     seconds per iperf3 and per throughput run (default 10)
@@ -22,6 +22,10 @@
 #   --overlap      KV prompts of two clients, FIRST:SECOND tokens, the second arriving --overlap-delay (default 5ms)
 #                  after the first started, --requests rounds each, and each size alone in the same run
 #                  (default "8192:1024 1024:8192": a short prompt behind a long one, and the reverse; "" skips)
+#   --slow-start-after-idle
+#                  net.ipv4.tcp_slow_start_after_idle inside both namespaces (default: the namespaces' own, 1):
+#                  0 keeps a connection's congestion window across a quiet spell (Linux has no per-socket switch;
+#                  an A/B check of whether the cwnd restart after idle shows in the KV workload at low QPS)
 #   --client-idle  how the bench clients wait for completions: spin (the client library's default) or gentle
 #                  (parks up to 500 us; both "hosts" share this machine's cores, iperf3 does not spin)
 #   --no-peer-auth the daemons run with --insecure-no-peer-auth (default: both prove one cluster token, made
@@ -50,6 +54,7 @@ same_daemon=0
 no_peer_auth=0
 overlap="8192:1024 1024:8192"
 overlap_delay=5ms
+slow_start_after_idle=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --connections) connections="$2"; shift 2 ;;
@@ -66,7 +71,8 @@ while [[ $# -gt 0 ]]; do
     --no-peer-auth) no_peer_auth=1; shift ;;
     --overlap) overlap="$2"; shift 2 ;;
     --overlap-delay) overlap_delay="$2"; shift 2 ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    --slow-start-after-idle) slow_start_after_idle="$2"; shift 2 ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -96,6 +102,13 @@ netns_on_exit 'rm -rf "$dir_a" "$dir_b"; echo "bench-netns: logs in $work"'
 netns_pair xfb 10.213
 ns_a="$NS_A"; ns_b="$NS_B"; addr_a="$ADDR_A"; addr_b="$ADDR_B"
 say "namespaces $ns_a ($addr_a) and $ns_b ($addr_b), veth $VETH_A <-> $VETH_B"
+if [[ -n "$slow_start_after_idle" ]]; then
+  [[ "$slow_start_after_idle" == 0 || "$slow_start_after_idle" == 1 ]] || die "--slow-start-after-idle takes 0 or 1" 2
+  for ns in "$ns_a" "$ns_b"; do
+    ip netns exec "$ns" sysctl -q -w net.ipv4.tcp_slow_start_after_idle="$slow_start_after_idle"
+  done
+fi
+say "net.ipv4.tcp_slow_start_after_idle in the namespaces: $(ip netns exec "$ns_a" sysctl -n net.ipv4.tcp_slow_start_after_idle)"
 
 daemon_options=()
 # both daemons prove one cluster token (each would otherwise make its own <dir>/cluster.token and refuse the other)
@@ -284,6 +297,20 @@ if [[ -n "$overlap" ]]; then
         "$(ratio "$(field "$line" p99_ms)" "$wire")" "$(field "$alone" p50_ms %.1f)" \
         "$(ratio "$(field "$line" p50_ms)" "$(field "$alone" p50_ms)")"
     done
+  done
+  echo
+  echo "What the second prompt waited behind: bytes of the first prompt that completed while the second was under way"
+  echo "(per round; as a share of the second's own bytes: 0 = it went first, 1 = as many of the other's crossed"
+  echo "as of its own). Set by the order the daemons chose, not by the wire's speed: comparable across loads."
+  printf '| %-10s | %-6s | %-16s | %-16s | %-14s |\n' order tokens "other MiB p50" "other MiB max" "p50 / own bytes"
+  printf '|%s|\n' "------------|--------|------------------|------------------|----------------"
+  for pair in $overlap; do
+    line="$(grep "^RESULT mode=kv-overlap-share .* order=$pair " "$work/kv-overlap.log" 2>/dev/null | head -1 || true)"
+    own="$(grep "^RESULT mode=kv-overlap .* order=$pair .* role=second " "$work/kv-overlap.log" 2>/dev/null | head -1 || true)"
+    printf '| %-10s | %-6s | %-16s | %-16s | %-14s |\n' "$pair" "$(field "$line" tokens)" \
+      "$(awk -v b="$(field "$line" other_bytes_during_p50)" 'BEGIN { if (b == "") print "-"; else printf "%.1f", b / 1048576 }')" \
+      "$(awk -v b="$(field "$line" other_bytes_during_max)" 'BEGIN { if (b == "") print "-"; else printf "%.1f", b / 1048576 }')" \
+      "$(ratio "$(field "$line" other_bytes_during_p50)" "$(field "$own" bytes)")"
   done
 fi
 echo

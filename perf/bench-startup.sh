@@ -3,7 +3,8 @@
 # script starts) and a daemon from launch to its "serving" log line, each with the build's AOT cache
 # (daemon/target/xferd.aot) and without it (XFERD_AOT_CACHE=none), alternated run by run. (A launcher that runs help
 # requests without the cache whatever it is given, as bin/xferd does since the help texts are pre-rendered, shows
-# the same figures in both rows of `help`.) Prints per case the median and max wall time, the median CPU
+# the same figures in both rows of `help`. bin/xferd gives status its own cache, daemon/target/xferd-status.aot, in
+# the rows marked aot, and none in the rows marked none.) Prints per case the median and max wall time, the median CPU
 # seconds (user + sys of the JVM: what a busy machine changes least), the classes loaded, and the load average
 # before and after: on a shared machine quote CPU seconds, not wall.
 #

@@ -3,15 +3,19 @@
 # O_DIRECT: sequential 1 MiB writes and reads and 64 KiB random reads, fio's figure next to xferd's memory -> file
 # (WRITE into a registered file) and file -> memory (READ from it), and their ratio. Then, unless --no-remote, two
 # network namespaces joined by a veth pair play two hosts: a READ of a file registered on host B from host A at
-# 1 MiB, next to a READ of memory registered on host B (memory to memory), and their ratio.
+# 1 MiB, next to a READ of memory registered on host B (memory to memory), and their ratio; then the same for WRITEs
+# (host A's memory into B's file, against into B's memory).
 #
-#   perf/bench-storage.sh [--dir DIR] [--size SIZE] [--qd N] [--duration S] [--no-remote]
+#   perf/bench-storage.sh [--dir DIR] [--size SIZE] [--qd N] [--duration S] [--no-remote | --remote-only]
+#                         [--build CHECKOUT]
 #
 #   --dir       where the test file lives (default /var/tmp: the machine's disk; /dev/shm for tmpfs)
 #   --size      file size (default 1GiB)
 #   --qd        queue depth: fio --iodepth, and xferd requests in flight (--batch-size 1 --window N) (default 16)
 #   --duration  seconds per run (default 10)
 #   --no-remote skip the two-namespace part (which needs root)
+#   --remote-only  only the two-namespace part (no fio, no local runs)
+#   --build     the checkout whose daemon build runs (default: this one), e.g. a worktree of main for a before/after
 #
 # Installs nothing: it says what is missing (fio: apt-get install fio; the daemon: ./mvnw -DskipTests package -pl
 # daemon -am). The machine it runs on should be quiet: print /proc/loadavg with the figures.
@@ -19,12 +23,13 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
-xferd="$root/bin/xferd"
+build="$root"
 dir=/var/tmp
 size=1GiB
 qd=16
 duration=10
 remote=1
+local_runs=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --dir) dir="$2"; shift 2 ;;
@@ -32,7 +37,9 @@ while [[ $# -gt 0 ]]; do
     --qd) qd="$2"; shift 2 ;;
     --duration) duration="$2"; shift 2 ;;
     --no-remote) remote=0; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    --remote-only) local_runs=0; shift ;;
+    --build) build="$(cd "$2" && pwd)"; shift 2 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -43,8 +50,9 @@ die() { echo "bench-storage: $1" >&2; exit "${2:-1}"; }
 missing=()
 command -v fio >/dev/null || missing+=("fio (apt-get install fio)")
 command -v python3 >/dev/null || missing+=("python3")
-[[ -f "$root/daemon/target/daemon-0.1.0-SNAPSHOT.jar" && -d "$root/daemon/target/lib" ]] ||
-  missing+=("the daemon build (./mvnw -B -DskipTests package -pl daemon -am)")
+xferd="$build/bin/xferd"
+[[ -f "$build/daemon/target/daemon-0.1.0-SNAPSHOT.jar" && -d "$build/daemon/target/lib" ]] ||
+  missing+=("the daemon build in $build (./mvnw -B -DskipTests package -pl daemon -am)")
 if [[ $remote == 1 ]]; then
   [[ "$(id -u)" == 0 ]] || missing+=("root, for the network namespaces (or --no-remote)")
   command -v ip >/dev/null || missing+=("iproute2's ip (or --no-remote)")
@@ -62,6 +70,7 @@ netns_on_exit 'rm -rf "$run_dir" "$run_dir"-a "$run_dir"-b; rm -f "$file"; echo 
 bytes="$(numfmt --from=iec "${size%B}" 2>/dev/null || numfmt --from=iec-i "${size%B}")"
 say "load before: $(cat /proc/loadavg)"
 say "file $file ($size), queue depth $qd, ${duration}s per run, io_uring + O_DIRECT on both sides"
+say "build: $build ($(git -C "$build" rev-parse --short HEAD 2>/dev/null || echo '?'))"
 
 # lay the file out with real blocks (a sparse file would read as zeros without touching the device)
 fio --name=layout --filename="$file" --size="$bytes" --rw=write --bs=1M --direct=1 --ioengine=io_uring \
@@ -125,6 +134,7 @@ xferd_gbs() { # label directory target-log [netns] -- bench arguments
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 
 # ---- local: fio vs xferd on the same file
+if [[ $local_runs == 1 ]]; then
 fio_write=$(fio_gbs seq-write write 1M)
 fio_read=$(fio_gbs seq-read read 1M)
 fio_rand=$(fio_gbs rand-read randread 64K)
@@ -143,6 +153,7 @@ printf '\n%-34s %10s %10s %8s\n' "local, $size file, qd $qd" "fio GB/s" "xferd G
 printf '%-34s %10s %10s %8s\n' "seq write 1 MiB (memory -> file)" "$fio_write" "$x_write" "$(ratio "$x_write" "$fio_write")"
 printf '%-34s %10s %10s %8s\n' "seq read 1 MiB (file -> memory)" "$fio_read" "$x_read" "$(ratio "$x_read" "$fio_read")"
 printf '%-34s %10s %10s %8s\n' "rand read 64 KiB (file -> memory)" "$fio_rand" "$x_rand" "$(ratio "$x_rand" "$fio_rand")"
+fi
 
 # ---- remote: a peer's storage segment vs its memory, between two network namespaces
 if [[ $remote == 1 ]]; then
@@ -158,7 +169,12 @@ if [[ $remote == 1 ]]; then
     --block-size 1MiB --batch-size 1 --window "$qd")
   r_memory=$(xferd_gbs r-memory-read "$run_dir-a" "$work/target-b-memory.log" "$ns_a" -- --operation read \
     --block-size 1MiB --batch-size 1 --window "$qd")
-  printf '\n%-34s %10s %10s %8s\n' "remote READ 1 MiB, two namespaces" "memory" "file" "ratio"
+  w_file=$(xferd_gbs r-file-write "$run_dir-a" "$work/target-b-file.log" "$ns_a" -- --operation write \
+    --block-size 1MiB --batch-size 1 --window "$qd")
+  w_memory=$(xferd_gbs r-memory-write "$run_dir-a" "$work/target-b-memory.log" "$ns_a" -- --operation write \
+    --block-size 1MiB --batch-size 1 --window "$qd")
+  printf '\n%-34s %10s %10s %8s\n' "remote 1 MiB, two namespaces" "memory" "file" "ratio"
   printf '%-34s %10s %10s %8s\n' "A reads B's segment (GB/s)" "$r_memory" "$r_file" "$(ratio "$r_file" "$r_memory")"
+  printf '%-34s %10s %10s %8s\n' "A writes B's segment (GB/s)" "$w_memory" "$w_file" "$(ratio "$w_file" "$w_memory")"
 fi
 say "load after: $(cat /proc/loadavg)"

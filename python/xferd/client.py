@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import array
 import collections
+import ctypes
 import mmap
 import operator
 import os
@@ -35,7 +36,7 @@ from .errors import (ControlError, DaemonGoneError, TransferFailedError, Transfe
                      XferError)
 from .memory import SharedBuffer
 from .protocol import Notification
-from .rings import _TSO, RECORD_HEADER_LENGTH, RingView, SubmitRingWriter, _fence
+from .rings import _TSO, RECORD_HEADER_LENGTH, Doorbell, RingView, SubmitRingWriter, _fence
 
 DEFAULT_DIRECTORY = "/dev/shm/xferd"
 # Waiting for a completion: first spin on the completion ring's next length word (two plain loads per iteration:
@@ -174,6 +175,9 @@ class Client:
         self._submit_view = RingView(self._rings, welcome.completion_ring_length, welcome.submit_ring_length)
         self._zeros = memoryview(bytes(self._completion_view.capacity))
         self._writer = SubmitRingWriter(self._submit_view)
+        anchor = ctypes.c_char.from_buffer(self._rings)  # the mapping's address; the export ends with the anchor
+        self._doorbell = Doorbell(self._submit_view, ctypes.addressof(anchor) + welcome.completion_ring_length)
+        del anchor
         self._max_in_flight = max(1, welcome.max_in_flight)
         self._daemon_pid = self._channel.peer_pid()
 
@@ -456,10 +460,12 @@ class Client:
                         _SUBMIT_HEADER.pack_into(writer.buffer, index, -_SUBMIT_RECORD_LENGTH, p.SUBMIT)
                         self._void(index + _RECORD_HEADER, request_id, True, 1, 0)
                         writer.publish(index, _SUBMIT_RECORD_LENGTH)
+                        self._doorbell.ring()
                         for value in (opcode, segment, local_address, target_address, length, trace_id):
                             _int64(value)  # the precise TypeError or OverflowError
                         raise
                     writer.publish(index, _SUBMIT_RECORD_LENGTH)
+                    self._doorbell.ring()
                     return transfer
         # ring full or at the in-flight limit: the general path waits for room
         for value in (opcode, segment, local_address, target_address, length, trace_id):
@@ -517,6 +523,7 @@ class Client:
             raise
         finally:
             self._writer.commit(index)
+            self._doorbell.ring()
 
     def _void(self, index: int, request_id: int, single: bool, count: int, notify_length: int) -> None:
         """Turn a claimed record that could not be written (an exception, even KeyboardInterrupt) into a

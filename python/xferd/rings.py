@@ -7,7 +7,7 @@ alone on its own 128-byte line::
     trailer + 256  head cache  the producer's last look at head
     trailer + 384  head        consumer position (bytes ever consumed)
     trailer + 512  correlation counter (unused here)
-    trailer + 640  consumer heartbeat (unused here)
+    trailer + 640  consumer heartbeat; on the submit ring its low int32 is the daemon's doorbell (:class:`Doorbell`)
 
 A record is ``int32 length`` (header included, before alignment; negative or zero while being written),
 ``int32 type``, then the body; records start at multiples of 8. Type -1 is padding that fills the end of the data
@@ -22,6 +22,7 @@ other architectures a full fence is issued around the releasing stores (:func:`_
 
 from __future__ import annotations
 
+import ctypes
 import platform
 import sys
 import threading
@@ -34,6 +35,8 @@ HEAD_CACHE_OFFSET = 256
 HEAD_OFFSET = 384
 CORRELATION_COUNTER_OFFSET = 512
 CONSUMER_HEARTBEAT_OFFSET = 640
+SUBMIT_DOORBELL_OFFSET = CONSUMER_HEARTBEAT_OFFSET
+DOORBELL_ASLEEP = 1
 RECORD_HEADER_LENGTH = 8
 
 if sys.byteorder != "little":  # pragma: no cover - the protocol is little-endian and so are the native views
@@ -49,6 +52,25 @@ def _fence() -> None:
     if not _TSO:
         with _fence_lock:
             pass
+
+
+# futex(2)'s number where it is known; elsewhere the daemon still serves the request within its bounded sleep
+_SYS_FUTEX = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98}.get(platform.machine().lower())
+_FUTEX_WAKE = 1
+_libc: ctypes.CDLL | None = None
+
+
+def _futex_wake(address: int) -> int:
+    """Wake one thread of any process waiting on the shared futex word at ``address``; returns how many woke."""
+    global _libc
+    if _SYS_FUTEX is None:
+        return 0
+    if _libc is None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        _libc = libc
+    return max(0, _libc.syscall(ctypes.c_long(_SYS_FUTEX), ctypes.c_void_p(address), ctypes.c_int(_FUTEX_WAKE),
+                                ctypes.c_int(1)))
 
 
 class RingView:
@@ -253,6 +275,39 @@ class RingReader:
                     _fence()
                 ring.i64[ring.head_index] = head + consumed
         return records
+
+
+class Doorbell:
+    """This client's side of its submit ring's doorbell (the int32 at trailer + 640): after a quiet spell the
+    daemon's intake thread stores 1 there and sleeps on it (a shared futex); a client that finds it so after
+    publishing stores 0 and wakes the thread (``FUTEX_WAKE``), so its request is served at once instead of when the
+    daemon's bounded sleep ends. While the daemon polls, ringing costs a fence and a load."""
+
+    def __init__(self, ring: RingView, address: int) -> None:
+        """``address``: where the ring starts in this process's memory (the mapping's address plus its offset)."""
+        self._i32 = ring.i32
+        self._index = (ring.capacity + SUBMIT_DOORBELL_OFFSET) // 4
+        self._address = address + ring.capacity + SUBMIT_DOORBELL_OFFSET
+        self.woken = 0
+        """How many times ringing woke a sleeping daemon thread."""
+
+    def ring(self) -> int:
+        """Call after publishing a record; returns how many sleeping daemon threads it woke (0 or 1)."""
+        # a full fence, on x86-64 too: the record's store must be visible before the doorbell is loaded (the daemon
+        # stores the doorbell before it looks at the ring once more); an uncontended lock is an atomic
+        # read-modify-write pair
+        with _fence_lock:
+            pass
+        if self._i32[self._index] == 0:
+            return 0
+        self._i32[self._index] = 0
+        woken = _futex_wake(self._address)
+        self.woken += woken
+        return woken
+
+    def is_marked(self) -> bool:
+        """True while the daemon has marked this doorbell (it may sleep on it)."""
+        return self._i32[self._index] == DOORBELL_ASLEEP
 
 
 class RingWriter:

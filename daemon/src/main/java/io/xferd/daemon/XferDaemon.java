@@ -1,6 +1,7 @@
 package io.xferd.daemon;
 
 import io.xferd.daemon.agent.AgentWatch;
+import io.xferd.daemon.agent.Doorbell;
 import io.xferd.daemon.agent.DozingBackoffIdleStrategy;
 import io.xferd.daemon.agent.DutyCycleTracker;
 import io.xferd.daemon.agent.SystemCounters;
@@ -22,6 +23,7 @@ import io.xferd.daemon.pipeline.TransferWorker;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.CompletionSender;
 import io.xferd.daemon.session.SessionTable;
+import io.xferd.daemon.session.SubmitRingDoorbells;
 import io.xferd.daemon.statusmap.DeferredStatusMap;
 import io.xferd.daemon.statusmap.StatusFileWriter;
 import io.xferd.daemon.statusmap.StatusMapWriter;
@@ -77,6 +79,7 @@ public final class XferDaemon implements AutoCloseable
     private final RdmaMemoryRegistrar rdmaRegistrar;
     private final ClusterMetadata metadata;
     private final List<AgentRunner> dataPlaneRunners = new ArrayList<>();
+    private final SubmitRingDoorbells doorbells;
     private final StorageStage storageStage;
     private final ConfiguredStorageSegments storageSegments;
     private final AgentRunner storageRunner;
@@ -167,7 +170,7 @@ public final class XferDaemon implements AutoCloseable
         context.rpcAddress(peerServer.advertisedAddress());
         try
         {
-            this.storageSegments = ConfiguredStorageSegments.open(context, registry, new FileRegionMapper());
+            this.storageSegments = ConfiguredStorageSegments.open(context, registry, new FileRegionMapper(counters));
         }
         catch (final RuntimeException ex)
         {
@@ -219,17 +222,24 @@ public final class XferDaemon implements AutoCloseable
         {
             workers.add(rdma.agent());
         }
+        // after a long quiet spell intake sleeps on its clients' doorbells, only while nothing is in flight (a remote
+        // request's completion rings none)
+        final org.agrona.concurrent.status.AtomicCounter submitted = counters.get(SystemCounter.REQUESTS_SUBMITTED);
+        final org.agrona.concurrent.status.AtomicCounter completed = counters.get(SystemCounter.REQUESTS_COMPLETED);
+        final org.agrona.concurrent.status.AtomicCounter failed = counters.get(SystemCounter.REQUESTS_FAILED);
+        this.doorbells = new SubmitRingDoorbells(registry,
+            () -> pipeline.isIdle() && submitted.get() - completed.get() - failed.get() == 0);
         if (context.threadingMode() == ThreadingMode.SHARED)
         {
             final List<Agent> all = new ArrayList<>();
             all.add(intake);
             all.addAll(workers);
-            dataPlaneRunners.add(runner(new CompositeAgent(all)));
+            dataPlaneRunners.add(runner(new CompositeAgent(all), doorbells));
         }
         else
         {
-            dataPlaneRunners.add(runner(intake));
-            workers.forEach(worker -> dataPlaneRunners.add(runner(worker)));
+            dataPlaneRunners.add(runner(intake, doorbells));
+            workers.forEach(worker -> dataPlaneRunners.add(runner(worker, null)));
         }
 
         this.metadata = ClusterMetadata.create(context, peerServer::describe, transport);
@@ -246,6 +256,7 @@ public final class XferDaemon implements AutoCloseable
         {
             public void onClientConnected(final ClientSession session)
             {
+                doorbells.wake(); // a sleeping intake marks the new client's doorbell too
                 statusFile.onClientConnected(session);
                 registryWriter.onClientConnected(session);
             }
@@ -371,11 +382,16 @@ public final class XferDaemon implements AutoCloseable
         return null;
     }
 
-    private AgentRunner runner(final Agent agent)
+    private AgentRunner runner(final Agent agent, final Doorbell doorbell)
     {
         final DutyCycleTracker tracked = new DutyCycleTracker(agent);
         dutyCycles.add(tracked);
-        return new AgentRunner(context.newIdleStrategy(),
+        final org.agrona.concurrent.IdleStrategy idle = context.newIdleStrategy();
+        if (doorbell != null && idle instanceof DozingBackoffIdleStrategy dozing)
+        {
+            dozing.doorbell(doorbell, context.dataPlaneSleepNs());
+        }
+        return new AgentRunner(idle,
             throwable -> LOG.error("data plane error in {}", agent.roleName(), throwable), null, tracked);
     }
 
@@ -541,6 +557,7 @@ public final class XferDaemon implements AutoCloseable
         {
             transport.close();
         }
+        doorbells.stop(); // a sleeping intake thread would finish its sleep before it saw the runner stop
         for (final AgentRunner runner : dataPlaneRunners)
         {
             runner.close();

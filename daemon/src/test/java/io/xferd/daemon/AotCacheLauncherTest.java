@@ -79,6 +79,32 @@ class AotCacheLauncherTest
     }
 
     @Test
+    void statusUsesItsOwnCacheBesideTheJarAndABadOneChangesNothingAUserSees() throws IOException
+    {
+        final String directory = install.resolve("no-daemon-here").toString();
+        final String expected = run(Map.of("XFERD_AOT_CACHE", "none"), 1, "status", "--dir", directory);
+        assertThat(expected).startsWith("no xferd daemon in " + directory);
+        final Path statusCache = install.resolve("daemon/target/xferd-status.aot");
+        // a training run of status alone (the build's runs against a serving daemon too)
+        run(Map.of("XFERD_STATUS_AOT_CACHE", "none", "XFERD_JAVA_OPTS", "-XX:AOTCacheOutput=" + statusCache), 1,
+            "status", "--dir", directory);
+        assertThat(statusCache).exists();
+
+        final Path classes = install.resolve("status-classes.log");
+        assertThat(run(Map.of("XFERD_JAVA_OPTS", "-Xlog:class+load:file=" + classes), 1, "status", "--dir", directory))
+            .isEqualTo(expected);
+        assertThat(Files.readString(classes))
+            .contains("io.xferd.daemon.tools.status.StatusSnapshot source: shared objects file")
+            .doesNotContain("picocli");
+
+        final Path truncated = install.resolve("status-truncated.aot");
+        final byte[] bytes = Files.readAllBytes(statusCache);
+        Files.write(truncated, java.util.Arrays.copyOf(bytes, bytes.length / 3));
+        assertThat(run(Map.of("XFERD_STATUS_AOT_CACHE", truncated.toString()), 1, "status", "--dir", directory))
+            .isEqualTo(expected);
+    }
+
+    @Test
     void aTruncatedOrForeignCacheChangesNothingAUserSees() throws IOException
     {
         final Path truncated = install.resolve("truncated.aot");
@@ -145,6 +171,7 @@ class AotCacheLauncherTest
     {
         builder.environment().remove("XFERD_JAVA_OPTS");
         builder.environment().remove("XFERD_AOT_CACHE");
+        builder.environment().remove("XFERD_STATUS_AOT_CACHE");
         builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
         builder.environment().putAll(environment);
     }

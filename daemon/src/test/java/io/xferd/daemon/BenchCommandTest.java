@@ -155,5 +155,13 @@ class BenchCommandTest
             .contains("verified 448 KV blocks").contains("of client 0: every byte as written")
             .contains("of client 1: every byte as written")
             .doesNotContain("FAILED");
+        final java.util.regex.Matcher share = java.util.regex.Pattern.compile("RESULT mode=kv-overlap-share " +
+            "operation=write order=256:64 tokens=64 other_tokens=256 role=second other_bytes_during_p50=(\\d+) " +
+            "other_bytes_during_max=(\\d+)").matcher(bench.output());
+        assertThat(share.find()).as("what the second prompt waited behind: " + bench.output()).isTrue();
+        assertThat(Long.parseLong(share.group(1))).as("p50 of the first's bytes during the second").isNotNegative()
+            .isLessThanOrEqualTo(Long.parseLong(share.group(2)));
+        assertThat(Long.parseLong(share.group(2))).as("never more than the whole first prompt")
+            .isLessThanOrEqualTo(256L * 57_344);
     }
 }

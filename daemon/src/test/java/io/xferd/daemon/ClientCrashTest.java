@@ -104,6 +104,76 @@ class ClientCrashTest
         }
     }
 
+    /**
+     * The storage stage holds borrows of both regions of each file request it has in the kernel: a client killed
+     * while its READs (the kernel writing into its memory) and WRITEs are in flight has its memory and file freed
+     * only after the kernel gave every operation back, and the storage path serves the next client.
+     */
+    @Test
+    void shouldFreeTheFileAndMemoryOfAClientKilledWithStorageRequestsInTheKernel() throws Exception
+    {
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.xferd.nativebindings.libc.IoUring.isAvailable(),
+            "io_uring not available here");
+        final Path files = track(new TempDirectory()).path;
+        final Path file = files.resolve("killed.bin");
+        java.nio.file.Files.write(file, SystemTests.randomBytes(5, SIZE));
+        final long bytesBefore = counter(daemon, SystemCounter.REGISTERED_BYTES);
+        final ChildProcess flooder = track(ChildProcess.start("file-flooder", ClientRoleMain.class, "flood-file",
+            directory.toString(), "file-flooder", file.toString(), Integer.toString(SIZE), Integer.toString(MIB)));
+        flooder.awaitLine("FLOODING", WAIT);
+        awaitCounter(daemon, SystemCounter.STORAGE_BYTES_READ, n -> n >= 64L * MIB,
+            "the flooder's READs and WRITEs are going through the storage stage");
+        final long disconnectedBefore = counter(daemon, SystemCounter.CLIENTS_DISCONNECTED);
+
+        flooder.kill();
+
+        awaitCounter(daemon, SystemCounter.CLIENTS_DISCONNECTED, n -> n == disconnectedBefore + 1,
+            "the daemon notices the killed client");
+        awaitCounter(daemon, SystemCounter.REGISTERED_BYTES, n -> n == bytesBefore,
+            "the killed client's memory and file are freed once the kernel gave back its operations");
+        SystemTests.awaitCondition(() -> storageRegions().isEmpty(), WAIT, () -> "its file region's counters freed");
+
+        // the storage path serves the next client: its own file, memory -> file -> memory, every byte checked
+        final XferClient next = track(XferClient.connect(SystemTests.clientContext(directory, "next")));
+        final SharedBuffer memory = next.allocateMemory(4 * MIB);
+        next.registerMemory(memory, "cpu:0");
+        final Path nextFile = files.resolve("next.bin");
+        java.nio.file.Files.write(nextFile, new byte[4 * MIB]);
+        final long fileAddress = next.registerFile(nextFile, 0, 4 * MIB, 0);
+        SystemTests.fill(memory.segment(), 6);
+        next.transferSyncWrite(next.ownSegment(), memory.address(), fileAddress, 2 * MIB);
+        next.transferSyncRead(next.ownSegment(), memory.address() + 2 * MIB, fileAddress, 2 * MIB);
+        assertThat(SystemTests.firstMismatch(memory.segment(), 2 * MIB, SystemTests.randomBytes(6, 4 * MIB), 0,
+            2 * MIB)).isEqualTo(-1);
+        assertThat(java.util.Arrays.mismatch(java.nio.file.Files.readAllBytes(nextFile),
+            java.util.Arrays.copyOf(SystemTests.randomBytes(6, 4 * MIB), 2 * MIB))).isEqualTo(2 * MIB);
+    }
+
+    @SuppressWarnings("unchecked")
+    private List<java.util.Map<String, Object>> storageRegions()
+    {
+        return (List<java.util.Map<String, Object>>)((java.util.Map<String, Object>)
+            io.xferd.daemon.tools.status.StatusSnapshot.read(directory).get("storage")).get("regions");
+    }
+
+    /** A directory on the machine's disk for the test's files, removed with everything in it. */
+    private static final class TempDirectory implements AutoCloseable
+    {
+        final Path path;
+
+        TempDirectory() throws java.io.IOException
+        {
+            path = java.nio.file.Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")),
+                "xferd-crash-files");
+        }
+
+        @Override
+        public void close()
+        {
+            SystemTests.deleteRecursively(path);
+        }
+    }
+
     @Test
     void shouldFailRequestsTargetingAClientThatDied()
     {

@@ -22,6 +22,15 @@ import java.nio.file.Path;
  *   ({@code CHECKED ok} or {@code CHECKED mismatch at N}) until {@code EXIT} or end of input.</li>
  *   <li>{@code hold-file DIR NAME SIZE SEED FILE}: as {@code hold}, with SIZE bytes of the seed's data written to
  *   FILE and registered as a storage region ({@code registerFile}); VERIFY reads the file.</li>
+ *   <li>{@code hold-files DIR NAME SIZE SEED GOOD BAD}: as {@code hold-file} with two files of SIZE bytes of the
+ *   seed's data, GOOD registered sync ({@code REGISTER_FILE_SYNC}); prints {@code READY <segment> <good> <bad>};
+ *   VERIFY reads GOOD.</li>
+ *   <li>{@code mixed-file DIR NAME TARGET GOOD BAD SIZE SEED TARGET_SEED}: one batch on one peer connection: WRITEs
+ *   the first half of its SIZE bytes of the seed's data into GOOD's first half (some pieces off the 4 KiB blocks),
+ *   READs GOOD's second half, and READs and WRITEs BAD (truncated under its region by the test); then a second
+ *   batch READs GOOD's first half back. Prints {@code TASK i status} for each request of the first batch; exit 0
+ *   only when the BAD requests failed with {@code STORAGE_TRUNCATED}, every other request completed and every byte
+ *   read matched.</li>
  *   <li>{@code push-pull DIR NAME TARGET TARGET_ADDRESS SIZE SEED TARGET_SEED CHUNK}: WRITEs the first half of its
  *   own SIZE bytes of the seed's data into the target's first half, READs the target's second half into its own,
  *   and checks that against the target's seed; exit 0 only when every byte matched.</li>
@@ -58,11 +67,17 @@ public final class ClientRoleMain
                 case "hold" -> hold(client, Integer.parseInt(args[3]), Long.parseLong(args[4]));
                 case "hold-file" -> holdFile(client, Integer.parseInt(args[3]), Long.parseLong(args[4]),
                     Path.of(args[5]));
+                case "hold-files" -> holdFiles(client, Integer.parseInt(args[3]), Long.parseLong(args[4]),
+                    Path.of(args[5]), Path.of(args[6]));
+                case "mixed-file" -> mixedFile(client, args[3], Long.parseLong(args[4]), Long.parseLong(args[5]),
+                    Integer.parseInt(args[6]), Long.parseLong(args[7]), Long.parseLong(args[8]));
                 case "push-pull" -> pushPull(client, args[3], Long.parseLong(args[4]), Integer.parseInt(args[5]),
                     Long.parseLong(args[6]), Long.parseLong(args[7]), Integer.parseInt(args[8]));
                 case "out-of-bounds" -> outOfBounds(client, args[3], Long.parseLong(args[4]),
                     Integer.parseInt(args[5]));
                 case "rounds" -> rounds(client);
+                case "flood-file" -> floodFile(client, Path.of(args[3]), Integer.parseInt(args[4]),
+                    Integer.parseInt(args[5]));
                 case "flood" -> flood(client, args[3], Long.parseLong(args[4]), Integer.parseInt(args[5]),
                     Integer.parseInt(args[6]));
                 default -> throw new IllegalArgumentException("unknown role " + args[0]);
@@ -183,6 +198,100 @@ public final class ClientRoleMain
         return 0;
     }
 
+    private static int holdFiles(
+        final XferClient client, final int size, final long seed, final Path good, final Path bad) throws IOException
+    {
+        final byte[] data = SystemTests.randomBytes(seed, size);
+        java.nio.file.Files.write(good, data);
+        java.nio.file.Files.write(bad, data);
+        final long goodAddress = client.registerFile(good, 0, size, io.xferd.ipc.ControlMessages.REGISTER_FILE_SYNC);
+        final long badAddress = client.registerFile(bad, 0, size, 0);
+        System.out.println("READY " + client.segmentName() + " " + goodAddress + " " + badAddress);
+        System.out.flush();
+        final BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null && !line.equals("EXIT"))
+        {
+            final String[] words = line.split(" ");
+            if (words[0].equals("VERIFY"))
+            {
+                final byte[] expected = SystemTests.randomBytes(Long.parseLong(words[1]), Integer.parseInt(words[2]));
+                final int offset = Integer.parseInt(words[3]);
+                final int length = Integer.parseInt(words[4]);
+                final byte[] actual = java.nio.file.Files.readAllBytes(good);
+                final int mismatch = java.util.Arrays.mismatch(
+                    java.util.Arrays.copyOfRange(actual, offset, offset + length),
+                    java.util.Arrays.copyOfRange(expected, offset, offset + length));
+                System.out.println(mismatch < 0 ? "CHECKED ok" : "CHECKED mismatch at " + (offset + mismatch));
+                System.out.flush();
+            }
+        }
+        return 0;
+    }
+
+    private static int mixedFile(final XferClient client, final String target, final long good, final long bad,
+        final int size, final long seed, final long targetSeed)
+    {
+        final int mib = 1 << 20;
+        // the seed's data, then where GOOD's second half is read, then where the failed READ of BAD lands (nothing)
+        final SharedBuffer buffer = client.allocateMemory(size + mib);
+        SystemTests.fill(buffer.segment().asSlice(0, size), seed);
+        final int half = size / 2;
+        buffer.segment().asSlice(half).fill((byte)0);
+        client.registerMemory(buffer, "cpu:0");
+        final long segment = client.openSegment(target);
+        final long batch = client.allocateBatch(32);
+        final java.util.List<Integer> expected = new java.util.ArrayList<>();
+        final TransferRequest request = new TransferRequest();
+        // the first half into GOOD, whole blocks (the storage stage) and, at the end, pieces off the blocks
+        final int aligned = half - mib;
+        for (int offset = 0; offset < aligned; offset += mib)
+        {
+            client.submitTransfer(batch, request.set(Opcode.WRITE, buffer.address() + offset, segment,
+                good + offset, Math.min(mib, aligned - offset)));
+            expected.add(TransferStatus.OK);
+        }
+        client.submitTransfer(batch, request.set(Opcode.WRITE, buffer.address() + aligned, segment,
+            good + aligned, 1000));
+        expected.add(TransferStatus.OK);
+        client.submitTransfer(batch, request.set(Opcode.WRITE, buffer.address() + aligned + 1000, segment,
+            good + aligned + 1000, mib - 1000));
+        expected.add(TransferStatus.OK);
+        // BAD is shorter than its region now: a READ and a WRITE of it fail typed, in the middle of the others
+        client.submitTransfer(batch, request.set(Opcode.READ, buffer.address() + size, segment, bad, mib));
+        expected.add(TransferStatus.STORAGE_TRUNCATED);
+        client.submitTransfer(batch, request.set(Opcode.WRITE, buffer.address(), segment, bad + mib, 256 * 1024));
+        expected.add(TransferStatus.STORAGE_TRUNCATED);
+        // GOOD's second half into the second half of memory
+        for (int offset = half; offset < size; offset += mib)
+        {
+            client.submitTransfer(batch, request.set(Opcode.READ, buffer.address() + offset, segment,
+                good + offset, Math.min(mib, size - offset)));
+            expected.add(TransferStatus.OK);
+        }
+        client.awaitBatch(batch, TIMEOUT_MS);
+        boolean asExpected = true;
+        for (int task = 0; task < expected.size(); task++)
+        {
+            final TaskStatus status = client.getTransferStatus(batch, task);
+            System.out.println("TASK " + task + " " + status);
+            asExpected &= status.status() == expected.get(task);
+        }
+        client.freeBatch(batch);
+        final long readMismatch = SystemTests.firstMismatch(buffer.segment(), half,
+            SystemTests.randomBytes(targetSeed, size), half, size - half);
+        // the daemon still serves this connection: GOOD's first half back, over what was read into memory
+        buffer.segment().asSlice(half, half).fill((byte)0);
+        final boolean readBack = transferHalf(client, Opcode.READ, segment, buffer.address() + half, good, half,
+            mib) > 0;
+        final long backMismatch = SystemTests.firstMismatch(buffer.segment(), half,
+            SystemTests.randomBytes(seed, size), 0, half);
+        final boolean ok = asExpected && readMismatch < 0 && readBack && backMismatch < 0;
+        System.out.println(ok ? "MIXED-VERIFIED" : "UNEXPECTED statuses=" + asExpected + " read mismatch at " +
+            readMismatch + " read back=" + readBack + " mismatch at " + backMismatch);
+        return ok ? 0 : 1;
+    }
+
     private static int pushPull(final XferClient client, final String target, final long targetAddress,
         final int size, final long seed, final long targetSeed, final int chunk)
     {
@@ -297,6 +406,52 @@ public final class ClientRoleMain
                     System.out.flush();
                     announced = true;
                 }
+            }
+            client.awaitBatch(batch, TIMEOUT_MS);
+            for (int task = 0; task < batchSize; task++)
+            {
+                final TaskStatus status = client.getTransferStatus(batch, task);
+                if (status.status() != TransferStatus.OK)
+                {
+                    System.out.println("FAILED " + status);
+                    return 1;
+                }
+            }
+            client.freeBatch(batch);
+        }
+    }
+
+    /**
+     * Registers {@code file} (which must be {@code length} bytes long) and memory of the same size, then moves 1 MiB
+     * pieces between them, READs (the kernel writes into this process's memory) and WRITEs in turn, in batches of
+     * 32 in flight, until killed.
+     */
+    private static int floodFile(final XferClient client, final Path file, final int length, final int requestLength)
+        throws IOException
+    {
+        final SharedBuffer buffer = client.allocateMemory(length);
+        buffer.segment().fill((byte)0x3C);
+        client.registerMemory(buffer, "cpu:0");
+        final long fileAddress = client.registerFile(file, 0, length, 0);
+        final long segment = client.ownSegment();
+        final TransferRequest request = new TransferRequest();
+        final int pieces = length / requestLength;
+        final int batchSize = 32;
+        boolean announced = false;
+        for (long round = 0; ; round++)
+        {
+            final long batch = client.allocateBatch(batchSize);
+            for (int task = 0; task < batchSize; task++)
+            {
+                final long offset = (round * batchSize + task) % pieces * requestLength;
+                client.submitTransfer(batch, request.set(task % 2 == 0 ? Opcode.READ : Opcode.WRITE,
+                    buffer.address() + offset, segment, fileAddress + offset, requestLength));
+            }
+            if (!announced)
+            {
+                System.out.println("FLOODING");
+                System.out.flush();
+                announced = true;
             }
             client.awaitBatch(batch, TIMEOUT_MS);
             for (int task = 0; task < batchSize; task++)

@@ -105,6 +105,14 @@ class ConfiguredStorageSegmentTest
             LENGTH)).isEqualTo(-1);
         assertThatThrownBy(() -> local.transferSyncRead(segment, buffer.address(), BASE + SIZE - 4096, 8192))
             .as("past the configured size").isInstanceOf(TransferFailedException.class);
+
+        // xferd status lists the configured segment's region with its own bytes and errors
+        final java.util.Map<String, Object> status = io.xferd.daemon.tools.status.StatusSnapshot.read(directory);
+        @SuppressWarnings("unchecked")
+        final java.util.Map<String, Object> storage = (java.util.Map<String, Object>)status.get("storage");
+        assertThat(storage.get("regions")).asList().containsExactly(java.util.Map.of("segment", "spill",
+            "address", "0x" + Long.toHexString(BASE), "kind", "file", "bytes_read", 2L * LENGTH,
+            "bytes_written", (long)LENGTH, "errors", 0L));
     }
 
     @Test

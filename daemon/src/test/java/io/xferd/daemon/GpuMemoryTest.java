@@ -232,6 +232,50 @@ class GpuMemoryTest
         }
     }
 
+    /**
+     * GPU memory <-> a file region, the device runtime stood in for by host memory: the worker reads the file into
+     * its bounce buffer and copies that to the device (and back the other way), every byte checked in the file and
+     * in the "device" allocation. What a real GPU adds (cudaMemcpy, pinned staging) is not exercised here.
+     */
+    @Test
+    void shouldMoveBytesBetweenGpuMemoryAndAFileThroughTheBounceBuffer() throws Exception
+    {
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.xferd.nativebindings.libc.IoUring.isAvailable(),
+            "io_uring not available here");
+        final HostBackedDeviceMemory gpu = new HostBackedDeviceMemory();
+        daemon = XferDaemon.launch(SystemTests.daemonContext(directory).deviceMemory(gpu));
+        final MemorySegment allocation = arena.allocate(LENGTH, 4096);
+        final Path file = java.nio.file.Files.createTempFile(Path.of(System.getProperty("java.io.tmpdir")),
+            "xferd-gpu-file", ".bin");
+        try (RawControlSession owner = RawControlSession.hello(directory, "gpu-owner", WAIT);
+            XferClient host = XferClient.connect(SystemTests.clientContext(directory, "host")))
+        {
+            java.nio.file.Files.write(file, SystemTests.randomBytes(41, 2 * LENGTH));
+            assertOk(owner.request(frame -> gpuRange(1, GPU_POINTER, LENGTH, 0,
+                HostBackedDeviceMemory.handleOf(allocation)).encode(frame), WAIT));
+            final long fileAddress = host.registerFile(file, 0, 2 * LENGTH, 0);
+            final long segment = host.openSegment("gpu-owner");
+
+            // file -> GPU: a WRITE from the host's file region into the GPU range, at unaligned offsets
+            host.transferSyncWrite(segment, fileAddress + LENGTH + 100, GPU_POINTER + 12, LENGTH - 4096);
+            assertThat(SystemTests.firstMismatch(allocation, 12, SystemTests.randomBytes(41, 2 * LENGTH),
+                LENGTH + 100, LENGTH - 4096)).isEqualTo(-1);
+
+            // GPU -> file: a READ from the GPU range into the file region
+            SystemTests.fill(allocation, 43);
+            host.transferSyncRead(segment, fileAddress, GPU_POINTER, LENGTH);
+            final byte[] bytes = java.nio.file.Files.readAllBytes(file);
+            assertThat(java.util.Arrays.copyOf(bytes, LENGTH)).isEqualTo(SystemTests.randomBytes(43, LENGTH));
+            assertThat(java.util.Arrays.copyOfRange(bytes, LENGTH, 2 * LENGTH)).as("the rest of the file untouched")
+                .isEqualTo(java.util.Arrays.copyOfRange(SystemTests.randomBytes(41, 2 * LENGTH), LENGTH, 2 * LENGTH));
+            assertThat(gpu.copies.get()).as("device copies, one per bounce chunk at least").isGreaterThanOrEqualTo(2);
+        }
+        finally
+        {
+            java.nio.file.Files.deleteIfExists(file);
+        }
+    }
+
     @Test
     void shouldCloseTheHandlesOfAClientThatDisconnects()
     {

@@ -17,9 +17,15 @@ import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static io.xferd.daemon.SystemTests.WAIT;
@@ -102,7 +108,7 @@ class StorageSegmentTest
     @Test
     void shouldMoveMemoryToAFileOnDiskAndBackLocallyAndFromAnotherDaemon() throws IOException
     {
-        roundTrips(sized(files.resolve("disk.bin"), SIZE));
+        final long address = roundTrips(sized(files.resolve("disk.bin"), SIZE));
         assertThat(SystemTests.counter(daemon, SystemCounter.STORAGE_BYTES_WRITTEN)).isGreaterThanOrEqualTo(2L * LENGTH);
         assertThat(SystemTests.counter(daemon, SystemCounter.STORAGE_ERRORS)).isZero();
 
@@ -113,6 +119,53 @@ class StorageSegmentTest
         assertThat((Long)((java.util.Map<String, Object>)status.get("storage")).get("syncs"))
             .as("the region is registered sync: its writes were followed by fdatasyncs").isPositive();
         assertThat(status.get("clients").toString()).contains("location=file").contains("storage=file offset 0");
+        assertThat(storageRegions(status)).as("the region with its own bytes and errors").containsExactly(Map.of(
+            "segment", "owner", "address", "0x" + Long.toHexString(address), "kind", "file",
+            "bytes_read", 2L * LENGTH, "bytes_written", 2L * LENGTH, "errors", 0L));
+        assertThat(status.get("nics").toString()).contains("{name=file, kind=storage, bytes=" + 4L * LENGTH +
+            ", errors=0}");
+
+        // metrics: the region's counters, and the journal's records of the local requests under the NIC label file
+        final String region = "address=\"0x" + Long.toHexString(address) + "\",kind=\"file\"";
+        final String journalled = "xferd_transfers_total{nic=\"file\",op=\"read\",peer=\"local\",status=\"ok\"} 1.0";
+        final String[] scraped = new String[1];
+        SystemTests.awaitCondition(() -> (scraped[0] = scrape(daemon)).contains(journalled), WAIT,
+            () -> "metrics with " + journalled + ":\n" + scraped[0]);
+        assertThat(scraped[0]).contains(
+            "xferd_storage_region_bytes_total{" + region + ",op=\"read\",segment=\"owner\"} " + 2.0 * LENGTH,
+            "xferd_storage_region_bytes_total{" + region + ",op=\"write\",segment=\"owner\"} " + 2.0 * LENGTH,
+            "xferd_storage_region_errors_total{" + region + ",segment=\"owner\"} 0.0",
+            "xferd_transfers_total{nic=\"file\",op=\"write\",peer=\"local\",status=\"ok\"} 1.0");
+        assertThat(scraped[0]).doesNotContain("nic=\"shm\",op=\"read\",peer=\"local\"");
+
+        // unregistered: the region's counters are freed with it
+        owner.unregisterMemory(address);
+        SystemTests.awaitCondition(() -> storageRegions(io.xferd.daemon.tools.status.StatusSnapshot.read(directory))
+            .isEmpty(), WAIT, () -> "the region's counters freed");
+    }
+
+    @SuppressWarnings("unchecked")
+    private static java.util.List<Map<String, Object>> storageRegions(final Map<String, Object> status)
+    {
+        return (java.util.List<Map<String, Object>>)((Map<String, Object>)status.get("storage")).get("regions");
+    }
+
+    private static String scrape(final XferDaemon daemon)
+    {
+        try (HttpClient http = HttpClient.newHttpClient())
+        {
+            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + daemon.metricsPort() +
+                "/metrics")).timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
+        }
+        catch (final IOException ex)
+        {
+            return ex.toString();
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            return ex.toString();
+        }
     }
 
     @Test
@@ -194,7 +247,10 @@ class StorageSegmentTest
         assertThat(owner.registerFile(file, 0, 8192, ControlMessages.REGISTER_FILE_SYNC)).isPositive();
     }
 
-    private void roundTrips(final Path file) throws IOException
+    /**
+     * @return the file region's address.
+     */
+    private long roundTrips(final Path file) throws IOException
     {
         final long address = owner.registerFile(file, 0, SIZE, ControlMessages.REGISTER_FILE_SYNC);
         final long segment = user.openSegment("owner");
@@ -217,6 +273,7 @@ class StorageSegmentTest
         remote.transferSyncRead(remoteSegment, remoteBuffer.address() + 11, address + 4096, LENGTH);
         assertThat(SystemTests.firstMismatch(remoteBuffer.segment(), 11, SystemTests.randomBytes(2, SIZE), 4096,
             LENGTH - 4096)).isEqualTo(-1);
+        return address;
     }
 
     /**

@@ -29,6 +29,7 @@ final class TransferSubmitter
     private final SubmitRequestFlyweight requestRecord = new SubmitRequestFlyweight();
     private final SubmitBatchFlyweight batchRecord = new SubmitBatchFlyweight();
     private final UnsafeBuffer notifyView = new UnsafeBuffer(new byte[0]);
+    private final SubmitDoorbell doorbell;
 
     TransferSubmitter(final RingBuffer submitRing, final BatchTable batches, final CompletionPoller poller,
         final DaemonLiveness liveness, final NanoClock clock, final IdleStrategy idle, final long timeoutMs,
@@ -43,6 +44,7 @@ final class TransferSubmitter
         this.timeoutMs = timeoutMs;
         this.maxInFlight = maxInFlight;
         this.maxBatchEntries = maxBatchEntries;
+        this.doorbell = new SubmitDoorbell(submitRing.buffer());
     }
 
     /**
@@ -81,6 +83,7 @@ final class TransferSubmitter
             record.noNotify();
         }
         submitRing.commit(index);
+        doorbell.ring();
         return task;
     }
 
@@ -115,6 +118,7 @@ final class TransferSubmitter
             record.entry(i, transfers.localAddress(i), transfers.targetAddress(i), transfers.length(i));
         }
         submitRing.commit(index);
+        doorbell.ring();
         return task;
     }
 

@@ -32,6 +32,7 @@ public final class Errno
     public static final int EPIPE = 32;
     public static final int ENAMETOOLONG = 36;
     public static final int ENOSYS = 38;
+    public static final int ETIME = 62;
     public static final int ENOTSOCK = 88;
     public static final int EMSGSIZE = 90;
     public static final int EOPNOTSUPP = 95;
@@ -40,9 +41,11 @@ public final class Errno
     public static final int ECONNABORTED = 103;
     public static final int ECONNRESET = 104;
     public static final int ENOTCONN = 107;
+    public static final int EALREADY = 114;
     public static final int ETIMEDOUT = 110;
     public static final int ECONNREFUSED = 111;
     public static final int EINPROGRESS = 115;
+    public static final int ECANCELED = 125;
 
     private static final String[] NAMES = new String[128];
 

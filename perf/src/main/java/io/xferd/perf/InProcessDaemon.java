@@ -45,7 +45,9 @@ final class InProcessDaemon implements AutoCloseable
         {
             throw new UncheckedIOException(ex);
         }
-        final DaemonContext context = new DaemonContext().directory(directory).idleStrategy(idleStrategy);
+        // a free peer port: another benchmark (or daemon) on the host may hold the default one
+        final DaemonContext context = new DaemonContext().directory(directory).idleStrategy(idleStrategy)
+            .rpcAddress("127.0.0.1:0");
         context.operations().journalEnabled("on".equals(journal)).metricsAddress("off");
         daemon = XferDaemon.launch(context);
     }

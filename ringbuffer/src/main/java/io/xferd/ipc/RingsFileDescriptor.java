@@ -33,6 +33,14 @@ public final class RingsFileDescriptor
     public static final int HEAD_OFFSET = 384;
     public static final int CORRELATION_COUNTER_OFFSET = 512;
     public static final int CONSUMER_HEARTBEAT_OFFSET = 640;
+    /**
+     * The submit ring's doorbell, an int32 in its trailer (the low half of Agrona's consumer heartbeat line, which
+     * xferd never used): the daemon stores {@value #DOORBELL_ASLEEP} before its data-plane thread sleeps on it (a
+     * shared futex); a client that finds it so after publishing stores 0 and wakes the word (FUTEX_WAKE).
+     */
+    public static final int SUBMIT_DOORBELL_OFFSET = CONSUMER_HEARTBEAT_OFFSET;
+    /** The doorbell's value while the daemon may sleep on it; 0 while it polls. */
+    public static final int DOORBELL_ASLEEP = 1;
 
     /** Record header: int32 length (header included, before padding), int32 type. */
     public static final int RECORD_HEADER_LENGTH = 8;

@@ -18,6 +18,10 @@ import java.util.concurrent.locks.LockSupport;
  * Optionally it first spins for a short window after the last work ({@code spinNanos}): a client that waits for one
  * answer before it submits the next (one small READ at a time to another host, answered in tens of µs) then finds
  * the thread awake, not in a park of up to {@code maxParkPeriodNs}. The window costs CPU only after work.
+ * <p>
+ * With a {@link #doorbell(Doorbell, long) doorbell}, the deeper doze is a sleep instead: the strategy arms the
+ * doorbell, lets one more duty cycle look for work, then waits on it for up to {@code sleepNanos}; a producer that
+ * publishes meanwhile wakes it at once. Work disarms it.
  */
 public final class DozingBackoffIdleStrategy implements IdleStrategy
 {
@@ -31,6 +35,10 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
     private long idles;
     private long spinUntilNanos;
     private boolean spinning;
+    private Doorbell doorbell;
+    private long sleepNanos;
+    private boolean armed;
+    private boolean marked;
 
     /**
      * @param idlesBeforeDozing idle calls without work before dozing (at the maximum park that is roughly
@@ -139,15 +147,38 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
             idles++;
             LockSupport.parkNanos(dozeNanos);
         }
-        else
+        else if (doorbell == null)
         {
             LockSupport.parkNanos(deepDozeNanos);
+        }
+        else if (!armed)
+        {
+            armed = doorbell.arm(); // then one more duty cycle sees what came before the marks were visible
+            if (armed)
+            {
+                marked = true;
+            }
+            else
+            {
+                LockSupport.parkNanos(deepDozeNanos);
+            }
+        }
+        else
+        {
+            armed = false; // marks a producer cleared must be set again before the next sleep
+            doorbell.await(sleepNanos);
         }
     }
 
     @Override
     public void reset()
     {
+        if (marked)
+        {
+            marked = false;
+            armed = false;
+            doorbell.disarm();
+        }
         idles = 0;
         backoff.reset();
         if (spinNanos > 0)
@@ -155,6 +186,19 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
             spinning = true;
             spinUntilNanos = clock.nanoTime() + spinNanos;
         }
+    }
+
+    /**
+     * Sleep on {@code doorbell}, for at most {@code sleepNanos} at a time, instead of the deeper doze. Before the
+     * thread starts.
+     *
+     * @return this.
+     */
+    public DozingBackoffIdleStrategy doorbell(final Doorbell doorbell, final long sleepNanos)
+    {
+        this.doorbell = doorbell;
+        this.sleepNanos = sleepNanos;
+        return this;
     }
 
     /**

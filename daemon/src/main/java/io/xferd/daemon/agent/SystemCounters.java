@@ -3,6 +3,7 @@ package io.xferd.daemon.agent;
 import io.xferd.ipc.SystemCounter;
 import org.agrona.concurrent.status.AtomicCounter;
 import org.agrona.concurrent.status.CountersManager;
+import org.agrona.concurrent.status.CountersReader;
 
 /**
  * The daemon's {@link SystemCounter}s, allocated in the cnc file so that {@code xferd status} reads them live.
@@ -28,6 +29,14 @@ public final class SystemCounters implements AutoCloseable
     public AtomicCounter get(final SystemCounter counter)
     {
         return counters[counter.ordinal()];
+    }
+
+    /**
+     * @return every counter allocated, system and further ones, for readers (metrics) that list them by type.
+     */
+    public CountersReader reader()
+    {
+        return countersManager;
     }
 
     /**

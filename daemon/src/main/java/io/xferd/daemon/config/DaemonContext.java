@@ -35,6 +35,7 @@ public final class DaemonContext
     private ThreadingMode threadingMode = ThreadingMode.SHARED;
     private int transferWorkers = 1;
     private String idleStrategy = "backoff";
+    private long dataPlaneSleepNs = DATA_PLANE_SLEEP_NS;
     /** The idle strategy that spins {@link #SPIN_NANOS} after work before it backs off. */
     public static final String SPIN_BACKOFF = "spin-backoff";
     static final long SPIN_NANOS = 100_000;
@@ -144,13 +145,39 @@ public final class DaemonContext
         return Math.max(1, completionRingCapacity / completionRecord / 2);
     }
 
+    /**
+     * The longest the intake thread sleeps on its clients' doorbells after a long quiet spell (backoff and
+     * spin-backoff): what the first request of a client that does not ring them (an older one) may wait.
+     */
+    public static final long DATA_PLANE_SLEEP_NS = 100_000_000L;
+
+    /**
+     * @param value the longest the intake thread sleeps on its clients' doorbells (default
+     *              {@link #DATA_PLANE_SLEEP_NS}; tests make it long, so that only a doorbell can wake it).
+     */
+    public DaemonContext dataPlaneSleepNs(final long value)
+    {
+        if (value <= 0)
+        {
+            throw new IllegalArgumentException("data-plane sleep must be positive: " + value);
+        }
+        this.dataPlaneSleepNs = value;
+        return this;
+    }
+
+    public long dataPlaneSleepNs()
+    {
+        return dataPlaneSleepNs;
+    }
+
     public IdleStrategy newIdleStrategy()
     {
         return switch (idleStrategy)
         {
             // spin, then yield, then park from 1 us up to 100 us: fast to wake, gentle on 2 cores; after ~100 ms
             // without work, doze in 1 ms parks so that an idle daemon costs ~1% of a core, not ~15%; after a further
-            // ~2 s, in 2 ms parks (half the wake-ups of an idle daemon; the first request after it waits <= 2 ms)
+            // ~2 s, in 2 ms parks (half the wake-ups of an idle daemon; the first request after it waits <= 2 ms); the
+            // intake thread sleeps on its clients' doorbells instead (XferDaemon: DozingBackoffIdleStrategy#doorbell)
             case "backoff" -> new DozingBackoffIdleStrategy(100, 20, 1_000, 100_000, 1_200, 1_000_000, 3_200,
                 2_000_000);
             // the same after 100 us of spinning since the last work (peer senders too): a client waiting on one small

@@ -106,7 +106,7 @@ public final class ConfiguredStorageSegments implements AutoCloseable
             final int flags = (config.direct() ? 0 : ControlMessages.REGISTER_FILE_BUFFERED) |
                 (config.sync() ? ControlMessages.REGISTER_FILE_SYNC : 0);
             region = mapper.map(fd, new FileRegistration(0, FileRegistration.FILE_ADDRESS_BASE, config.size(),
-                config.offset(), flags));
+                config.offset(), flags), config.name());
         }
         catch (final RegistrationRefusedException ex)
         {

@@ -88,7 +88,7 @@ public final class ControlConductor implements AutoCloseable
     private final ClusterMetadata metadata;
     private final GpuRegionMapper gpuRegions;
     private final ProcessRegionMapper processRegions = new ProcessRegionMapper();
-    private final FileRegionMapper fileRegions = new FileRegionMapper();
+    private final FileRegionMapper fileRegions;
     private final ProcessWatch processWatch;
     private volatile boolean accepting = true;
     private ClientSession promoted;
@@ -125,6 +125,7 @@ public final class ControlConductor implements AutoCloseable
             context.maxClients() * context.maxPendingControlPerClient() + 1024);
         this.disconnects = disconnects;
         this.counters = counters;
+        this.fileRegions = new FileRegionMapper(counters);
         this.clock = clock;
         this.listener = UnixSocket.listen(directory.socketPath(), 128);
         // the directory (0750) already keeps others out while the socket has the umask's mode
@@ -689,7 +690,7 @@ public final class ControlConductor implements AutoCloseable
         final Region region;
         try
         {
-            region = fileRegions.map(fd, registration);
+            region = fileRegions.map(fd, registration, session.segmentName());
         }
         catch (final RegistrationRefusedException ex)
         {

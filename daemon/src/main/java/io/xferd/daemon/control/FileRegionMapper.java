@@ -1,7 +1,9 @@
 package io.xferd.daemon.control;
 
+import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.session.RegistrationRefusedException;
+import io.xferd.daemon.storage.StorageCounters;
 import io.xferd.daemon.storage.StorageFile;
 import io.xferd.ipc.ControlError;
 import io.xferd.ipc.FileRegistration;
@@ -21,7 +23,33 @@ import io.xferd.nativebindings.libc.IoUring;
  */
 public final class FileRegionMapper
 {
+    // where each region's own counters are allocated (xferd status, metrics); null: regions are not counted
+    private final SystemCounters counters;
     private Boolean ioUringAvailable;
+
+    public FileRegionMapper()
+    {
+        this(null);
+    }
+
+    public FileRegionMapper(final SystemCounters counters)
+    {
+        this.counters = counters;
+    }
+
+    /**
+     * As {@link #map(int, FileRegistration)}, the region counted under {@code segment}'s name (its bytes read and
+     * written and its errors, in the cnc file).
+     */
+    public Region map(final int fd, final FileRegistration registration, final String segment)
+    {
+        final Region region = map(fd, registration);
+        if (counters != null)
+        {
+            StorageCounters.attach(counters, region.file(), segment, registration.ownerAddress());
+        }
+        return region;
+    }
 
     /**
      * @param fd taken over: closed here when refused, else by the region's release.

@@ -38,7 +38,7 @@ import static io.xferd.daemon.journal.JournalRecordDescriptor.*;
 public final class JournalAgent implements Agent, MessageHandler
 {
     private static final Logger LOG = LoggerFactory.getLogger(JournalAgent.class);
-    private static final int DRAIN_LIMIT = 4096;
+    static final int DRAIN_LIMIT = 4096;
     private static final long OFFSET_REFRESH_NS = TimeUnit.SECONDS.toNanos(1);
     private static final long RETENTION_CHECK_NS = TimeUnit.SECONDS.toNanos(1);
     private static final long SLOW_LOG_INTERVAL_NS = TimeUnit.SECONDS.toNanos(1);

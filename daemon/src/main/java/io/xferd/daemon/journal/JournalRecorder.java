@@ -20,6 +20,7 @@ public final class JournalRecorder implements TransferJournal
     private final ManyToOneRingBuffer ring;
     private final AtomicCounter dropped;
     private final JournalNames names;
+    private final JournalDoorbell doorbell;
 
     public JournalRecorder(final int ringCapacity, final AtomicCounter dropped, final JournalNames names)
     {
@@ -27,6 +28,15 @@ public final class JournalRecorder implements TransferJournal
             ByteBuffer.allocateDirect(ringCapacity + RingBufferDescriptor.TRAILER_LENGTH)));
         this.dropped = dropped;
         this.names = names;
+        this.doorbell = new JournalDoorbell(ring);
+    }
+
+    /**
+     * @return what the journal's thread sleeps on when nothing is recorded.
+     */
+    JournalDoorbell doorbell()
+    {
+        return doorbell;
     }
 
     ManyToOneRingBuffer ring()
@@ -53,6 +63,7 @@ public final class JournalRecorder implements TransferJournal
         if (index < 0)
         {
             dropped.increment();
+            doorbell.ringIfAsleep();
             return;
         }
         final AtomicBuffer buffer = ring.buffer();
@@ -64,6 +75,7 @@ public final class JournalRecorder implements TransferJournal
         buffer.putInt(index + SUBMITTED_SLOT, clientSlot);
         buffer.putInt(index + SUBMITTED_OPCODE, opcode);
         ring.commit(index);
+        doorbell.ringIfAsleep();
     }
 
     @Override
@@ -74,6 +86,7 @@ public final class JournalRecorder implements TransferJournal
         if (index < 0)
         {
             dropped.increment();
+            doorbell.ringIfAsleep();
             return;
         }
         final AtomicBuffer buffer = ring.buffer();
@@ -83,6 +96,7 @@ public final class JournalRecorder implements TransferJournal
         buffer.putInt(index + SLICED_SLOT, clientSlot);
         buffer.putInt(index + SLICED_COUNT, sliceCount);
         ring.commit(index);
+        doorbell.ringIfAsleep();
     }
 
     @Override
@@ -102,6 +116,7 @@ public final class JournalRecorder implements TransferJournal
         if (index < 0)
         {
             dropped.increment();
+            doorbell.ringIfAsleep();
             return;
         }
         final AtomicBuffer buffer = ring.buffer();
@@ -117,6 +132,7 @@ public final class JournalRecorder implements TransferJournal
         buffer.putInt(index + SLICE_STATUS, status);
         buffer.putInt(index + SLICE_STATUS + 4, 0);
         ring.commit(index);
+        doorbell.ringIfAsleep();
     }
 
     @Override
@@ -138,6 +154,7 @@ public final class JournalRecorder implements TransferJournal
         if (index < 0)
         {
             dropped.increment();
+            doorbell.ringIfAsleep();
             return;
         }
         final AtomicBuffer buffer = ring.buffer();
@@ -155,6 +172,7 @@ public final class JournalRecorder implements TransferJournal
         buffer.putInt(index + COMPLETED_NIC, nicId);
         buffer.putInt(index + COMPLETED_NIC + 4, 0);
         ring.commit(index);
+        doorbell.ringIfAsleep();
     }
 
     @Override

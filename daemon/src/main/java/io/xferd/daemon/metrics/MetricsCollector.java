@@ -14,6 +14,7 @@ import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.journal.JournalNames;
 import io.xferd.daemon.journal.TransferStats;
+import io.xferd.daemon.storage.StorageCounters;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
@@ -60,6 +61,54 @@ public final class MetricsCollector implements MultiCollector
     {
         this.peers = peers;
         return this;
+    }
+
+    /**
+     * Each storage region's bytes and errors, from its counters (labelled by {@code StorageCounters}).
+     */
+    private void addStorageRegionFamilies(final List<MetricSnapshot> snapshots)
+    {
+        final CounterSnapshot.Builder bytes = CounterSnapshot.builder().name("xferd_storage_region_bytes")
+            .help("Bytes moved to and from each storage region (a client's registered file or a configured " +
+                "storage segment), by operation on the file.");
+        final CounterSnapshot.Builder errors = CounterSnapshot.builder().name("xferd_storage_region_errors")
+            .help("Failed requests of each storage region (typed statuses 15..19).");
+        final org.agrona.concurrent.status.CountersReader reader = counters.reader();
+        final boolean[] any = new boolean[1];
+        reader.forEach((value, id, label) ->
+        {
+            final int type = reader.getCounterTypeId(id);
+            if (type < StorageCounters.READ_TYPE_ID || type > StorageCounters.ERRORS_TYPE_ID ||
+                StorageCounters.regionOf(label) == null)
+            {
+                return;
+            }
+            final String region = StorageCounters.regionOf(label);
+            final int kindAt = region.lastIndexOf(' ');
+            final int addressAt = region.lastIndexOf(' ', kindAt - 1);
+            if (addressAt <= 0)
+            {
+                return;
+            }
+            any[0] = true;
+            final Labels labels = Labels.of("segment", region.substring(0, addressAt), "address",
+                region.substring(addressAt + 1, kindAt), "kind", region.substring(kindAt + 1));
+            if (type == StorageCounters.ERRORS_TYPE_ID)
+            {
+                errors.dataPoint(CounterDataPointSnapshot.builder().labels(labels).value(value).build());
+            }
+            else
+            {
+                bytes.dataPoint(CounterDataPointSnapshot.builder()
+                    .labels(labels.add("op", type == StorageCounters.READ_TYPE_ID ? "read" : "write"))
+                    .value(value).build());
+            }
+        });
+        if (any[0])
+        {
+            snapshots.add(bytes.build());
+            snapshots.add(errors.build());
+        }
     }
 
     private void addPathFamilies(final List<MetricSnapshot> snapshots)
@@ -126,6 +175,7 @@ public final class MetricsCollector implements MultiCollector
             .build());
         snapshots.add(counter("xferd_storage_errors", "Storage requests that failed (typed statuses 15..19).",
             value(SystemCounter.STORAGE_ERRORS)));
+        addStorageRegionFamilies(snapshots);
         snapshots.add(counter("xferd_storage_syncs", "fdatasync calls on storage regions registered sync (one per " +
             "group of writes to a file that landed together).", value(SystemCounter.STORAGE_SYNCS)));
         snapshots.add(counter("xferd_malformed_records", "Ring records dropped as malformed.",

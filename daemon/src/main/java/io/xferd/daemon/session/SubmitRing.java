@@ -43,6 +43,7 @@ public final class SubmitRing
     private final int mask;
     private final int tailIndex;
     private final int headIndex;
+    private final int doorbellIndex;
     private long head;
     private volatile String violation;
 
@@ -60,6 +61,7 @@ public final class SubmitRing
         this.mask = capacity - 1;
         this.tailIndex = capacity + RingsFileDescriptor.TAIL_OFFSET;
         this.headIndex = capacity + RingsFileDescriptor.HEAD_OFFSET;
+        this.doorbellIndex = capacity + RingsFileDescriptor.SUBMIT_DOORBELL_OFFSET;
         this.head = ring.getLongVolatile(headIndex);
     }
 
@@ -163,5 +165,21 @@ public final class SubmitRing
     public int capacity()
     {
         return capacity;
+    }
+
+    /**
+     * Store the ring's doorbell word (0, or {@link RingsFileDescriptor#DOORBELL_ASLEEP}), with a full fence after it.
+     */
+    public void doorbell(final int value)
+    {
+        buffer.putIntVolatile(doorbellIndex, value);
+    }
+
+    /**
+     * @return the address of the ring's doorbell word in this process, to wait on.
+     */
+    public long doorbellAddress()
+    {
+        return buffer.addressOffset() + doorbellIndex;
     }
 }

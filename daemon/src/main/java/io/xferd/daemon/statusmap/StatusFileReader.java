@@ -4,7 +4,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
 import java.lang.invoke.VarHandle;
-import java.nio.MappedByteBuffer;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.NoSuchFileException;
@@ -79,9 +79,8 @@ public final class StatusFileReader
                 {
                     throw new MalformedException(file + " is " + size + " bytes: shorter than its header");
                 }
-                final MappedByteBuffer mapped = channel.map(FileChannel.MapMode.READ_ONLY, 0,
-                    Math.min(size, HEADER_LENGTH + (long)MAX_BODY_LENGTH));
-                final byte[] body = copyOnce(new UnsafeBuffer(mapped), file);
+                final byte[] body =
+                    copyOnce(channel, (int)Math.min(size, HEADER_LENGTH + (long)MAX_BODY_LENGTH), file);
                 if (body != null)
                 {
                     return body;
@@ -101,9 +100,57 @@ public final class StatusFileReader
     }
 
     /**
+     * The file read with positional reads, not mapped (the first FileChannel.map of a JVM builds its buffer by
+     * reflection, whose method handles were a third of a cold status run): the sequence, then the header and body,
+     * then the sequence again; each read is a system call, so the three are ordered as the mapped loads were.
+     *
+     * @param length the file's bytes to read (header and body).
+     * @return the body, or null when the copy was torn (try again).
+     */
+    static byte[] copyOnce(final FileChannel channel, final int length, final Path file) throws IOException
+    {
+        final long before = sequence(channel, file);
+        final byte[] body = bodyOf(new UnsafeBuffer(readAt(channel, 0, length, file)), file, before);
+        return body != null && sequence(channel, file) == before ? body : null;
+    }
+
+    /**
      * @return the body, or null when the copy was torn (try again).
      */
     static byte[] copyOnce(final UnsafeBuffer header, final Path file)
+    {
+        final long before = header.getLongVolatile(SEQUENCE_OFFSET);
+        final byte[] body = bodyOf(header, file, before);
+        VarHandle.loadLoadFence();
+        return body != null && header.getLongVolatile(SEQUENCE_OFFSET) == before ? body : null;
+    }
+
+    private static long sequence(final FileChannel channel, final Path file) throws IOException
+    {
+        return new UnsafeBuffer(readAt(channel, SEQUENCE_OFFSET, Long.BYTES, file)).getLong(0);
+    }
+
+    private static byte[] readAt(final FileChannel channel, final long position, final int length, final Path file)
+        throws IOException
+    {
+        final ByteBuffer buffer = ByteBuffer.allocate(length);
+        while (buffer.hasRemaining())
+        {
+            if (channel.read(buffer, position + buffer.position()) < 0)
+            {
+                throw new MalformedException(file + " ended at " + (position + buffer.position()) + " bytes: " +
+                    "shorter than its header says");
+            }
+        }
+        return buffer.array();
+    }
+
+    /**
+     * Check the header and copy the body out of a buffer that holds the file, given the sequence read before.
+     *
+     * @return the body, or null when the sequence said a write was under way.
+     */
+    private static byte[] bodyOf(final UnsafeBuffer header, final Path file, final long before)
     {
         if (header.getInt(MAGIC_OFFSET) != MAGIC)
         {
@@ -115,7 +162,6 @@ public final class StatusFileReader
             throw new MalformedException(file + " has layout version " + header.getInt(VERSION_OFFSET) + ", this " +
                 "xferd reads " + LAYOUT_VERSION);
         }
-        final long before = header.getLongVolatile(SEQUENCE_OFFSET);
         if ((before & 1) != 0)
         {
             return null;
@@ -128,8 +174,7 @@ public final class StatusFileReader
         }
         final byte[] body = new byte[length];
         header.getBytes(HEADER_LENGTH, body);
-        VarHandle.loadLoadFence();
-        return header.getLongVolatile(SEQUENCE_OFFSET) == before ? body : null;
+        return body;
     }
 
     /**

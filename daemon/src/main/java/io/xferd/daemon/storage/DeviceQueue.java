@@ -18,6 +18,13 @@ import io.xferd.nativebindings.libc.IoUring;
 final class DeviceQueue implements IoUring.CompletionHandler
 {
     static final int MAX_OPERATION = 1 << 20;
+    /** The user data of the poll on the stage's wake-up eventfd (slots are 0..depth-1). */
+    static final long WAKE = -1L;
+    /** The user data of the cancellation of everything in flight (on close or a broken ring). */
+    static final long CANCEL = -2L;
+    /** How long a quiescing queue waits for the kernel to give back its operations before abandoning them. */
+    static final int QUIESCE_WAITS = 100;
+    static final long QUIESCE_WAIT_NANOS = 100_000_000L;
 
     private final long device;
     private final int depth;
@@ -36,6 +43,10 @@ final class DeviceQueue implements IoUring.CompletionHandler
     private int inFlight;
     private int peakInFlight;
     private int prepared;
+    // a poll on the stage's eventfd is armed on this ring: a submission from another thread ends a wait in the kernel
+    private boolean wakeArmed;
+    // closing or broken: nothing new is submitted, short operations are not resubmitted
+    private boolean quiescing;
 
     DeviceQueue(final long device, final int depth, final StorageStage stage)
     {
@@ -108,12 +119,21 @@ final class DeviceQueue implements IoUring.CompletionHandler
     }
 
     /**
-     * Block until at least one operation completes (only with operations in flight), then reap.
+     * Block until at least one operation completes (only with operations in flight), {@code wake} is signalled (a
+     * new submission: it need not wait for the device), or {@code timeoutNanos} pass; then reap.
      */
-    int await()
+    int await(final int wakeFd, final long timeoutNanos)
     {
         final IoUring ring = ring();
-        ring.submitAndWait(1);
+        if (!wakeArmed && wakeFd >= 0)
+        {
+            if (!ring.preparePollIn(wakeFd, WAKE))
+            {
+                throw new IllegalStateException("io_uring full with " + inFlight + " of " + depth + " in flight");
+            }
+            wakeArmed = true;
+        }
+        ring.submitAndWait(1, timeoutNanos);
         prepared = 0;
         return reapAndResubmit(ring);
     }
@@ -271,6 +291,15 @@ final class DeviceQueue implements IoUring.CompletionHandler
     @Override
     public void onCompletion(final long userData, final int result)
     {
+        if (userData < 0)
+        {
+            if (userData == WAKE)
+            {
+                wakeArmed = false;
+                stage.onWoken();
+            }
+            return; // CANCEL's own completion: what it cancelled completes on its own
+        }
         final int slot = (int)userData;
         final StorageRequest request = slotRequest[slot];
         if (slotSync[slot])
@@ -279,6 +308,10 @@ final class DeviceQueue implements IoUring.CompletionHandler
             return;
         }
         inFlight--;
+        if (quiescing && result >= 0 && result < slotRemaining[slot])
+        {
+            request.errno = request.errno == 0 ? Errno.ECANCELED : request.errno; // its rest is never asked for
+        }
         if (result > 0 && result < slotRemaining[slot] && !request.failed())
         {
             // short: the same slot goes again for the rest
@@ -338,6 +371,11 @@ final class DeviceQueue implements IoUring.CompletionHandler
 
     private void release(final int slot)
     {
+        final StorageRequest request = slotRequest[slot];
+        if (request != null && request.truncated)
+        {
+            request.file.knownSize = -1; // look at the size again before the next request
+        }
         slotRequest[slot] = null;
         freeSlots[freeCount++] = slot;
     }
@@ -375,17 +413,60 @@ final class DeviceQueue implements IoUring.CompletionHandler
     {
         if (ring == null)
         {
-            ring = IoUring.open(depth);
+            ring = IoUring.open(Math.min(4096, depth + 2)); // + the wake-up poll and a cancellation
         }
         return ring;
     }
 
     /**
-     * Fail everything still queued (the stage is closing or its ring broke); operations in flight are abandoned
-     * with the ring.
+     * Take back from the kernel every operation in flight before anything is failed: a request completes only once
+     * the kernel holds none of its operations, because its completion gives back the borrows that keep its memory
+     * mapped (a read still under way would write into memory already unmapped, or mapped again for something else).
+     * Operations not yet started are cancelled ({@code IORING_OP_ASYNC_CANCEL}, any), those the device has are waited
+     * for; requests whose operations all came back complete as usual (OK or their status). After this, nothing more
+     * is submitted on this ring.
+     *
+     * @return true when nothing is left in flight; false when the kernel kept operations for
+     * {@link #QUIESCE_WAITS} waits of {@link #QUIESCE_WAIT_NANOS}, or the ring cannot be entered any more.
+     */
+    boolean quiesce()
+    {
+        quiescing = true;
+        if (ring == null || inFlight == 0)
+        {
+            return true;
+        }
+        try
+        {
+            prepared = 0;
+            if (!ring.prepareCancelAll(CANCEL))
+            {
+                ring.submit();
+                ring.prepareCancelAll(CANCEL);
+            }
+            for (int i = 0; i < QUIESCE_WAITS && inFlight > 0; i++)
+            {
+                ring.submitAndWait(1, QUIESCE_WAIT_NANOS);
+                ring.reap(this);
+            }
+        }
+        catch (final RuntimeException ex)
+        {
+            stage.onQuiesceFailed(this, ex);
+        }
+        return inFlight == 0;
+    }
+
+    /**
+     * Fail everything still queued (the stage is closing or its ring broke), after {@link #quiesce} took back what
+     * the kernel had. A request the kernel still holds an operation of is abandoned, not completed: its borrows are
+     * never given back, so its memory stays mapped (a leak, logged, rather than the kernel writing into memory that
+     * is no longer the request's); the ring is then left open too, as closing it would not wait for the kernel.
      */
     void failAll(final int status)
     {
+        quiesce();
+        int abandoned = 0;
         for (int slot = 0; slot < depth; slot++)
         {
             final StorageRequest request = slotRequest[slot];
@@ -393,6 +474,7 @@ final class DeviceQueue implements IoUring.CompletionHandler
             {
                 if (slotSync[slot])
                 {
+                    // an fdatasync touches no request's memory: its writes can be failed
                     for (StorageRequest r = request; r != null; )
                     {
                         final StorageRequest next = r.next;
@@ -400,21 +482,20 @@ final class DeviceQueue implements IoUring.CompletionHandler
                         r = next;
                     }
                 }
-                else if (request.inFlight > 0)
+                else
                 {
-                    request.inFlight = 0;
-                    if (request != waitingHead)
-                    {
-                        stage.completed(request, status);
-                    }
+                    abandoned++;
                 }
-                release(slot);
+                slotRequest[slot] = null;
             }
         }
         for (StorageRequest r = waitingHead; r != null; )
         {
             final StorageRequest next = r.next;
-            stage.completed(r, status);
+            if (r.inFlight == 0)
+            {
+                stage.completed(r, status);
+            }
             r = next;
         }
         for (StorageRequest r = syncHead; r != null; )
@@ -426,21 +507,30 @@ final class DeviceQueue implements IoUring.CompletionHandler
         waitingHead = null;
         waitingTail = null;
         syncHead = null;
-        inFlight = 0;
-        if (ring != null)
+        freeCount = 0;
+        for (int slot = 0; slot < depth; slot++)
+        {
+            if (slotRequest[slot] == null)
+            {
+                freeSlots[freeCount++] = slot;
+            }
+        }
+        if (abandoned > 0)
+        {
+            stage.onAbandoned(this, abandoned);
+        }
+        else if (ring != null)
         {
             ring.close();
-            ring = null;
         }
+        ring = null;
+        inFlight = 0;
+        wakeArmed = false;
+        quiescing = false;
     }
 
     void close()
     {
-        // let what the kernel is doing finish into memory its owners still hold, then fail what never started
-        for (int i = 0; i < 4 * depth && inFlight > 0 && ring != null; i++)
-        {
-            await();
-        }
         failAll(TransferStatus.STORAGE_IO_ERROR);
     }
 }

@@ -27,6 +27,11 @@ public final class StorageFile
     // agent thread only: the errno of a failed fdatasync, sticky. The kernel reports a writeback error once per open
     // file, and the failed pages are no longer dirty: a later fdatasync may return 0 for bytes that never landed
     int syncErrno;
+    // agent thread only: the file's size when last looked at (lseek), and the stage's batch that looked
+    long knownSize = -1;
+    long sizeCheckedBatch = -1;
+    // this region's counters in the cnc file; null when not counted (set before the region is published)
+    private StorageCounters counters;
     // serialises the read-modify-write of partly written blocks on an O_DIRECT file (edges only; see StorageIo)
     private final Object edgeLock = new Object();
 
@@ -109,6 +114,26 @@ public final class StorageFile
         return label;
     }
 
+    /**
+     * Counts this region's bytes and errors from now on (before the region is published; closed with it).
+     */
+    public void counters(final StorageCounters counters)
+    {
+        this.counters = counters;
+    }
+
+    /**
+     * One request of this region ended (any thread that served it): its bytes, or an error.
+     */
+    void onCompleted(final boolean write, final long bytes, final boolean ok)
+    {
+        final StorageCounters counters = this.counters;
+        if (counters != null)
+        {
+            counters.onCompleted(write, bytes, ok);
+        }
+    }
+
     Object edgeLock()
     {
         return edgeLock;
@@ -125,6 +150,10 @@ public final class StorageFile
     public void close()
     {
         FileIo.close(fd);
+        if (counters != null)
+        {
+            counters.close();
+        }
     }
 
     @Override

@@ -99,7 +99,7 @@ public final class StorageIo implements IoUring.CompletionHandler, AutoCloseable
      */
     public int read(final StorageFile file, final long regionOffset, final long address, final long length)
     {
-        return count(guarded(false, file, regionOffset, address, length), false, length);
+        return count(guarded(false, file, regionOffset, address, length), file, false, length);
     }
 
     /**
@@ -109,12 +109,12 @@ public final class StorageIo implements IoUring.CompletionHandler, AutoCloseable
      */
     public int write(final StorageFile file, final long regionOffset, final long address, final long length)
     {
-        return count(guarded(true, file, regionOffset, address, length), true, length);
+        return count(guarded(true, file, regionOffset, address, length), file, true, length);
     }
 
-    private int count(final int status, final boolean write, final long length)
+    private int count(final int status, final StorageFile file, final boolean write, final long length)
     {
-
+        file.onCompleted(write, length, status == TransferStatus.OK);
         if (status == TransferStatus.OK)
         {
             (write ? bytesWritten : bytesRead).getAndAdd(length);

@@ -2,6 +2,7 @@ package io.xferd.daemon.storage;
 
 import io.xferd.ipc.TransferStatus;
 import io.xferd.nativebindings.NativeException;
+import io.xferd.nativebindings.libc.EventFd;
 import io.xferd.nativebindings.libc.FileIo;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
@@ -9,6 +10,7 @@ import org.agrona.concurrent.status.AtomicCounter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
@@ -19,15 +21,21 @@ import java.util.function.Consumer;
  * and completes each request through its listener once all its bytes have landed (or with its storage status). No
  * thread per request, no allocation per request.
  * <p>
- * Before a request's first operation the file is checked to be at least as long as the region (a file truncated
- * under its region fails with {@link TransferStatus#STORAGE_TRUNCATED} and is never regrown). With operations in
- * flight on one device and nothing new to do, the agent blocks in {@code io_uring_enter} until one completes; with
- * nothing in flight it idles, and {@link #submit} wakes it.
+ * Before a WRITE's first operation the file is checked to be at least as long as the region, once per batch of
+ * submissions drained together (a file truncated under its region fails with {@link TransferStatus#STORAGE_TRUNCATED}
+ * and is never regrown); a READ needs the check only until the size was once seen to be enough, as a read past a new
+ * end comes back short, which fails it the same way. With operations in flight on one device and nothing new to do,
+ * the agent blocks in {@code io_uring_enter} until one completes or {@link #submit} signals an eventfd that ring
+ * polls (a new request does not wait for the device's next completion); with nothing in flight it idles, and
+ * {@link #submit} unparks it. On close, or when a ring breaks, what the kernel holds is cancelled and reaped before
+ * any request is failed ({@link DeviceQueue#quiesce}).
  */
 public final class StorageStage implements Agent, AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(StorageStage.class);
     public static final int DEFAULT_SUBMISSIONS = 4096;
+    /** The longest sleep in the kernel: bounds how long a stop waits for the thread (a wake-up normally ends it). */
+    static final long DEFAULT_AWAIT_NANOS = 100_000_000L;
 
     private final int queueDepth;
     private final ManyToOneConcurrentArrayQueue<StorageRequest> submissions;
@@ -36,7 +44,16 @@ public final class StorageStage implements Agent, AutoCloseable
     private final AtomicCounter errors;
     private final AtomicCounter syncs;
     private final Consumer<StorageRequest> starter = this::start;
+    private final long awaitNanos;
+    // signalled by a submitter while the agent sleeps in io_uring_enter; polled by that ring
+    private final EventFd wake;
+    // submitters inside submit(): the eventfd is closed only once none can still signal it
+    private final AtomicInteger submitting = new AtomicInteger();
     private DeviceQueue[] devices = new DeviceQueue[0];
+    // the size checks of WRITEs: one lseek per file per batch of submissions drained together
+    private long batch;
+    private long wakeUps;
+    private volatile boolean sleeping;
     private volatile Thread thread;
     private volatile boolean closed;
 
@@ -46,6 +63,17 @@ public final class StorageStage implements Agent, AutoCloseable
     public StorageStage(
         final int queueDepth, final int submissionCapacity, final AtomicCounter bytesRead,
         final AtomicCounter bytesWritten, final AtomicCounter errors, final AtomicCounter syncs)
+    {
+        this(queueDepth, submissionCapacity, bytesRead, bytesWritten, errors, syncs, DEFAULT_AWAIT_NANOS);
+    }
+
+    /**
+     * @param awaitNanos the longest sleep in {@code io_uring_enter} (tests: long, so that only a wake-up ends it).
+     */
+    StorageStage(
+        final int queueDepth, final int submissionCapacity, final AtomicCounter bytesRead,
+        final AtomicCounter bytesWritten, final AtomicCounter errors, final AtomicCounter syncs,
+        final long awaitNanos)
     {
         if (queueDepth < 1 || queueDepth > 4096)
         {
@@ -57,6 +85,8 @@ public final class StorageStage implements Agent, AutoCloseable
         this.bytesWritten = bytesWritten;
         this.errors = errors;
         this.syncs = syncs;
+        this.awaitNanos = awaitNanos;
+        this.wake = EventFd.open();
     }
 
     /**
@@ -67,21 +97,36 @@ public final class StorageStage implements Agent, AutoCloseable
      */
     public boolean submit(final StorageRequest request)
     {
-        if (closed)
+        submitting.getAndIncrement();
+        try
         {
-            return false;
+            if (closed)
+            {
+                return false;
+            }
+            request.reset();
+            if (!submissions.offer(request))
+            {
+                return false;
+            }
+            if (sleeping)
+            {
+                wake.signal(); // the agent sleeps in io_uring_enter on a busy device: end that wait now
+            }
+            else
+            {
+                final Thread agent = thread;
+                if (agent != null)
+                {
+                    LockSupport.unpark(agent);
+                }
+            }
+            return true;
         }
-        request.reset();
-        if (!submissions.offer(request))
+        finally
         {
-            return false;
+            submitting.getAndDecrement();
         }
-        final Thread agent = thread;
-        if (agent != null)
-        {
-            LockSupport.unpark(agent);
-        }
-        return true;
     }
 
     public int queueDepth()
@@ -98,6 +143,7 @@ public final class StorageStage implements Agent, AutoCloseable
     @Override
     public int doWork()
     {
+        batch++;
         int work = submissions.drain(starter);
         DeviceQueue waitOn = null;
         int busy = 0;
@@ -123,17 +169,52 @@ public final class StorageStage implements Agent, AutoCloseable
         }
         if (work == 0 && busy == 1 && submissions.isEmpty())
         {
-            // one device busy and nothing else to do: sleep in the kernel until it completes something
+            // one device busy and nothing else to do: sleep in the kernel until it completes something or a
+            // submitter signals the eventfd that ring polls. The flag is set before the queue is looked at again,
+            // and a submitter looks at the flag after its offer: one of the two sees the other
+            sleeping = true;
             try
             {
-                work += waitOn.await();
+                if (submissions.isEmpty() && !closed)
+                {
+                    work += waitOn.await(wake.fd(), awaitNanos);
+                }
             }
             catch (final NativeException | IllegalStateException ex)
             {
                 onBroken(waitOn, ex);
             }
+            finally
+            {
+                sleeping = false;
+            }
         }
         return work;
+    }
+
+    /**
+     * The wake-up poll fired (the stage's thread, reaping): reset the eventfd so that the next poll waits again.
+     */
+    void onWoken()
+    {
+        wakeUps++;
+        wake.drain();
+    }
+
+    /**
+     * @return true while the agent sleeps in {@code io_uring_enter} on a busy device (tests).
+     */
+    boolean isSleeping()
+    {
+        return sleeping;
+    }
+
+    /**
+     * @return how many times a submission ended a sleep in the kernel. The stage's thread (or once stopped).
+     */
+    long wakeUps()
+    {
+        return wakeUps;
     }
 
     private void start(final StorageRequest request)
@@ -144,16 +225,22 @@ public final class StorageStage implements Agent, AutoCloseable
             completed(request, TransferStatus.STORAGE_OUT_OF_RANGE);
             return;
         }
-        final long size = FileIo.size(file.fd());
-        if (size < 0)
+        // a READ past a new end comes back short (truncated); a WRITE would regrow the file, so it is checked per batch
+        if (file.knownSize < file.end() || request.write && file.sizeCheckedBatch != batch)
         {
-            completed(request, StorageStatus.of((int)-size));
-            return;
-        }
-        if (size < file.end())
-        {
-            completed(request, TransferStatus.STORAGE_TRUNCATED);
-            return;
+            final long size = FileIo.size(file.fd());
+            if (size < 0)
+            {
+                completed(request, StorageStatus.of((int)-size));
+                return;
+            }
+            file.knownSize = size;
+            file.sizeCheckedBatch = batch;
+            if (size < file.end())
+            {
+                completed(request, TransferStatus.STORAGE_TRUNCATED);
+                return;
+            }
         }
         request.fileOffset = file.fileOffset() + request.regionOffset;
         queueOf(file.device()).enqueue(request);
@@ -186,6 +273,23 @@ public final class StorageStage implements Agent, AutoCloseable
         queue.failAll(TransferStatus.STORAGE_IO_ERROR);
     }
 
+    void onQuiesceFailed(final DeviceQueue queue, final RuntimeException ex)
+    {
+        LOG.warn("storage queue of device {}:{} could not take back its operations: {}", queue.device() >>> 32,
+            queue.device() & 0xFFFFFFFFL, ex.getMessage());
+    }
+
+    /**
+     * The kernel kept operations of a ring past every wait: their requests are never completed, so their memory
+     * stays borrowed (mapped) for the life of the daemon rather than being written into after it was given back.
+     */
+    void onAbandoned(final DeviceQueue queue, final int operations)
+    {
+        errors.increment();
+        LOG.error("storage queue of device {}:{}: {} operations still in the kernel; their requests are abandoned " +
+            "with their memory mapped", queue.device() >>> 32, queue.device() & 0xFFFFFFFFL, operations);
+    }
+
     /**
      * @return the most operations in flight at once on any one device so far. The stage's thread (or once stopped).
      */
@@ -206,6 +310,7 @@ public final class StorageStage implements Agent, AutoCloseable
 
     void completed(final StorageRequest request, final int status)
     {
+        request.file.onCompleted(request.write, request.length, status == TransferStatus.OK);
         if (status == TransferStatus.OK)
         {
             (request.write ? bytesWritten : bytesRead).getAndAdd(request.length);
@@ -236,16 +341,27 @@ public final class StorageStage implements Agent, AutoCloseable
     @Override
     public void close()
     {
+        if (closed)
+        {
+            return;
+        }
         closed = true;
         for (final DeviceQueue queue : devices)
         {
             queue.close();
+        }
+        // a submitter that saw the stage open may still be in submit(): its request is failed here, and the eventfd
+        // it may signal stays open until it has left (bounded: submit() never blocks)
+        while (submitting.get() > 0)
+        {
+            Thread.onSpinWait();
         }
         StorageRequest request;
         while ((request = submissions.poll()) != null)
         {
             completed(request, TransferStatus.STORAGE_IO_ERROR);
         }
+        wake.close();
     }
 
     @Override

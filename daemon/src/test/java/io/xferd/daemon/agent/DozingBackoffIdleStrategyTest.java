@@ -2,6 +2,7 @@ package io.xferd.daemon.agent;
 
 import org.junit.jupiter.api.Test;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -95,5 +96,72 @@ class DozingBackoffIdleStrategyTest
         spinning.idle(1);
         spinning.idle(0);
         assertFalse(spinning.isDozing(), "work opens a new window");
+    }
+
+    @Test
+    void armsTheDoorbellThenLooksOnceMoreBeforeSleepingAndDisarmsOnWork()
+    {
+        final RecordingDoorbell doorbell = new RecordingDoorbell(true);
+        // 1 back-off idle, 1 doze, then the doorbell instead of the deep doze (1 ns parks: no real wait)
+        final DozingBackoffIdleStrategy idle = new DozingBackoffIdleStrategy(1, 1, 1, 1, 1, 1, 2, 1)
+            .doorbell(doorbell, 7_000);
+        idle.idle(0);
+        idle.idle(0);
+        assertEquals("", doorbell.calls.toString(), "backs off and dozes first");
+        idle.idle(0);
+        assertEquals("arm ", doorbell.calls.toString(), "arms, then returns for one more duty cycle");
+        idle.idle(0);
+        assertEquals("arm await(7000) ", doorbell.calls.toString(), "nothing came: sleeps");
+        idle.idle(0);
+        assertEquals("arm await(7000) arm ", doorbell.calls.toString(), "marks again before the next sleep");
+        idle.idle(1);
+        assertEquals("arm await(7000) arm disarm ", doorbell.calls.toString(), "work clears the marks");
+        idle.idle(1);
+        assertEquals("arm await(7000) arm disarm ", doorbell.calls.toString(), "once");
+    }
+
+    @Test
+    void dozesWhenTheDoorbellRefusesToArm()
+    {
+        final RecordingDoorbell doorbell = new RecordingDoorbell(false);
+        final DozingBackoffIdleStrategy idle = new DozingBackoffIdleStrategy(1, 1, 1, 1, 1, 1, 2, 1)
+            .doorbell(doorbell, 7_000);
+        for (int i = 0; i < 5; i++)
+        {
+            idle.idle(0);
+        }
+        assertEquals("arm arm arm ", doorbell.calls.toString(), "asks each time, never waits");
+        idle.idle(1);
+        assertEquals("arm arm arm ", doorbell.calls.toString(), "nothing marked, nothing to clear");
+    }
+
+    private static final class RecordingDoorbell implements Doorbell
+    {
+        private final boolean arms;
+        private final StringBuilder calls = new StringBuilder();
+
+        RecordingDoorbell(final boolean arms)
+        {
+            this.arms = arms;
+        }
+
+        @Override
+        public boolean arm()
+        {
+            calls.append("arm ");
+            return arms;
+        }
+
+        @Override
+        public void await(final long timeoutNs)
+        {
+            calls.append("await(").append(timeoutNs).append(") ");
+        }
+
+        @Override
+        public void disarm()
+        {
+            calls.append("disarm ");
+        }
     }
 }

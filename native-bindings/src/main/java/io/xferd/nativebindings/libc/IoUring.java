@@ -58,6 +58,11 @@ public final class IoUring implements AutoCloseable
     private final long cqTail;
     private final int cqMask;
     private final long cqes;
+    private final boolean extArg;
+    // io_uring_getevents_arg and the __kernel_timespec it points at, for waits with a timeout
+    private final Arena waitArena;
+    private final MemorySegment waitArg;
+    private final MemorySegment waitTimeout;
     private int tail;
     private int pending;
     private boolean closed;
@@ -79,6 +84,11 @@ public final class IoUring implements AutoCloseable
         this.cqMask = cqRing.get(JAVA_INT, params.get(JAVA_INT, cq("ring_mask")));
         this.cqes = params.get(JAVA_INT, cq("cqes"));
         this.tail = (int)INT.getAcquire(sqRing, sqTail);
+        this.extArg = (params.get(JAVA_INT, PARAMS_FEATURES) & IORING_FEAT_EXT_ARG) != 0;
+        this.waitArena = Arena.ofShared();
+        this.waitArg = waitArena.allocate(GETEVENTS_ARG_SIZE, 8);
+        this.waitTimeout = waitArena.allocate(TIMESPEC_SIZE, 8);
+        waitArg.set(JAVA_LONG, GETEVENTS_ARG_TS, waitTimeout.address());
     }
 
     /**
@@ -222,6 +232,30 @@ public final class IoUring implements AutoCloseable
         return prepare(IORING_OP_FSYNC, (byte)0, fd, 0, 0, 0, dataOnly ? IORING_FSYNC_DATASYNC : 0, userData);
     }
 
+    /**
+     * Prepares a one-shot poll for {@code fd} becoming readable (an {@link EventFd} another thread signals): its
+     * completion (result: the events, or -ECANCELED) ends a wait in {@link #submitAndWait}.
+     *
+     * @return false when the submission ring is full.
+     */
+    public boolean preparePollIn(final int fd, final long userData)
+    {
+        return prepare(IORING_OP_POLL_ADD, (byte)0, fd, 0, 0, 0, POLLIN, userData);
+    }
+
+    /**
+     * Prepares the cancellation of every operation in flight on this ring ({@code IORING_ASYNC_CANCEL_ANY | ALL},
+     * Linux 5.19): those not yet started complete with -ECANCELED, those the device already has complete as they
+     * would have. Its own completion (the number cancelled, or -ENOENT) carries {@code userData}.
+     *
+     * @return false when the submission ring is full.
+     */
+    public boolean prepareCancelAll(final long userData)
+    {
+        return prepare(IORING_OP_ASYNC_CANCEL, (byte)0, -1, 0, 0, 0,
+            IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL, userData);
+    }
+
     private boolean prepare(
         final byte opcode,
         final byte flags,
@@ -277,7 +311,30 @@ public final class IoUring implements AutoCloseable
         return enter(minComplete, IORING_ENTER_GETEVENTS);
     }
 
+    /**
+     * As {@link #submitAndWait(int)}, waiting at most {@code timeoutNanos} (Linux 5.11's {@code EXT_ARG}; where the
+     * kernel lacks it, the wait has no bound).
+     *
+     * @return how many submissions the kernel took.
+     */
+    public int submitAndWait(final int minComplete, final long timeoutNanos)
+    {
+        if (!extArg)
+        {
+            return enter(minComplete, IORING_ENTER_GETEVENTS);
+        }
+        waitTimeout.set(JAVA_LONG, 0, timeoutNanos / 1_000_000_000L);
+        waitTimeout.set(JAVA_LONG, 8, timeoutNanos % 1_000_000_000L);
+        return enter(minComplete, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, waitArg.address(),
+            GETEVENTS_ARG_SIZE);
+    }
+
     private int enter(final int minComplete, final int flags)
+    {
+        return enter(minComplete, flags, 0L, 0L);
+    }
+
+    private int enter(final int minComplete, final int flags, final long arg, final long argSize)
     {
         INT.setRelease(sqRing, sqTail, tail);
         final MemorySegment capture = CallScratch.capture();
@@ -285,7 +342,7 @@ public final class IoUring implements AutoCloseable
         try
         {
             result = (long)ENTER.invokeExact(capture, (long)SYS_IO_URING_ENTER, (long)fd, (long)pending,
-                (long)minComplete, (long)flags, 0L, 0L);
+                (long)minComplete, (long)flags, arg, argSize);
         }
         catch (final Throwable t)
         {
@@ -294,9 +351,9 @@ public final class IoUring implements AutoCloseable
         if (result < 0)
         {
             final int errno = CallScratch.errno(capture);
-            if (errno == Errno.EINTR || errno == Errno.EAGAIN || errno == Errno.EBUSY)
+            if (errno == Errno.EINTR || errno == Errno.EAGAIN || errno == Errno.EBUSY || errno == Errno.ETIME)
             {
-                return 0; // the caller reaps and comes back
+                return 0; // the caller reaps and comes back (ETIME: the wait's timeout ran out)
             }
             throw new NativeException("io_uring_enter", errno, "fd=" + fd + " to_submit=" + pending);
         }
@@ -337,5 +394,6 @@ public final class IoUring implements AutoCloseable
         }
         MappedMemory.unmap(sqRing);
         FileDescriptors.close(fd);
+        waitArena.close();
     }
 }

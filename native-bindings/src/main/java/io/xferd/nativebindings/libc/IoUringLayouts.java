@@ -28,11 +28,23 @@ public final class IoUringLayouts
     public static final int SYS_IO_URING_ENTER = 426;
 
     public static final byte IORING_OP_FSYNC = 3;
+    public static final byte IORING_OP_POLL_ADD = 6;
+    public static final byte IORING_OP_ASYNC_CANCEL = 14;
     public static final byte IORING_OP_READ = 22;
     public static final byte IORING_OP_WRITE = 23;
     public static final int IORING_FSYNC_DATASYNC = 1;
     public static final byte IOSQE_IO_LINK = 1 << 2;
     public static final int IORING_ENTER_GETEVENTS = 1;
+    public static final int IORING_ENTER_EXT_ARG = 1 << 3;
+    public static final int IORING_FEAT_EXT_ARG = 1 << 8;
+    public static final int IORING_ASYNC_CANCEL_ALL = 1;
+    public static final int IORING_ASYNC_CANCEL_ANY = 1 << 2;
+    public static final int POLLIN = 1;
+    /** struct io_uring_getevents_arg: u64 sigmask, u32 sigmask_sz, u32 min_wait_usec (pad before 6.12), u64 ts. */
+    public static final long GETEVENTS_ARG_SIZE = 24;
+    public static final long GETEVENTS_ARG_TS = 16;
+    /** struct __kernel_timespec: s64 tv_sec, s64 tv_nsec. */
+    public static final long TIMESPEC_SIZE = 16;
     public static final int IORING_FEAT_SINGLE_MMAP = 1;
     public static final long IORING_OFF_SQ_RING = 0L;
     public static final long IORING_OFF_CQ_RING = 0x8000000L;

@@ -28,7 +28,7 @@ class IoUringLayoutTest
         assumeTrue(CLayoutProgram.headerCompiles(dir, "linux/io_uring.h"), "gcc or linux/io_uring.h missing");
 
         final CLayoutProgram program = new CLayoutProgram("linux/io_uring.h", "sys/syscall.h", "fcntl.h",
-            "sys/stat.h", "unistd.h")
+            "sys/stat.h", "unistd.h", "poll.h", "sys/eventfd.h")
             .type("struct io_sqring_offsets", IO_SQRING_OFFSETS)
             .type("struct io_cqring_offsets", IO_CQRING_OFFSETS)
             .type("struct io_uring_params", IO_URING_PARAMS)
@@ -58,6 +58,17 @@ class IoUringLayoutTest
             .constant("IORING_OP_WRITE", IORING_OP_WRITE)
             .constant("IORING_FSYNC_DATASYNC", IORING_FSYNC_DATASYNC)
             .constant("IOSQE_IO_LINK", IOSQE_IO_LINK)
+            .constant("IORING_OP_POLL_ADD", IORING_OP_POLL_ADD)
+            .constant("IORING_OP_ASYNC_CANCEL", IORING_OP_ASYNC_CANCEL)
+            .constant("IORING_ENTER_EXT_ARG", IORING_ENTER_EXT_ARG)
+            .constant("IORING_FEAT_EXT_ARG", IORING_FEAT_EXT_ARG)
+            .constant("IORING_ASYNC_CANCEL_ALL", IORING_ASYNC_CANCEL_ALL)
+            .constant("IORING_ASYNC_CANCEL_ANY", IORING_ASYNC_CANCEL_ANY)
+            .constant("sizeof(struct io_uring_getevents_arg)", GETEVENTS_ARG_SIZE)
+            .constant("offsetof(struct io_uring_getevents_arg, ts)", GETEVENTS_ARG_TS)
+            .constant("sizeof(struct __kernel_timespec)", TIMESPEC_SIZE)
+            .constant("offsetof(struct io_uring_sqe, poll32_events)", SQE_RW_FLAGS)
+            .constant("offsetof(struct io_uring_sqe, cancel_flags)", SQE_RW_FLAGS)
             .constant("IORING_ENTER_GETEVENTS", IORING_ENTER_GETEVENTS)
             .constant("IORING_FEAT_SINGLE_MMAP", IORING_FEAT_SINGLE_MMAP)
             .constant("IORING_OFF_SQ_RING", IORING_OFF_SQ_RING)
@@ -74,6 +85,9 @@ class IoUringLayoutTest
             .constant("S_IFREG", FileIo.S_IFREG)
             .constant("S_IFBLK", FileIo.S_IFBLK)
             .constant("SEEK_END", FileIo.SEEK_END)
+            .constant("POLLIN", POLLIN)
+            .constant("EFD_NONBLOCK", EventFd.EFD_NONBLOCK)
+            .constant("EFD_CLOEXEC", EventFd.EFD_CLOEXEC)
             .constant("sizeof(struct stat)", FileIo.STAT_SIZE)
             .constant("offsetof(struct stat, st_mode)", FileIo.STAT_MODE_OFFSET)
             .constant("offsetof(struct stat, st_size)", FileIo.STAT_SIZE_OFFSET);

@@ -133,6 +133,45 @@ class IoUringTest
         }
     }
 
+    @Test
+    void shouldEndAWaitWhenAPolledEventFdIsSignalledByAnotherThread() throws Exception
+    {
+        try (EventFd wake = EventFd.open())
+        {
+            assertThat(wake.drain()).as("nothing signalled yet").isZero();
+            assertThat(ring.preparePollIn(wake.fd(), 5)).isTrue();
+            ring.submit();
+            final Thread signaller = Thread.ofPlatform().start(wake::signal);
+            // a wait that only the signal can end within the test's time
+            for (int i = 0; i < 100 && reaped == 0; i++)
+            {
+                ring.submitAndWait(1, 3_600_000_000_000L);
+                reaped += ring.reap((userData, result) -> results[(int)userData] = result);
+            }
+            signaller.join();
+            assertThat(reaped).isEqualTo(1);
+            assertThat(results[5] & IoUringLayouts.POLLIN).isEqualTo(IoUringLayouts.POLLIN);
+            assertThat(wake.drain()).isEqualTo(1);
+            assertThat(wake.drain()).isZero();
+        }
+    }
+
+    @Test
+    void shouldTimeOutAWaitThenCancelWhatIsInFlight()
+    {
+        try (EventFd never = EventFd.open())
+        {
+            ring.preparePollIn(never.fd(), 1);
+            ring.submitAndWait(1, 20_000_000L); // 20 ms: returns with nothing completed
+            assertThat(ring.reap((userData, result) -> results[(int)userData] = result)).isZero();
+
+            assertThat(ring.prepareCancelAll(2)).isTrue();
+            waitFor(2);
+            assertThat(results[1]).as("the poll, cancelled").isEqualTo(-Errno.ECANCELED);
+            assertThat(results[2]).as("the cancellation: one operation cancelled").isEqualTo(1);
+        }
+    }
+
     private void roundTrip(final Path file, final boolean wantDirect) throws IOException
     {
         final int fd = FileIo.open(file.toString(), FileIo.O_RDWR | FileIo.O_CREAT, 0600);

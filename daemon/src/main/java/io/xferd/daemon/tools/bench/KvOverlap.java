@@ -16,7 +16,9 @@ import java.util.concurrent.locks.LockSupport;
  * Two prompts of different sizes from two clients (two inference workers of one host, one daemon, one wire), the
  * second arriving a fixed delay after the first started, in both orders: does a short prompt that arrives behind a
  * long one wait for it, and what does a long one pay for arriving behind a short one? Each size is also timed alone
- * in the same run. Rounds do not overlap each other: the next starts once both prompts of the last completed.
+ * in the same run, and how many bytes of the first prompt crossed while the second was under way (what the second
+ * waited behind, whatever the wire's speed). Rounds do not overlap each other: the next starts once both prompts of
+ * the last completed.
  */
 public final class KvOverlap
 {
@@ -62,6 +64,9 @@ public final class KvOverlap
             {
                 final Histogram firstTimes = LatencyReport.newHistogram();
                 final Histogram secondTimes = LatencyReport.newHistogram();
+                // per round, the first prompt's bytes that completed while the second was under way: what the second
+                // waited behind (the wire's speed does not enter, the order the daemons chose does); exact, few rounds
+                final long[] firstDuringSecond = new long[rounds];
                 for (int round = 0; round < rounds; round++)
                 {
                     final long start = System.nanoTime();
@@ -77,10 +82,15 @@ public final class KvOverlap
                     });
                     failures += record(firstTimes, first.transferOnce(order[0]));
                     failures += record(secondTimes, await(late));
+                    firstDuringSecond[round] = first.bytesCompletedWithin(second.lastFirstSubmitNanos(),
+                        second.lastCompletedNanos());
                 }
                 final String label = order[0] + ":" + order[1];
                 print(label, order[0], order[1], "first", firstTimes);
                 print(label, order[1], order[0], "second", secondTimes);
+                out.printf(Locale.ROOT, "RESULT mode=kv-overlap-share operation=%s order=%s tokens=%d other_tokens=%d " +
+                    "role=second other_bytes_during_p50=%d other_bytes_during_max=%d%n", operation, label, order[1],
+                    order[0], median(firstDuringSecond), java.util.Arrays.stream(firstDuringSecond).max().orElse(0));
                 log.add("kv-overlap-" + order[0] + "-" + order[1] + "-first", firstTimes);
                 log.add("kv-overlap-" + order[0] + "-" + order[1] + "-second", secondTimes);
             }
@@ -101,6 +111,13 @@ public final class KvOverlap
             "bytes=%d %s%n", operation, order, tokens, otherTokens, role, KvWorkload.localBytes(tokens),
             LatencyReport.percentileFields(times, "ms", 1e6));
         out.flush();
+    }
+
+    private static long median(final long[] values)
+    {
+        final long[] sorted = values.clone();
+        java.util.Arrays.sort(sorted);
+        return sorted.length == 0 ? 0 : sorted[(sorted.length - 1) / 2];
     }
 
     private static int record(final Histogram times, final long nanos)

@@ -61,15 +61,20 @@ public final class KvWorkload
     private static final class Outstanding
     {
         final long[] submitted;
+        // when each task's completion was written (its submit + the latency the client reports), kept after the batch
+        // is freed until the slot is used again
+        final long[] completed;
         boolean inUse;
         long batch;
         int tasks;
         long arrival;
         long firstSubmit;
+        long lastCompleted;
 
         Outstanding(final int maxTasks)
         {
             submitted = new long[maxTasks];
+            completed = new long[maxTasks];
         }
     }
 
@@ -286,10 +291,12 @@ public final class KvWorkload
                 boolean ok = true;
                 for (int task = 0; task < slot.tasks; task++)
                 {
-                    end = Math.max(end, slot.submitted[task] + client.taskLatencyNanos(slot.batch, task));
+                    slot.completed[task] = slot.submitted[task] + client.taskLatencyNanos(slot.batch, task);
+                    end = Math.max(end, slot.completed[task]);
                     ok &= client.taskState(slot.batch, task) == TaskStatus.COMPLETED;
                 }
                 failed += ok ? 0 : 1;
+                slot.lastCompleted = end;
                 transfer.recordValue(Math.min(LatencyReport.HIGHEST_NANOS, end - slot.firstSubmit));
                 queueing.recordValue(Math.min(LatencyReport.HIGHEST_NANOS, Math.max(0, slot.firstSubmit - slot.arrival)));
                 total.recordValue(Math.min(LatencyReport.HIGHEST_NANOS, Math.max(0, end - slot.arrival)));
@@ -328,6 +335,41 @@ public final class KvWorkload
             idle.idle(reap(time, LatencyReport.newHistogram(), LatencyReport.newHistogram()));
         }
         return failed == 0 ? time.getMaxValue() : -1;
+    }
+
+    /**
+     * @return when the last {@link #transferOnce} submitted its first request ({@link System#nanoTime}).
+     */
+    public long lastFirstSubmitNanos()
+    {
+        return slots[0].firstSubmit;
+    }
+
+    /**
+     * @return when the last {@link #transferOnce}'s last completion was written ({@link System#nanoTime}).
+     */
+    public long lastCompletedNanos()
+    {
+        return slots[0].lastCompleted;
+    }
+
+    /**
+     * @return bytes of the last {@link #transferOnce} whose requests completed within [{@code fromNanos},
+     * {@code toNanos}]: how much of this prompt crossed while another one was under way.
+     */
+    public long bytesCompletedWithin(final long fromNanos, final long toNanos)
+    {
+        final Outstanding slot = slots[0];
+        long blocks = 0;
+        for (int task = 0; task < slot.tasks; task++)
+        {
+            final long at = slot.completed[task];
+            if (at - fromNanos >= 0 && toNanos - at >= 0)
+            {
+                blocks++;
+            }
+        }
+        return blocks * BLOCK.blockBytes();
     }
 
     /**

@@ -16,6 +16,9 @@ import java.util.Comparator;
  * fastest: {@code xferd --help}, {@code xferd status} with and without a daemon, and a daemon from start to
  * serving (its own temporary directory, an ephemeral RPC port, no metrics endpoint), then closed. The classes
  * these load, linked, and their profiles land in the cache that bin/xferd hands every later JVM.
+ * <p>
+ * {@code --status-cache FILE}: while the daemon serves, a child JVM trains the status tool's own, smaller cache
+ * ({@link StatusAotTraining}), which bin/xferd gives {@code xferd status}.
  */
 public final class AotTraining
 {
@@ -44,6 +47,14 @@ public final class AotTraining
             {
                 run("status", "--dir", directory.toString());
                 run("status", "--json", "--dir", directory.toString());
+                if (args.length == 2 && "--status-cache".equals(args[0]))
+                {
+                    final int exit = StatusAotTraining.runChild(Path.of(args[1]), directory, root.resolve("none"));
+                    if (exit != 0)
+                    {
+                        throw new IllegalStateException("the status tool's training run exited with " + exit);
+                    }
+                }
             }
         }
         finally

@@ -99,6 +99,24 @@ public final class StatusCommand implements java.util.concurrent.Callable<Intege
         out.println("journal: " + status.get("journal_write_failures") + " records not written (its files could " +
             "not be written: file system full?), " + status.get("journal_dropped") + " dropped (its ring was full)");
 
+        final Map<String, Object> storage = (Map<String, Object>)status.get("storage");
+        final List<Map<String, Object>> storageRegions = storage == null ? List.of() :
+            (List<Map<String, Object>>)storage.getOrDefault("regions", List.of());
+        if (storage != null)
+        {
+            out.println("storage: " + grouped(storage.get("bytes_read")) + " bytes read, " +
+                grouped(storage.get("bytes_written")) + " written, " + grouped(storage.get("errors")) + " errors, " +
+                grouped(storage.get("syncs")) + " fdatasyncs; " + storageRegions.size() + " regions" +
+                (storageRegions.isEmpty() ? "" : ":"));
+        }
+        for (final Map<String, Object> region : storageRegions)
+        {
+            out.println("  " + left(region.get("segment"), 28) + " " + left(region.get("address"), 18) + " " +
+                left(region.get("kind"), 5) + " " + right(grouped(region.get("bytes_read")), 16) + " read " +
+                right(grouped(region.get("bytes_written")), 16) + " written " + right(grouped(region.get("errors")), 6) +
+                " errors");
+        }
+
         final List<Map<String, Object>> clients = (List<Map<String, Object>>)status.get("clients");
         if (clients != null)
         {

@@ -2,14 +2,13 @@ package io.xferd.daemon.tools.status;
 
 import io.xferd.daemon.statusmap.StatusFileDescriptor;
 import io.xferd.daemon.statusmap.StatusFileReader;
+import io.xferd.daemon.storage.StorageCounters;
 import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.nativebindings.verbs.Verbs;
-import org.agrona.IoUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.CountersReader;
 
-import java.nio.MappedByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -45,26 +44,31 @@ public final class StatusSnapshot
                 "; start one with: xferd daemon --dir " + directory + ")");
             return status;
         }
-        final MappedByteBuffer mapped = IoUtil.mapExistingFile(cncFile.toFile(), "cnc");
+        // a copy, read, not mapped: the first FileChannel.map of a JVM builds a DirectByteBuffer by reflection,
+        // whose method handles (~30 generated classes) were a third of a cold status run; one snapshot is all
+        // status shows, and every value is read once either way
+        final UnsafeBuffer cnc;
         try
         {
-            final UnsafeBuffer cnc = new UnsafeBuffer(mapped);
-            try
-            {
-                CncFileDescriptor.checkHeader(cnc);
-            }
-            catch (final IllegalStateException ex)
-            {
-                status.put("running", false);
-                status.put("reason", ex.getMessage());
-                return status;
-            }
-            readCnc(cnc, status);
+            cnc = new UnsafeBuffer(Files.readAllBytes(cncFile));
         }
-        finally
+        catch (final java.io.IOException ex)
         {
-            IoUtil.unmap(mapped);
+            status.put("running", false);
+            status.put("reason", "cannot read " + cncFile + ": " + ex);
+            return status;
         }
+        try
+        {
+            CncFileDescriptor.checkHeader(cnc);
+        }
+        catch (final IllegalStateException ex)
+        {
+            status.put("running", false);
+            status.put("reason", ex.getMessage());
+            return status;
+        }
+        readCnc(cnc, status);
         final Object rdma = (Boolean)status.get("running") ? readStatusFile(directory, status) : null;
         // the daemon's own finding when it published one: finding it here costs the FFM linker's start-up
         status.put("rdma", rdma != null ? rdma : Verbs.availability().toString());
@@ -93,6 +97,7 @@ public final class StatusSnapshot
         final long[] values = new long[SystemCounter.values().length];
         final Map<String, Object> counters = new LinkedHashMap<>();
         final Map<String, Map<String, Object>> paths = new java.util.TreeMap<>();
+        final Map<String, Map<String, Object>> storageRegions = new java.util.TreeMap<>();
         reader.forEach((value, id, label) ->
         {
             final int type = reader.getCounterTypeId(id);
@@ -100,6 +105,10 @@ public final class StatusSnapshot
                 type == io.xferd.daemon.transport.tcp.PeerPath.STATE_TYPE_ID)
             {
                 pathCounter(paths, type, label, value);
+            }
+            if (type >= StorageCounters.READ_TYPE_ID && type <= StorageCounters.ERRORS_TYPE_ID) // constants: no class load
+            {
+                storageCounter(storageRegions, type, label, value);
             }
             if (reader.getCounterTypeId(id) == SystemCounter.TYPE_ID)
             {
@@ -115,6 +124,7 @@ public final class StatusSnapshot
         storage.put("bytes_written", values[SystemCounter.STORAGE_BYTES_WRITTEN.id()]);
         storage.put("errors", values[SystemCounter.STORAGE_ERRORS.id()]);
         storage.put("syncs", values[SystemCounter.STORAGE_SYNCS.id()]);
+        storage.put("regions", new ArrayList<>(storageRegions.values()));
         status.put("storage", storage);
         final long submitted = values[SystemCounter.REQUESTS_SUBMITTED.id()];
         final long completed = values[SystemCounter.REQUESTS_COMPLETED.id()];
@@ -137,6 +147,7 @@ public final class StatusSnapshot
         shm.put("bytes", values[SystemCounter.BYTES_READ.id()] + values[SystemCounter.BYTES_WRITTEN.id()]);
         shm.put("errors", failed);
         final List<Object> nics = new ArrayList<>(List.of(shm));
+        nics.addAll(storageNics(storageRegions));
         nics.addAll(paths.values());
         status.put("nics", nics);
         final Map<String, Map<String, Object>> peers = new java.util.TreeMap<>();
@@ -159,6 +170,59 @@ public final class StatusSnapshot
         }
         status.put("peers_by_path", new ArrayList<>(peers.values()));
         status.put("counters", counters);
+    }
+
+    /**
+     * A storage region's counters are labelled "storage SEGMENT 0xADDRESS file|nvme read|written|errors".
+     */
+    private static void storageCounter(
+        final Map<String, Map<String, Object>> regions, final int type, final String label, final long value)
+    {
+        final int end = label.lastIndexOf(' ');
+        if (!label.startsWith(StorageCounters.PREFIX) || end <= StorageCounters.PREFIX.length())
+        {
+            return;
+        }
+        final String region = label.substring(StorageCounters.PREFIX.length(), end);
+        final Map<String, Object> entry = regions.computeIfAbsent(region, key ->
+        {
+            final int kindAt = key.lastIndexOf(' ');
+            final int addressAt = key.lastIndexOf(' ', kindAt - 1);
+            final Map<String, Object> fresh = new LinkedHashMap<>();
+            fresh.put("segment", addressAt > 0 ? key.substring(0, addressAt) : key);
+            fresh.put("address", addressAt > 0 ? key.substring(addressAt + 1, kindAt) : "");
+            fresh.put("kind", key.substring(kindAt + 1));
+            fresh.put("bytes_read", 0L);
+            fresh.put("bytes_written", 0L);
+            fresh.put("errors", 0L);
+            return fresh;
+        });
+        entry.put(type == StorageCounters.READ_TYPE_ID ? "bytes_read" :
+            type == StorageCounters.WRITTEN_TYPE_ID ? "bytes_written" : "errors", value);
+    }
+
+    /**
+     * The journal's storage NICs ({@code file}, {@code nvme}): the bytes and errors of their regions, summed.
+     */
+    private static List<Map<String, Object>> storageNics(final Map<String, Map<String, Object>> regions)
+    {
+        final Map<String, Map<String, Object>> nics = new java.util.TreeMap<>();
+        for (final Map<String, Object> region : regions.values())
+        {
+            final Map<String, Object> nic = nics.computeIfAbsent((String)region.get("kind"), kind ->
+            {
+                final Map<String, Object> fresh = new LinkedHashMap<>();
+                fresh.put("name", kind);
+                fresh.put("kind", "storage");
+                fresh.put("bytes", 0L);
+                fresh.put("errors", 0L);
+                return fresh;
+            });
+            nic.merge("bytes", (Long)region.get("bytes_read") + (Long)region.get("bytes_written"),
+                (a, b) -> (Long)a + (Long)b);
+            nic.merge("errors", region.get("errors"), (a, b) -> (Long)a + (Long)b);
+        }
+        return new ArrayList<>(nics.values());
     }
 
     /**

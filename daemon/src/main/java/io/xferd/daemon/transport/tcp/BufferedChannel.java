@@ -28,6 +28,9 @@ final class BufferedChannel
     // wake-ups of the peer's receiver; few enough that the peer's window (64 slices) never waits on them
     static final int ANSWER_BATCH = 8;
     private static final long MAX_PENDING_BYTES = 1 << 20;
+    // how long the thread sleeps at most, waiting for the oldest file answer, before it looks for input again (a
+    // completion wakes it at once)
+    private static final long FILE_WAIT_NANOS = 50_000;
 
     private final SocketChannel channel;
     private final ByteBuffer in;
@@ -35,12 +38,12 @@ final class BufferedChannel
     private final ByteBuffer[] headers;
     private final ByteBuffer[] payloads;
     private final io.xferd.daemon.memory.Region[] borrowed;
-    // a READ of a file whose bytes the storage stage is still reading: its header is written once they are in
-    private final FileReadAnswer[] fileReads;
+    // a READ or WRITE of a file whose bytes the storage stage is still moving: its header is written once done
+    private final FileAnswer[] files;
     private final ByteBuffer[] gather;
-    private FileReadAnswers fileReadPool;
+    private FileAnswers filePool;
     private int headerCount;
-    private int fileReadCount;
+    private int fileCount;
     private long pendingBytes;
     private long flushes;
     private java.io.InputStream availability;
@@ -66,15 +69,15 @@ final class BufferedChannel
         this.gather = new ByteBuffer[2 * answers];
         this.payloads = new ByteBuffer[answers];
         this.borrowed = new io.xferd.daemon.memory.Region[answers];
-        this.fileReads = new FileReadAnswer[answers];
+        this.files = new FileAnswer[answers];
     }
 
     /**
-     * Where answered file reads go back once sent.
+     * Where file answers go back once sent.
      */
-    void fileReadsFrom(final FileReadAnswers pool)
+    void fileAnswersFrom(final FileAnswers pool)
     {
-        this.fileReadPool = pool;
+        this.filePool = pool;
     }
 
     /**
@@ -161,29 +164,85 @@ final class BufferedChannel
     }
 
     /**
-     * Wait until the queued file reads have all completed, or the peer has sent more (then those are read first
-     * and the answers wait: they go out with the next flush).
-     *
-     * @return true when input is waiting (reading will not block), false when every file read is done.
-     */
-    /**
      * About to read: send the queued answers unless the peer's next bytes are already there (the read will not
-     * block, so the answers can wait for the ones it brings) and fewer than {@link #ANSWER_BATCH} wait; file reads
-     * still in flight wait only while no request is waiting to be read.
+     * block, so the answers can wait for the ones it brings) and fewer than {@link #ANSWER_BATCH} wait. With file
+     * answers queued, answers leave as their storage requests complete, see {@link #sendAsFilesComplete()}.
      */
     private void flushBeforeBlocking() throws IOException
     {
-        if (fileReadCount > 0)
+        if (fileCount > 0)
         {
-            if (!awaitFileReadsOrInput())
-            {
-                flush();
-            }
+            sendAsFilesComplete();
         }
         else if (headerCount > 0 && (headerCount >= ANSWER_BATCH || readable() == 0))
         {
             flush();
         }
+    }
+
+    /**
+     * File answers are queued: until the peer's next request is readable, send the answers whose requests have
+     * completed (the done front of the queue, in one gathering write: answers leave in order), and when the oldest
+     * is not done, wait for it or for input, whichever comes first. The device keeps reading the slices behind it
+     * meanwhile, so one slow read holds back the answers behind it only, never the reads.
+     * Returns once every answer has left, or a request is readable (reading it will not block).
+     */
+    private void sendAsFilesComplete() throws IOException
+    {
+        while (headerCount > 0)
+        {
+            final int ready = readyFront();
+            if (ready < ANSWER_BATCH && readable() > 0)
+            {
+                return;
+            }
+            if (ready > 0)
+            {
+                send(ready);
+            }
+            else if (!headFileDone(FILE_WAIT_NANOS) && readable() > 0)
+            {
+                return;
+            }
+        }
+    }
+
+    /**
+     * Every answer queued is a file answer still in the storage stage, or all buffers are: send the oldest answer
+     * once it is done (waiting for it), and with it every answer done behind it.
+     */
+    void sendOldestAnswers() throws IOException
+    {
+        if (headerCount == 0)
+        {
+            return;
+        }
+        final FileAnswer head = files[0];
+        if (head != null)
+        {
+            head.await();
+        }
+        send(readyFront());
+    }
+
+    /**
+     * @return how many answers at the front of the queue can leave now (memory answers, and file answers whose
+     * storage request completed).
+     */
+    private int readyFront()
+    {
+        int ready = 0;
+        while (ready < headerCount && (files[ready] == null || files[ready].isDone()))
+        {
+            ready++;
+        }
+        return ready;
+    }
+
+    private boolean headFileDone(final long waitNanos)
+    {
+        final FileAnswer head = files[0];
+        return head == null || head.awaitFor(waitNanos);
     }
 
     /**
@@ -206,33 +265,12 @@ final class BufferedChannel
         return flushes;
     }
 
-    private boolean awaitFileReadsOrInput() throws IOException
-    {
-        int index = 0;
-        while (true)
-        {
-            while (index < headerCount && (fileReads[index] == null || fileReads[index].isDone()))
-            {
-                index++;
-            }
-            if (index == headerCount)
-            {
-                return false;
-            }
-            if (readable() > 0)
-            {
-                return true;
-            }
-            java.util.concurrent.locks.LockSupport.parkNanos(20_000);
-        }
-    }
-
     /**
-     * @return true while answers to file reads are queued (their reads possibly in flight).
+     * @return true while answers to file requests are queued (their storage requests possibly in flight).
      */
-    boolean hasFileReads()
+    boolean hasFileAnswers()
     {
-        return fileReadCount > 0;
+        return fileCount > 0;
     }
 
     void skip(final long length) throws IOException
@@ -254,7 +292,14 @@ final class BufferedChannel
     {
         if (headerCount == headers.length)
         {
-            flush();
+            if (fileCount > 0)
+            {
+                sendOldestAnswers();
+            }
+            else
+            {
+                flush();
+            }
         }
         return headers[headerCount].clear();
     }
@@ -269,40 +314,56 @@ final class BufferedChannel
         final int index = headerCount++;
         payloads[index] = payload;
         borrowed[index] = payload != null ? region : null;
-        fileReads[index] = null;
+        files[index] = null;
         pendingBytes += headers[index].position() + PeerProtocol.TAG_LENGTH;
         if (payload != null)
         {
             pendingBytes += payload.remaining();
         }
-        if (pendingBytes >= MAX_PENDING_BYTES && fileReadCount == 0)
+        if (pendingBytes >= MAX_PENDING_BYTES && fileCount == 0)
         {
             flush();
         }
     }
 
     /**
-     * Queue the answer to a READ of a file whose bytes {@code read} is still reading (submitted to the storage
-     * stage): its header is written when it leaves, with the bytes or with the read's failure. Its region stays
-     * borrowed until then.
+     * Queue the answer to a READ or WRITE of a file whose bytes the storage stage is still moving ({@code file}'s
+     * request submitted): its header is written when it leaves, OK with a READ's bytes, or with the request's
+     * failure. Its region stays borrowed until then.
      */
-    void answerFileRead(final FileReadAnswer read) throws IOException
+    void answerFile(final FileAnswer file) throws IOException
     {
         nextAnswerHeader();
         final int index = headerCount++;
         payloads[index] = null;
         borrowed[index] = null;
-        fileReads[index] = read;
-        fileReadCount++;
+        files[index] = file;
+        fileCount++;
     }
 
     /**
-     * Send every queued answer in one gathering write (waiting for file reads still in flight), then release the
-     * memory their payloads came from.
+     * Send every queued answer in one gathering write (waiting for file requests still in flight), then release
+     * the memory their payloads came from.
      */
     void flush() throws IOException
     {
-        if (headerCount == 0)
+        for (int i = 0; i < headerCount; i++)
+        {
+            if (files[i] != null)
+            {
+                files[i].await();
+            }
+        }
+        send(headerCount);
+    }
+
+    /**
+     * Send the first {@code count} queued answers (each done) in one gathering write, release what they held and
+     * move the rest to the front.
+     */
+    private void send(final int count) throws IOException
+    {
+        if (count == 0)
         {
             return;
         }
@@ -317,26 +378,19 @@ final class BufferedChannel
         {
             int gatherCount = 0;
             long remaining = 0;
-            for (int i = 0; i < headerCount; i++)
+            for (int i = 0; i < count; i++)
             {
                 final ByteBuffer header = headers[i];
-                final FileReadAnswer read = fileReads[i];
+                final FileAnswer file = files[i];
                 ByteBuffer payload = payloads[i];
-                if (read != null)
+                if (file != null)
                 {
-                    final int status = read.await();
+                    final int status = file.status();
+                    final int length = file.payloadLength();
                     header.clear();
-                    if (status == io.xferd.ipc.TransferStatus.OK)
-                    {
-                        header.putInt(PeerProtocol.ACK_FIELDS_LENGTH + read.length).putInt(PeerProtocol.ACK)
-                            .putLong(read.sliceId).putInt(status).putInt(0).putLong(read.length);
-                        payload = read.payload();
-                    }
-                    else
-                    {
-                        header.putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
-                            .putLong(read.sliceId).putInt(status).putInt(0).putLong(0);
-                    }
+                    header.putInt(PeerProtocol.ACK_FIELDS_LENGTH + length).putInt(PeerProtocol.ACK)
+                        .putLong(file.sliceId).putInt(status).putInt(0).putLong(length);
+                    payload = length > 0 ? file.bytes() : null;
                 }
                 final int end = header.position();
                 answerMac.sign(header.getInt(0), header.getInt(4), header, PeerProtocol.HEADER_LENGTH, end);
@@ -358,34 +412,64 @@ final class BufferedChannel
         finally
         {
             busySinceNanos = busySince;
-            releaseAnswers();
+            java.util.Arrays.fill(gather, null);
         }
+        // on failure the connection is gone and discard() releases everything queued, sent or not
+        release(0, count);
+        compact(count);
     }
 
-    private void releaseAnswers()
+    private void release(final int from, final int to)
     {
-        for (int i = 0; i < headerCount; i++)
+        for (int i = from; i < to; i++)
         {
             if (borrowed[i] != null)
             {
                 borrowed[i].release();
                 borrowed[i] = null;
             }
-            final FileReadAnswer read = fileReads[i];
-            if (read != null)
+            final FileAnswer file = files[i];
+            if (file != null)
             {
-                // a read still in flight (a flush that failed) keeps its buffer until it completes
-                read.await();
-                read.region.release();
-                fileReadPool.give(read);
-                fileReads[i] = null;
+                // a request still in flight (the connection failed) keeps its buffer until it completes
+                file.await();
+                file.region.release();
+                filePool.give(file);
+                files[i] = null;
+                fileCount--;
             }
             payloads[i] = null;
         }
-        java.util.Arrays.fill(gather, null);
-        headerCount = 0;
-        fileReadCount = 0;
+    }
+
+    /**
+     * Move the answers after the first {@code sent} to the front (header buffers swapped, none lost).
+     */
+    private void compact(final int sent)
+    {
+        final int left = headerCount - sent;
+        for (int i = 0; i < left; i++)
+        {
+            final ByteBuffer header = headers[i];
+            headers[i] = headers[sent + i];
+            headers[sent + i] = header;
+            payloads[i] = payloads[sent + i];
+            borrowed[i] = borrowed[sent + i];
+            files[i] = files[sent + i];
+            payloads[sent + i] = null;
+            borrowed[sent + i] = null;
+            files[sent + i] = null;
+        }
+        headerCount = left;
         pendingBytes = 0;
+        for (int i = 0; i < left; i++)
+        {
+            if (files[i] == null)
+            {
+                pendingBytes += headers[i].position() + PeerProtocol.TAG_LENGTH +
+                    (payloads[i] != null ? payloads[i].remaining() : 0);
+            }
+        }
     }
 
     /**
@@ -393,6 +477,10 @@ final class BufferedChannel
      */
     void discard()
     {
-        releaseAnswers();
+        release(0, headerCount);
+        java.util.Arrays.fill(gather, null);
+        headerCount = 0;
+        fileCount = 0;
+        pendingBytes = 0;
     }
 }

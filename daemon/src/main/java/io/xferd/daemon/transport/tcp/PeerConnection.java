@@ -18,6 +18,7 @@ import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -35,6 +36,10 @@ final class PeerConnection implements AutoCloseable
     // a full window reopens for the sender once this many slices are answered: it then sends them back to back, in
     // one gathering write, instead of one write per answer that trickles in
     static final int WINDOW_REFILL = 16;
+    // bytes in flight, which a slice queued now waits behind whatever the scheduler decides: 16 slices of 512 KiB,
+    // twice the answers a peer batches (BufferedChannel.ANSWER_BATCH), so its batches never find the window shut
+    static final long WINDOW_BYTES = 8L << 20;
+    static final long WINDOW_REFILL_BYTES = 2L << 20;
     private static final long WINDOW_PARK_NS = 1_000_000L;
     // spins, then yields, then sleep until a slice is offered (the producer unparks): no timed parks in between,
     // each of which costs a futex and a timer, and a stream of small requests idles between every batch of them
@@ -42,6 +47,9 @@ final class PeerConnection implements AutoCloseable
     private static final int IDLE_YIELDS = 10;
     private static final int IDLES_BEFORE_SLEEP = IDLE_SPINS + IDLE_YIELDS;
     private static final long MAX_SLEEP_NS = 10_000_000L;
+    // the largest WRITE slice a submitting thread sends itself when the connection is idle: small enough that an idle
+    // socket takes it without blocking (a READ's request is a header whatever its length)
+    static final long INLINE_MAX_WRITE_BYTES = 16 * 1024;
 
     private final PeerLink link;
     private final PeerPath path;
@@ -58,6 +66,7 @@ final class PeerConnection implements AutoCloseable
     private final long spinAfterSendNanos;
     // many-to-many: the receiver takes answered slices, and whoever notices a break fails the rest
     private final ManyToManyConcurrentArrayQueue<Slice> inFlight = new ManyToManyConcurrentArrayQueue<>(2 * WINDOW);
+    private final SendWindow window = new SendWindow(WINDOW, WINDOW_BYTES, WINDOW_REFILL, WINDOW_REFILL_BYTES);
     private static final int MAX_GATHER = 16;
     private static final long MAX_GATHER_BYTES = 1 << 20;
     private final ByteBuffer notifyHeader =
@@ -87,6 +96,10 @@ final class PeerConnection implements AutoCloseable
     // set while the sender sleeps on an empty queue, so that whoever queues a slice wakes it (Dekker style:
     // the sender sets it and then looks at the queue, the producer queues and then looks at it)
     private volatile boolean senderAsleep;
+    // who may write requests on the socket and touch the sender's state (scheduler, gather, frame tags): the sender
+    // thread, except while it sleeps on an empty queue, when a submitting thread may take it to send one slice
+    private final AtomicBoolean sending = new AtomicBoolean();
+    private volatile long inlineSends;
     private volatile long epoch;
     private volatile boolean running = true;
 
@@ -121,8 +134,64 @@ final class PeerConnection implements AutoCloseable
         return true;
     }
 
+    /**
+     * Send a small slice from the calling thread, when nothing else is queued or in flight on this connection and
+     * its sender sleeps: a lone READ then skips the hand-off to the sender thread (a futex wake-up, tens of
+     * microseconds, on a round trip a TCP ping-pong makes in about 40). Never connects, never waits for the window.
+     *
+     * @return true when the slice was sent (or failed) here; false when the caller must {@link #offer} it.
+     */
+    boolean trySendInline(final Slice slice)
+    {
+        if (!senderAsleep || slice.kind != Slice.DATA || (slice.transfer.opcode == Opcode.WRITE &&
+            (slice.length > INLINE_MAX_WRITE_BYTES || !slice.transfer.local.isMapped())) ||
+            !sending.compareAndSet(false, true))
+        {
+            return false;
+        }
+        try
+        {
+            final SocketChannel current = lifecycle.channel();
+            if (!senderAsleep || current == null || lifecycle.state() != PeerConnectionLifecycle.State.READY ||
+                !sendQueue.isEmpty() || !scheduler.isEmpty() || !inFlight.isEmpty() || gatherCount != 0)
+            {
+                return false;
+            }
+            inlineSends++;
+            sendOn(current, slice);
+            flushGather();
+            return true;
+        }
+        finally
+        {
+            sending.set(false);
+        }
+    }
+
+    /**
+     * @return how many slices submitting threads sent themselves (tests).
+     */
+    long inlineSends()
+    {
+        return inlineSends;
+    }
+
+    boolean isSenderAsleep()
+    {
+        return senderAsleep;
+    }
+
+    private void acquireSending()
+    {
+        while (!sending.compareAndSet(false, true))
+        {
+            Thread.onSpinWait();
+        }
+    }
+
     private void sendLoop()
     {
+        acquireSending();
         for (int i = 0; i < MAX_GATHER; i++)
         {
             headers[i] = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_FIELDS_LENGTH);
@@ -175,6 +244,7 @@ final class PeerConnection implements AutoCloseable
         {
             transport.finishSlice(slice, TransferStatus.SHUTTING_DOWN, path);
         }
+        sending.set(false);
     }
 
     /**
@@ -193,12 +263,14 @@ final class PeerConnection implements AutoCloseable
     private void sleepUntilOffered()
     {
         senderAsleep = true;
+        sending.set(false);
         if (sendQueue.isEmpty() && running)
         {
             // bounded, so stranded slices of a broken connection are still noticed without a producer
             LockSupport.parkNanos(MAX_SLEEP_NS);
         }
         senderAsleep = false;
+        acquireSending();
     }
 
     private void send(final Slice slice)
@@ -209,6 +281,11 @@ final class PeerConnection implements AutoCloseable
             transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
             return;
         }
+        sendOn(current, slice);
+    }
+
+    private void sendOn(final SocketChannel current, final Slice slice)
+    {
         final RemoteTransfer transfer = slice.transfer;
         if (epoch != transfer.target.epoch())
         {
@@ -216,7 +293,7 @@ final class PeerConnection implements AutoCloseable
             transport.finishSlice(slice, TransferStatus.UNKNOWN_SEGMENT, path);
             return;
         }
-        if (inFlight.size() >= WINDOW)
+        if (window.isFull(inFlight.size()))
         {
             flushGather();
             awaitWindow(current);
@@ -245,6 +322,7 @@ final class PeerConnection implements AutoCloseable
         }
         // never drop: a slot the receiver just freed may not be reusable yet (bounded MPMC queue), so retry;
         // the queue is twice the window, so this is rare and short
+        window.sent(slice.length);
         while (!inFlight.offer(slice))
         {
             Thread.onSpinWait();
@@ -277,13 +355,13 @@ final class PeerConnection implements AutoCloseable
 
     /**
      * The window is full: sleep (no spinning, on a small host the receiver needs the CPU) until the receiver has
-     * taken {@link #WINDOW_REFILL} answers, the connection breaks, or the transport closes; bounded, so nothing is
-     * missed for long.
+     * taken {@link #WINDOW_REFILL} answers and {@link #WINDOW_REFILL_BYTES} bytes, the connection breaks, or the
+     * transport closes; bounded, so nothing is missed for long.
      */
     private void awaitWindow(final SocketChannel current)
     {
         senderAwaitsWindow = true;
-        while (inFlight.size() > WINDOW - WINDOW_REFILL && running && lifecycle.channel() == current)
+        while (!window.hasReopened(inFlight.size()) && running && lifecycle.channel() == current)
         {
             LockSupport.parkNanos(WINDOW_PARK_NS);
         }
@@ -295,7 +373,7 @@ final class PeerConnection implements AutoCloseable
      */
     private void windowFreed()
     {
-        if (senderAwaitsWindow && inFlight.size() <= WINDOW - WINDOW_REFILL)
+        if (senderAwaitsWindow && window.hasReopened(inFlight.size()))
         {
             LockSupport.unpark(sender);
         }
@@ -362,10 +440,23 @@ final class PeerConnection implements AutoCloseable
     private void failStranded()
     {
         Slice slice;
-        while ((slice = inFlight.poll()) != null)
+        while ((slice = takeInFlight()) != null)
         {
             transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
         }
+    }
+
+    /**
+     * @return the oldest slice in flight, taken out of it (and out of the window's bytes), or null when none is.
+     */
+    private Slice takeInFlight()
+    {
+        final Slice slice = inFlight.poll();
+        if (slice != null)
+        {
+            window.left(slice.length);
+        }
+        return slice;
     }
 
     private void writeRequest(final SocketChannel current, final Slice slice, final RemoteTransfer transfer)
@@ -481,7 +572,7 @@ final class PeerConnection implements AutoCloseable
                 ackHeader.getInt();
                 final long length = ackHeader.getLong();
                 ackHeader.position(base + PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
-                final Slice slice = inFlight.poll();
+                final Slice slice = takeInFlight();
                 windowFreed();
                 answering = slice;
                 if (type != PeerProtocol.ACK || slice == null || slice.wireId() != wireId ||

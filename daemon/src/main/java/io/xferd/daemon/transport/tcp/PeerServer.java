@@ -70,6 +70,8 @@ public final class PeerServer implements AutoCloseable
     // the time deadlines are measured on (handshakes, frames stalled in the middle): tests move it
     private final NanoClock clock;
     private volatile StorageStage storageStage;
+    // what all connections' file READs and WRITEs may hold in buffers together
+    private final FileBufferBudget fileBuffers = new FileBufferBudget(FileSegmentResponder.DAEMON_BUDGET_BYTES);
 
     public PeerServer(
         final DaemonContext context,
@@ -430,8 +432,8 @@ public final class PeerServer implements AutoCloseable
     }
 
     /**
-     * Serve peers' READs of file regions through the daemon's storage stage (before {@link #start()}); without
-     * one they are read on each connection's thread.
+     * Serve peers' READs and WRITEs of file regions through the daemon's storage stage (before {@link #start()});
+     * without one they are read and written on each connection's thread.
      */
     public void storageStage(final StorageStage stage)
     {
@@ -441,6 +443,11 @@ public final class PeerServer implements AutoCloseable
     StorageStage storageStage()
     {
         return storageStage;
+    }
+
+    FileBufferBudget fileBuffers()
+    {
+        return fileBuffers;
     }
 
     @Override

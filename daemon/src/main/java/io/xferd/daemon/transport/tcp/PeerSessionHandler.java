@@ -7,7 +7,6 @@ import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.CompletionSender;
 import io.xferd.daemon.session.SessionTable;
-import io.xferd.daemon.storage.StorageStage;
 import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.daemon.transport.SegmentDescriptor;
 import io.xferd.ipc.ControlFrame;
@@ -59,7 +58,7 @@ final class PeerSessionHandler implements Runnable
     // queued READ answers hold their windows until the batch is sent, at most MAX_ANSWERS of them
     private final RegionWindows answerWindows = new RegionWindows(BufferedChannel.MAX_ANSWERS + 1);
     private StagingBuffer staging;
-    private FileReadAnswers fileReads;
+    private FileSegmentResponder files;
     private final AtomicCounter refused;
     private final AtomicCounter bytesReceived;
     private final AtomicCounter bytesSent;
@@ -120,10 +119,10 @@ final class PeerSessionHandler implements Runnable
                 PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
             buffered.signAnswersWith(out);
             staging = StagingBuffer.create(server.context(), server.counters());
-            fileReads = new FileReadAnswers(
-                Math.min(server.context().storageQueueDepth(), BufferedChannel.MAX_ANSWERS - 1),
-                server.context().stagingBufferSize());
-            buffered.fileReadsFrom(fileReads);
+            final int bufferSize = server.context().stagingBufferSize();
+            files = new FileSegmentResponder(buffered, server::storageStage, new FileAnswers(
+                FileSegmentResponder.answerCount(bufferSize, FileSegmentResponder.CONNECTION_BUDGET_BYTES),
+                bufferSize, server.fileBuffers()));
             admitted = true;
             while (true)
             {
@@ -168,9 +167,9 @@ final class PeerSessionHandler implements Runnable
             {
                 staging.close();
             }
-            if (fileReads != null)
+            if (files != null)
             {
-                fileReads.close(); // after discard(): waits for reads still in flight into its buffers
+                files.close(); // after discard(): waits for requests still in flight into its buffers
             }
             close();
             server.closed(this);
@@ -314,6 +313,12 @@ final class PeerSessionHandler implements Runnable
             final Region region = target.regions().find(address, length);
             if (region != null && region.tryAcquire())
             {
+                if (region.isFile() && fileWrite(sliceId, region, address, length))
+                {
+                    // the answer owns the borrow and carries the write's status once the stage has written it
+                    bytesReceived.getAndAdd(length);
+                    return;
+                }
                 int placed = TransferStatus.OK;
                 try
                 {
@@ -380,8 +385,9 @@ final class PeerSessionHandler implements Runnable
             buffered.answer(null, null);
             return;
         }
-        if (region.isFile() && readAhead(sliceId, region, address, length))
+        if (region.isFile() && fileRead(sliceId, region, address, length))
         {
+            bytesSent.getAndAdd(length);
             return;
         }
         if (!region.isMapped())
@@ -407,38 +413,38 @@ final class PeerSessionHandler implements Runnable
     }
 
     /**
-     * A READ of a file region goes to the storage stage, into one of this connection's file read buffers, and its
-     * answer waits in the output queue while this thread reads the next requests: the reads of many slices overlap
-     * on the device. Slices larger than a buffer, and READs while every buffer is queued and the stage is full, are
-     * served synchronously ({@link #answerStaged}).
-     *
-     * @return true when the stage took the read (the answer owns the region's borrow from here).
+     * A WRITE into a file region through the storage stage ({@link FileSegmentResponder}); the borrow is released
+     * here if the connection fails before the stage took it.
      */
-    private boolean readAhead(final long sliceId, final Region region, final long address, final long length)
+    private boolean fileWrite(final long sliceId, final Region region, final long address, final long length)
         throws IOException
     {
-        final StorageStage stage = server.storageStage();
-        if (stage == null || length > fileReads.capacity())
+        try
         {
-            return false;
+            return files.write(sliceId, region, address, length);
         }
-        FileReadAnswer answer = fileReads.take();
-        if (answer == null)
+        catch (final IOException | RuntimeException ex)
         {
-            buffered.flush(); // every buffer is queued: send those answers (waiting for their reads) first
-            answer = fileReads.take();
+            region.release();
+            throw ex;
         }
-        answer.of(sliceId, region, (int)length).request
-            .set(region.file(), false, region.offsetOf(address), answer.buffer.address(), length);
-        if (!stage.submit(answer.request))
+    }
+
+    /**
+     * A READ of a file region through the storage stage ({@link FileSegmentResponder}), as {@link #fileWrite}.
+     */
+    private boolean fileRead(final long sliceId, final Region region, final long address, final long length)
+        throws IOException
+    {
+        try
         {
-            answer.abandon();
-            fileReads.give(answer);
-            return false;
+            return files.read(sliceId, region, address, length);
         }
-        buffered.answerFileRead(answer);
-        bytesSent.getAndAdd(length);
-        return true;
+        catch (final IOException | RuntimeException ex)
+        {
+            region.release();
+            throw ex;
+        }
     }
 
     /**

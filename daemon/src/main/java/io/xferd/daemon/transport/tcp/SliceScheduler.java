@@ -15,8 +15,12 @@ package io.xferd.daemon.transport.tcp;
 final class SliceScheduler
 {
     static final int MAX_FLOWS = 64;
-    /** One slice in this many goes to the flow that has waited longest, whatever its size. */
-    static final int AGING_PERIOD = 8;
+    /**
+     * One slice in this many goes to the flow that has waited longest, whatever its size: enough that nothing starves,
+     * rare enough that a short prompt behind a long one loses little (1 in 8 made a 1K-token prompt's 56 slices on a
+     * connection take 64 slice times instead of 57).
+     */
+    static final int AGING_PERIOD = 32;
 
     private final int[] slots = new int[MAX_FLOWS];
     private final long[] traceIds = new long[MAX_FLOWS];

@@ -37,6 +37,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
@@ -61,6 +62,9 @@ public final class TcpTransport implements PeerTransport
     private final Map<SocketChannel, Long> fetchesStartedNanos = new ConcurrentHashMap<>();
     private final ManyToManyConcurrentArrayQueue<RemoteTransfer> transfers =
         new ManyToManyConcurrentArrayQueue<>(TRANSFER_POOL);
+    // made on demand, so the pool is as large as the most transfers ever in flight at once (up to TRANSFER_POOL):
+    // made up front they were 16K objects, each with its notify buffer, at every start
+    private final AtomicInteger transfersMade = new AtomicInteger();
     private final ManyToManyConcurrentArrayQueue<Slice> slices = new ManyToManyConcurrentArrayQueue<>(SLICE_POOL);
     private final ThreadLocal<CompletionSender> senders;
     private final ExecutorService resolver = Executors.newSingleThreadExecutor(runnable ->
@@ -116,10 +120,6 @@ public final class TcpTransport implements PeerTransport
         this.failed = counters.get(SystemCounter.REQUESTS_FAILED);
         this.bytesRead = counters.get(SystemCounter.BYTES_READ);
         this.bytesWritten = counters.get(SystemCounter.BYTES_WRITTEN);
-        for (int i = 0; i < TRANSFER_POOL; i++)
-        {
-            transfers.offer(new RemoteTransfer());
-        }
         for (int i = 0; i < SLICE_POOL; i++)
         {
             slices.offer(new Slice(i));
@@ -165,8 +165,8 @@ public final class TcpTransport implements PeerTransport
         {
             return TransferStatus.SHUTTING_DOWN;
         }
-        final RemoteTransfer transfer = transfers.poll();
-        if (transfer == null)
+        RemoteTransfer transfer = transfers.poll();
+        if (transfer == null && (transfer = newTransfer()) == null)
         {
             return TransferStatus.TRANSPORT_ERROR;
         }
@@ -243,6 +243,10 @@ public final class TcpTransport implements PeerTransport
     {
         path.queued(slice.length);
         final PeerConnection connection = path.nextConnection();
+        if (connection.trySendInline(slice))
+        {
+            return;
+        }
         while (!connection.offer(slice))
         {
             java.util.concurrent.locks.LockSupport.parkNanos(10_000);
@@ -315,6 +319,21 @@ public final class TcpTransport implements PeerTransport
         submitter.release();
         transfer.reset();
         transfers.offer(transfer);
+    }
+
+    /**
+     * @return a new transfer for the pool, or null when TRANSFER_POOL are in flight already.
+     */
+    private RemoteTransfer newTransfer()
+    {
+        for (int made = transfersMade.get(); made < TRANSFER_POOL; made = transfersMade.get())
+        {
+            if (transfersMade.compareAndSet(made, made + 1))
+            {
+                return new RemoteTransfer();
+            }
+        }
+        return null;
     }
 
     private void complete(final RemoteTransfer transfer, final long requestId,

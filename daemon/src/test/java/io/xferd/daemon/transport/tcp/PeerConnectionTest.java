@@ -246,6 +246,63 @@ class PeerConnectionTest
     }
 
     @Test
+    void shouldSendALoneReadFromTheSubmittingThreadWhileTheSenderSleeps() throws Exception
+    {
+        start(new FakePeerServer(TOKEN, FakePeerServer.ReadAnswer.EXACT), LocalNics.resolve(List.of()));
+        final long handle = open();
+        submitRead(1, handle); // the sender thread connects: nothing was connected
+        assertThat(awaitCompletion(1)).isEqualTo(TransferStatus.OK);
+        final PeerConnection connection =
+            ((PeerLink)transport.remoteSegments().get(handle).link()).paths()[0].connections()[0];
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!connection.isSenderAsleep() && System.nanoTime() < deadline)
+        {
+            Thread.sleep(1);
+        }
+        assertThat(connection.isSenderAsleep()).as("the sender sleeps on an empty queue").isTrue();
+        memory.fill((byte)0);
+        final long inlineBefore = connection.inlineSends();
+
+        assertThat(read(2, handle)).isEqualTo(TransferStatus.OK);
+
+        assertThat(connection.inlineSends()).as("the first slice left from the submitting thread")
+            .isGreaterThan(inlineBefore);
+        for (int i = 0; i < LENGTH; i++)
+        {
+            assertThat(memory.get(ValueLayout.JAVA_BYTE, i)).as("byte %d", i).isEqualTo((byte)i);
+        }
+    }
+
+    @Test
+    void shouldKeepNoMoreBytesInFlightThanItsWindowToAPeerThatHasNotAnswered() throws Exception
+    {
+        // slices of 1 MiB: the window's bytes (8 MiB) shut it long before its 64 slices would
+        final int slice = 1 << 20;
+        final long length = 32L * slice;
+        context.sliceSize(slice);
+        start(new FakePeerServer(TOKEN, FakePeerServer.ReadAnswer.NONE), LocalNics.resolve(List.of()));
+        final MemorySegment large = arena.allocate(length, 4096);
+        final Region largeLocal = new Region(LOCAL_ADDRESS + LENGTH, length, "cpu:0", large, large);
+        assertThat(submitter.tryAcquire()).isTrue();
+        assertThat(largeLocal.tryAcquire()).isTrue();
+        assertThat(transport.submit(request.reset()
+            .submitter(submitter)
+            .ids(8, 8)
+            .opcode(Opcode.READ)
+            .local(largeLocal, LOCAL_ADDRESS + LENGTH)
+            .target(transport.remoteSegments().get(open()), FakePeerServer.BUFFER_ADDRESS)
+            .length(length))).isEqualTo(TransferStatus.OK);
+
+        final int window = 8; // 8 MiB in flight at most, whatever the 64 slices would allow
+        awaitReadsReceived(window);
+        Thread.sleep(200); // a sender that ignored the window's bytes would send the other 24 slices in this time
+        assertThat(peer.readsReceived()).as("slices sent before any answer").isEqualTo(window);
+
+        transport.close();
+        assertThat(awaitCompletion(8)).as("no OK for bytes that never came").isNotEqualTo(TransferStatus.OK);
+    }
+
+    @Test
     void shouldAnswerEachMergedRequestOnItsOwnOnceEveryByteOfTheTransferArrived() throws Exception
     {
         start(new FakePeerServer(TOKEN, FakePeerServer.ReadAnswer.EXACT), LocalNics.resolve(List.of()));

@@ -272,6 +272,24 @@ public final class RawPeer implements AutoCloseable
     }
 
     /**
+     * @return the next {@code length} bytes (an answer's payload).
+     */
+    public byte[] payload(final int length) throws IOException
+    {
+        final ByteBuffer bytes = ByteBuffer.allocate(length);
+        FrameIo.readFully(channel, bytes);
+        return bytes.array();
+    }
+
+    /**
+     * @return how many bytes the daemon has sent that are not read yet (FIONREAD; does not wait).
+     */
+    public int available() throws IOException
+    {
+        return channel.socket().getInputStream().available();
+    }
+
+    /**
      * Skip {@code length} bytes of payload.
      */
     public void skip(final long length) throws IOException

@@ -1,0 +1,205 @@
+package io.xferd.daemon.transport.tcp;
+
+import io.xferd.daemon.memory.Region;
+import io.xferd.daemon.storage.StorageFile;
+import io.xferd.daemon.storage.StorageStage;
+import io.xferd.ipc.TransferStatus;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
+
+/**
+ * The file side of one peer connection's serving thread: a peer's READ of a file region and its WRITE into one go
+ * to the daemon's {@link StorageStage} through one of the connection's {@link FileAnswers} buffers, and their answers
+ * wait in the connection's {@link BufferedChannel} while the thread serves the next requests. A READ is read into
+ * the buffer and sent from it; a WRITE's payload is received into the buffer and acknowledged only once the stage
+ * has written it (and, for a sync region, once the fdatasync covering it returned). Answers leave in order, each as
+ * soon as it and those before it are done, so the device reads ahead of the socket by as many buffers as the peer
+ * keeps slices in flight, up to the pool's bound.
+ * <p>
+ * What the stage cannot take stays with the caller (synchronous, through the thread's staging buffer): a slice
+ * larger than a buffer, an O_DIRECT file addressed off its 4 KiB blocks (the read-modify-write of partial blocks is
+ * {@code StorageIo}'s), a connection without buffers once the daemon's {@link FileBufferBudget} is spent, or no
+ * stage at all.
+ */
+final class FileSegmentResponder implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(FileSegmentResponder.class);
+    // a full submission queue in the stage (4096 requests of every caller) drains in microseconds: how long a WRITE,
+    // whose payload is already read off the socket, keeps trying before it fails typed
+    private static final long SUBMIT_PATIENCE_NANOS = 1_000_000_000L;
+
+    private final BufferedChannel channel;
+    private final Supplier<StorageStage> stage;
+    private final FileAnswers answers;
+
+    /**
+     * @param stage   the daemon's storage stage, or null when it has none (asked per request: it is set after start).
+     * @param answers the connection's pool of file answers.
+     */
+    FileSegmentResponder(
+        final BufferedChannel channel, final Supplier<StorageStage> stage, final FileAnswers answers)
+    {
+        this.channel = channel;
+        this.stage = stage;
+        this.answers = answers;
+        channel.fileAnswersFrom(answers);
+    }
+
+    /** The most all connections of a daemon hold in file buffers together. */
+    static final long DAEMON_BUDGET_BYTES = 256L << 20;
+    /**
+     * The most one connection holds in file buffers: a peer's whole window (64 slices) of 1 MiB slices, so the
+     * device can read ahead of the socket by as much as the peer asks.
+     */
+    static final long CONNECTION_BUDGET_BYTES = 64L << 20;
+
+    /**
+     * @return how many file answers a connection may hold for {@code bufferSize}-byte slices within
+     * {@code budgetBytes}: at least one, at most what the channel can queue.
+     */
+    static int answerCount(final int bufferSize, final long budgetBytes)
+    {
+        return (int)Math.min(BufferedChannel.MAX_ANSWERS - 1, Math.max(1, budgetBytes / bufferSize));
+    }
+
+    /**
+     * A READ of {@code length} bytes of a file region at the owner's {@code address}; the region is borrowed.
+     *
+     * @return true when the stage took it (the answer is queued and owns the borrow from here), false when the
+     * caller serves it.
+     * @throws IOException when the connection failed (nothing was submitted; the borrow is still the caller's).
+     */
+    boolean read(final long sliceId, final Region region, final long address, final long length) throws IOException
+    {
+        final StorageStage current = stage.get();
+        if (current == null || !fits(region, address, length))
+        {
+            return false;
+        }
+        final FileAnswer answer = freeAnswer();
+        if (answer == null)
+        {
+            return false;
+        }
+        try
+        {
+            channel.nextAnswerHeader(); // room for the answer now: queuing it after the submission cannot fail
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            answers.give(answer);
+            throw ex;
+        }
+        answer.of(sliceId, region, (int)length, false).request
+            .set(region.file(), false, region.offsetOf(address), answer.buffer.address(), length);
+        if (!current.submit(answer.request))
+        {
+            answer.abandon();
+            answers.give(answer);
+            return false;
+        }
+        channel.answerFile(answer);
+        return true;
+    }
+
+    /**
+     * A WRITE of {@code length} bytes into a file region at the owner's {@code address}, its payload next on the
+     * connection; the region is borrowed.
+     *
+     * @return true when the payload was received and handed to the stage (the answer is queued, owns the borrow, and
+     * carries the write's status once it completed), false when the caller serves it (nothing read).
+     * @throws IOException when the connection failed (nothing was submitted; the borrow is still the caller's).
+     */
+    boolean write(final long sliceId, final Region region, final long address, final long length) throws IOException
+    {
+        final StorageStage current = stage.get();
+        if (current == null || !fits(region, address, length))
+        {
+            return false;
+        }
+        final FileAnswer answer = freeAnswer();
+        if (answer == null)
+        {
+            return false;
+        }
+        answer.of(sliceId, region, (int)length, true).request
+            .set(region.file(), true, region.offsetOf(address), answer.buffer.address(), length);
+        try
+        {
+            channel.readFully(answer.bytes());
+            channel.nextAnswerHeader(); // room for the answer now: queuing it after the submission cannot fail
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            answer.abandon();
+            answers.give(answer);
+            throw ex;
+        }
+        if (!submit(current, answer))
+        {
+            LOG.warn("the storage stage took no WRITE of {} within {} ms: failed", region,
+                SUBMIT_PATIENCE_NANOS / 1_000_000);
+            answer.completeWith(TransferStatus.STORAGE_IO_ERROR);
+        }
+        channel.answerFile(answer);
+        return true;
+    }
+
+    private boolean submit(final StorageStage current, final FileAnswer answer)
+    {
+        if (current.submit(answer.request))
+        {
+            return true;
+        }
+        final long deadline = System.nanoTime() + SUBMIT_PATIENCE_NANOS;
+        while (System.nanoTime() - deadline < 0)
+        {
+            LockSupport.parkNanos(50_000);
+            if (current.submit(answer.request))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The stage moves a slice only within one buffer, and on an O_DIRECT file only whole 4 KiB blocks (the buffer is
+     * block aligned; the file offset and the length must be too).
+     */
+    private boolean fits(final Region region, final long address, final long length)
+    {
+        if (length > answers.capacity())
+        {
+            return false;
+        }
+        final StorageFile file = region.file();
+        final long fileOffset = file.fileOffset() + region.offsetOf(address);
+        return !file.direct() || ((fileOffset | length) & (StorageFile.BLOCK - 1)) == 0;
+    }
+
+    /**
+     * @return a free answer; when every one is queued, the oldest answers are sent first (waiting for the oldest's
+     * request) to get one back; null when the connection has none and the daemon's budget is spent.
+     */
+    private FileAnswer freeAnswer() throws IOException
+    {
+        FileAnswer answer = answers.take();
+        while (answer == null && channel.hasFileAnswers())
+        {
+            channel.sendOldestAnswers();
+            answer = answers.take();
+        }
+        return answer;
+    }
+
+    @Override
+    public void close()
+    {
+        answers.close(); // after the channel's discard(): waits for requests still in flight into its buffers
+    }
+}

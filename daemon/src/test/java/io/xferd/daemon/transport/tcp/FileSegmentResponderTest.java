@@ -1,0 +1,356 @@
+package io.xferd.daemon.transport.tcp;
+
+import io.xferd.daemon.agent.SystemCounters;
+import io.xferd.daemon.config.DaemonContext;
+import io.xferd.daemon.control.SessionRegions;
+import io.xferd.daemon.host.LocalNics;
+import io.xferd.daemon.memory.Region;
+import io.xferd.daemon.memory.RegionTable;
+import io.xferd.daemon.session.ClientSession;
+import io.xferd.daemon.session.SessionTable;
+import io.xferd.daemon.storage.StorageFile;
+import io.xferd.daemon.storage.StorageStage;
+import io.xferd.ipc.SystemCounter;
+import io.xferd.ipc.TransferStatus;
+import io.xferd.nativebindings.libc.FileIo;
+import io.xferd.nativebindings.libc.IoUring;
+import org.agrona.concurrent.CachedNanoClock;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
+import org.agrona.concurrent.status.CountersManager;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.function.BooleanSupplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * A peer's READs and WRITEs of a file region, served by a real {@link PeerServer} on 127.0.0.1:0 through a
+ * {@link StorageStage} that this test drives by hand ({@code doWork()} on the test's thread, no agent thread), so
+ * that "the stage has not run yet" is a state, not a race: a WRITE into the file is acknowledged only once the stage
+ * has written it, while the connection's thread goes on serving the requests behind it; READs of the file are
+ * answered in order with the file's bytes; a file truncated under its region fails a READ and a WRITE with
+ * STORAGE_TRUNCATED and the requests between them complete; the buffers come from the daemon's budget, go back to it
+ * when the connection ends, and with the budget spent files are served on the connection's thread. The initiator is
+ * a {@link RawPeer}.
+ */
+@Timeout(30)
+class FileSegmentResponderTest
+{
+    private static final String TOKEN = "file-segment-responder-test-token-0123456789";
+    private static final int SIZE = 64 * 1024;
+    private static final long BASE = 0x7f00_0000_0000L;
+    private static final long FILE_BASE = 1L << 62;
+    private static final long DIRECT_BASE = FILE_BASE + (1L << 40);
+    private static final int FILE_SIZE = 256 * 1024;
+    private static final long WAIT_NS = 20_000_000_000L;
+
+    private final CachedNanoClock clock = new CachedNanoClock();
+    private final DaemonContext context = new DaemonContext().rpcAddress("127.0.0.1:0").maxClients(1)
+        .transferTimeoutMs(20_000).clusterToken(TOKEN);
+    private final SystemCounters counters = new SystemCounters(new CountersManager(
+        new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 1024)),
+        new UnsafeBuffer(ByteBuffer.allocateDirect(16 * 1024))));
+    private final SessionTable registry = new SessionTable(1);
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment memory = arena.allocate(SIZE, 4096);
+    private final ClientSession owner = new ClientSession(0, 1, "decode", "127.0.0.1:0/decode",
+        (int)ProcessHandle.current().pid(), 0, 0, null, null, null, new ManyToOneRingBuffer(new UnsafeBuffer(
+        ByteBuffer.allocateDirect(64 * 1024 + RingBufferDescriptor.TRAILER_LENGTH))), null);
+    private final byte[] seeded = new byte[FILE_SIZE];
+    @TempDir
+    Path directory;
+    private Path path;
+    private StorageFile file;
+    private StorageFile direct;
+    private Region memoryRegion;
+    private Region fileRegion;
+    private StorageStage stage;
+    private PeerServer server;
+
+    @BeforeEach
+    void start() throws IOException
+    {
+        assumeTrue(IoUring.isAvailable(), "io_uring not available here");
+        new SplittableRandom(17).nextBytes(seeded);
+        path = Files.write(directory.resolve("region.bin"), seeded);
+        final int fd = FileIo.open(path.toString(), FileIo.O_RDWR, 0);
+        assertThat(fd).isNotNegative();
+        file = new StorageFile(fd, 0, FILE_SIZE, false, false, StorageFile.FILE);
+        memoryRegion = new Region(BASE, SIZE, "cpu:0", memory, memory);
+        fileRegion = Region.inFile(FILE_BASE, FILE_SIZE, file);
+        SessionRegions.set(owner, RegionTable.EMPTY.with(memoryRegion).with(fileRegion));
+        registry.add(owner);
+        stage = new StorageStage(8, 64, counters.get(SystemCounter.STORAGE_BYTES_READ),
+            counters.get(SystemCounter.STORAGE_BYTES_WRITTEN), counters.get(SystemCounter.STORAGE_ERRORS),
+            counters.get(SystemCounter.STORAGE_SYNCS));
+        clock.update(1_000_000_000_000L);
+        server = new PeerServer(context, registry, counters, new ManyToOneConcurrentArrayQueue<>(4), 77,
+            LocalNics.resolve(List.of()), clock);
+        server.storageStage(stage);
+        server.start();
+    }
+
+    @AfterEach
+    void close()
+    {
+        if (server != null)
+        {
+            server.close();
+            stage.close();
+            file.close();
+            if (direct != null)
+            {
+                direct.close();
+            }
+        }
+        arena.close();
+    }
+
+    @Test
+    void shouldAcknowledgeAFileWriteOnlyOnceTheStageWroteItWhileServingTheRequestsBehindIt() throws Exception
+    {
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+
+            peer.send(peer.writeFrame(1, handle, FILE_BASE + 8192, 4096, 4096, (byte)7, true),
+                peer.writeFrame(2, handle, BASE, 100, 100, (byte)9, true));
+
+            // the connection's thread took the file WRITE's payload, handed it to the stage and went on: the WRITE
+            // into memory behind it lands while the file's bytes are still waiting for the stage
+            awaitTrue(() -> memory.get(ValueLayout.JAVA_BYTE, 99) == 9);
+            assertThat(fileBytes(8192, 4096)).as("the stage has not run").isEqualTo(Arrays.copyOfRange(seeded,
+                8192, 8192 + 4096));
+            assertThat(peer.available()).as("no answer before the file WRITE's, which waits for the stage").isZero();
+
+            runStageUntil(() -> fileBytes(8192, 1)[0] == 7);
+            assertThat(peer.ack()).containsExactly(1, TransferStatus.OK, 0);
+            assertThat(peer.ack()).containsExactly(2, TransferStatus.OK, 0);
+            final byte[] sevens = new byte[4096];
+            Arrays.fill(sevens, (byte)7);
+            assertThat(fileBytes(8192, 4096)).isEqualTo(sevens);
+            assertThat(counters.get(SystemCounter.STORAGE_BYTES_WRITTEN).get()).isEqualTo(4096);
+        }
+    }
+
+    @Test
+    void shouldGiveItsFileBuffersBackToTheDaemonsBudgetWhenTheConnectionEnds() throws Exception
+    {
+        final FileBufferBudget budget = server.fileBuffers();
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+            peer.send(peer.writeFrame(1, handle, FILE_BASE, 4096, 4096, (byte)7, true));
+            awaitTrue(() -> budget.left() < FileSegmentResponder.DAEMON_BUDGET_BYTES);
+            runStageUntil(() -> fileBytes(0, 1)[0] == 7);
+            assertThat(peer.ack()).containsExactly(1, TransferStatus.OK, 0);
+        }
+        awaitTrue(() -> budget.left() == FileSegmentResponder.DAEMON_BUDGET_BYTES);
+    }
+
+    @Test
+    void shouldServeFilesOnTheConnectionsThreadOnceTheDaemonsFileBufferBudgetIsSpent() throws Exception
+    {
+        final FileBufferBudget budget = server.fileBuffers();
+        final long all = budget.left();
+        assertThat(budget.tryTake(all)).isTrue();
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+
+            // the stage never runs here: both are served synchronously, on the connection's own io_uring
+            peer.send(peer.writeFrame(1, handle, FILE_BASE + 4096, 4096, 4096, (byte)4, true));
+            assertThat(peer.ack()).containsExactly(1, TransferStatus.OK, 0);
+            peer.read(2, handle, FILE_BASE + 4000, 200);
+            assertAnswer(peer.ack(), 2, 200);
+            final byte[] expected = Arrays.copyOfRange(seeded, 4000, 4200);
+            Arrays.fill(expected, 96, 200, (byte)4);
+            assertThat(peer.payload(200)).isEqualTo(expected);
+        }
+        finally
+        {
+            budget.giveBack(all);
+        }
+    }
+
+    @Test
+    void shouldServeSlicesOffTheBlocksOfAnODirectFileOnTheConnectionsThread() throws Exception
+    {
+        final int fd = FileIo.open(path.toString(), FileIo.O_RDWR, 0);
+        assertThat(fd).isNotNegative();
+        direct = new StorageFile(fd, 0, FILE_SIZE, true, false, StorageFile.FILE);
+        assumeTrue(FileIo.trySetDirect(fd), "this file system refuses O_DIRECT");
+        SessionRegions.set(owner, RegionTable.EMPTY.with(memoryRegion).with(fileRegion)
+            .with(Region.inFile(DIRECT_BASE, FILE_SIZE, direct)));
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+
+            // the kernel refuses O_DIRECT off the device's blocks: these never reach the stage (which never runs
+            // here), the connection's own io_uring serves them through an aligned bounce buffer
+            peer.read(1, handle, DIRECT_BASE + 100, 1000);
+            assertAnswer(peer.ack(), 1, 1000);
+            assertThat(peer.payload(1000)).isEqualTo(Arrays.copyOfRange(seeded, 100, 1100));
+            peer.send(peer.writeFrame(2, handle, DIRECT_BASE + 5000, 3000, 3000, (byte)6, true));
+            assertThat(peer.ack()).containsExactly(2, TransferStatus.OK, 0);
+            final byte[] expected = Arrays.copyOfRange(seeded, 4096, 8192 + 4096);
+            Arrays.fill(expected, 5000 - 4096, 8000 - 4096, (byte)6);
+            assertThat(fileBytes(4096, 8192)).as("the bytes around it untouched").isEqualTo(expected);
+        }
+    }
+
+    @Test
+    void shouldAnswerReadsOfTheFileInOrderWithItsBytes() throws Exception
+    {
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+            memory.fill((byte)3);
+
+            peer.read(1, handle, FILE_BASE + 100_000, 70_000);
+            peer.read(2, handle, BASE, 1000);
+            peer.read(3, handle, FILE_BASE, 4096);
+            peer.read(4, handle, FILE_BASE + FILE_SIZE - 5, 5);
+
+            final Thread driver = driveStage();
+            try
+            {
+                assertAnswer(peer.ack(), 1, 70_000);
+                assertThat(peer.payload(70_000)).isEqualTo(Arrays.copyOfRange(seeded, 100_000, 170_000));
+                assertAnswer(peer.ack(), 2, 1000);
+                final byte[] threes = new byte[1000];
+                Arrays.fill(threes, (byte)3);
+                assertThat(peer.payload(1000)).isEqualTo(threes);
+                assertAnswer(peer.ack(), 3, 4096);
+                assertThat(peer.payload(4096)).isEqualTo(Arrays.copyOfRange(seeded, 0, 4096));
+                assertAnswer(peer.ack(), 4, 5);
+                assertThat(peer.payload(5)).isEqualTo(Arrays.copyOfRange(seeded, FILE_SIZE - 5, FILE_SIZE));
+            }
+            finally
+            {
+                driver.interrupt();
+                driver.join();
+            }
+        }
+    }
+
+    @Test
+    void shouldFailAReadAndAWriteOfATruncatedFileTypedAndServeTheRequestsBetweenThem() throws Exception
+    {
+        try (RandomAccessFile raf = new RandomAccessFile(path.toFile(), "rw"))
+        {
+            raf.setLength(FILE_SIZE / 2);
+        }
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+
+            peer.send(peer.writeFrame(1, handle, FILE_BASE, 8192, 8192, (byte)5, true),
+                peer.writeFrame(2, handle, BASE, 64, 64, (byte)6, true));
+            peer.read(3, handle, FILE_BASE + 4096, 4096);
+            peer.send(peer.writeFrame(4, handle, BASE + 64, 64, 64, (byte)8, true));
+
+            final Thread driver = driveStage();
+            try
+            {
+                assertThat(peer.ack()).containsExactly(1, TransferStatus.STORAGE_TRUNCATED, 0);
+                assertThat(peer.ack()).containsExactly(2, TransferStatus.OK, 0);
+                assertThat(peer.ack()).as("no bytes with a failed READ")
+                    .containsExactly(3, TransferStatus.STORAGE_TRUNCATED, 0);
+                assertThat(peer.ack()).containsExactly(4, TransferStatus.OK, 0);
+            }
+            finally
+            {
+                driver.interrupt();
+                driver.join();
+            }
+            assertThat(memory.get(ValueLayout.JAVA_BYTE, 127)).isEqualTo((byte)8);
+            assertThat(Files.size(path)).as("not regrown").isEqualTo(FILE_SIZE / 2);
+            assertThat(counters.get(SystemCounter.STORAGE_ERRORS).get()).isEqualTo(2);
+        }
+    }
+
+    private static void assertAnswer(final long[] answer, final long sliceId, final long length)
+    {
+        assertThat(answer).containsExactly(sliceId, TransferStatus.OK, length);
+    }
+
+    private byte[] fileBytes(final long offset, final int length)
+    {
+        try (RandomAccessFile raf = new RandomAccessFile(path.toFile(), "r"))
+        {
+            final byte[] bytes = new byte[length];
+            raf.seek(offset);
+            raf.readFully(bytes);
+            return bytes;
+        }
+        catch (final IOException ex)
+        {
+            throw new IllegalStateException(ex);
+        }
+    }
+
+    /**
+     * The stage's work on the test's thread until {@code done} (bounded).
+     */
+    private void runStageUntil(final BooleanSupplier done)
+    {
+        final long deadline = System.nanoTime() + WAIT_NS;
+        while (!done.getAsBoolean())
+        {
+            assertThat(System.nanoTime() - deadline).as("still waiting").isNegative();
+            if (stage.doWork() == 0)
+            {
+                Thread.onSpinWait();
+            }
+        }
+    }
+
+    /**
+     * The stage's work on a thread of its own, as the daemon's agent runs it, until interrupted.
+     */
+    private Thread driveStage()
+    {
+        final Thread driver = new Thread(() ->
+        {
+            while (!Thread.currentThread().isInterrupted())
+            {
+                if (stage.doWork() == 0)
+                {
+                    java.util.concurrent.locks.LockSupport.parkNanos(10_000);
+                }
+            }
+        }, "test-storage-stage");
+        driver.start();
+        return driver;
+    }
+
+    private static void awaitTrue(final BooleanSupplier condition) throws InterruptedException
+    {
+        final long deadline = System.nanoTime() + WAIT_NS;
+        while (!condition.getAsBoolean())
+        {
+            assertThat(System.nanoTime() - deadline).as("still waiting").isNegative();
+            Thread.sleep(1);
+        }
+    }
+}
