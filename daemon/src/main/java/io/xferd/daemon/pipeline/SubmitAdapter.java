@@ -37,7 +37,9 @@ import org.agrona.concurrent.status.AtomicCounter;
  * record taken in one pass are published to the workers together ({@code publish(lo, hi)}, one cursor write), the
  * submitted counter moves once per pass, just before that publish (so it never lags a completion), the client is
  * borrowed once for all the pass's commands (intake holds its own borrow meanwhile, so the client cannot go), and
- * the clock is read once per duty cycle (a request's intake time is the cycle's: the intake pass is short).
+ * the clock is read once per duty cycle (a request's intake time is the cycle's: the intake pass is short). Small
+ * local requests of one pass to one segment ride in one command ({@link LocalRunGatherer}): one pipeline event,
+ * not one per request.
  */
 public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
 {
@@ -61,6 +63,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     private final TransferJournal journal;
     private final ClientIntake[] clients;
     private final RequestCoalescer coalescer;
+    private final LocalRunGatherer runs;
     private ClientSession current;
     private ClientIntake currentIntake;
     private int budget;
@@ -117,6 +120,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         this.malformed = counters.get(SystemCounter.MALFORMED_RECORDS);
         this.backpressure = counters.get(SystemCounter.PIPELINE_BACKPRESSURE);
         this.coalescer = new RequestCoalescer(coalesceLimit, counters.get(SystemCounter.REQUESTS_COALESCED));
+        this.runs = new LocalRunGatherer(journal);
     }
 
     @Override
@@ -216,6 +220,11 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             budget--;
             return SubmitRing.Action.TAKEN;
         }
+        if (notifyLength == 0 && runs.isOpen() && appendSubmitToRun())
+        {
+            budget--;
+            return SubmitRing.Action.TAKEN;
+        }
         final long sequence = claim();
         if (sequence < 0)
         {
@@ -247,11 +256,31 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             command.notifyLength = notifyLength;
         }
         submittedThisPass++;
-        journal.onSubmitted(session.slot(), command.requestId, command.traceId, command.opcode, command.length,
-            command.submitNanos, command.intakeNanos);
         coalescer.offer(command);
+        if (!runs.offer(command))
+        {
+            journal.onSubmitted(session.slot(), command.requestId, command.traceId, command.opcode, command.length,
+                command.submitNanos, command.intakeNanos);
+        }
         budget--;
         return SubmitRing.Action.TAKEN;
+    }
+
+    /**
+     * @return true when the SUBMIT in {@link #request} rides in the open local run (and in its borrow of the client).
+     */
+    private boolean appendSubmitToRun()
+    {
+        final ClientSession session = current;
+        final long intakeNanos = cycleNanos();
+        if (!runs.tryAppend(session, request.opcode(), request.segmentHandle(), request.localAddress(),
+            request.targetAddress(), request.length(), request.traceId(), request.requestId(), null, 0,
+            request.submitNanos(), intakeNanos))
+        {
+            return false;
+        }
+        submittedThisPass++; // journaled by the worker, with its completion
+        return true;
     }
 
     /**
@@ -320,6 +349,13 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             final long localAddress = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LOCAL_ADDRESS_OFFSET);
             final long targetAddress = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_TARGET_ADDRESS_OFFSET);
             final long entryLength = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LENGTH_OFFSET);
+            if (runs.tryAppend(batch.submitter, batch.opcode, batch.segmentHandle, localAddress, targetAddress,
+                entryLength, batch.traceId, batch.requestId, batch, entry, batch.submitNanos, batch.intakeNanos))
+            {
+                batch.nextEntry++; // journaled by the worker, with its completion
+                budget--;
+                continue;
+            }
             if (coalescer.tryAppend(batch.submitter, batch.opcode, batch.segmentHandle, localAddress, targetAddress,
                 entryLength, batch.traceId, batch.requestId, batch, entry, batch.submitNanos, batch.intakeNanos))
             {
@@ -444,9 +480,12 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
                 command.notify.putBytes(0, batch.notify, 0, batch.notifyLength);
                 command.notifyLength = batch.notifyLength;
             }
-            journal.onSubmitted(session.slot(), command.requestId, command.traceId, command.opcode, length,
-                command.submitNanos, command.intakeNanos);
             coalescer.offer(command);
+            if (!runs.offer(command))
+            {
+                journal.onSubmitted(session.slot(), command.requestId, command.traceId, command.opcode, length,
+                    command.submitNanos, command.intakeNanos);
+            }
         }
         else
         {
@@ -497,6 +536,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     private long claim()
     {
         coalescer.close(); // only the last command claimed may grow: members stay in ring order
+        runs.close();
         try
         {
             final long sequence = pipeline.tryNext();
@@ -522,6 +562,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     private void publishClaimed()
     {
         coalescer.close(); // merging never waits for requests that are not in the ring yet
+        runs.close();
         if (passBorrows > 0)
         {
             final int borrows = passBorrows;
@@ -566,6 +607,19 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
      */
     private static int submitsIn(final TransferCommand command)
     {
+        final LocalRun run = command.run;
+        if (run.count() > 0)
+        {
+            int submits = 0;
+            for (int member = 0; member < run.count(); member++)
+            {
+                if (run.batch(member) == null)
+                {
+                    submits++;
+                }
+            }
+            return submits;
+        }
         final CoalescedRequests members = command.members;
         if (members.count() == 0)
         {

@@ -32,10 +32,14 @@ public final class TransferCommand
     final UnsafeBuffer notify = new UnsafeBuffer(new byte[SubmitRequestFlyweight.MAX_NOTIFY_LENGTH]);
     /** The requests this command carries when intake merged adjacent ones; empty for a command of one request. */
     final CoalescedRequests members = new CoalescedRequests();
+    /** The small local requests this command carries when intake gathered them, else {@link LocalRun#NONE}. */
+    LocalRun run = LocalRun.NONE;
 
     void clear()
     {
         members.clear();
+        run.recycle();
+        run = LocalRun.NONE;
         submitter = null;
         batch = null;
         refusal = 0;

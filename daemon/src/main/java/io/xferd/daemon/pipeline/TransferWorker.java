@@ -198,6 +198,19 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             return true;
         }
         final ClientSession submitter = command.submitter;
+        if (command.run.count() > 0)
+        {
+            try
+            {
+                executeRun(command);
+            }
+            finally
+            {
+                command.clear();
+                submitter.release();
+            }
+            return bytesThisCycle < byteBudget;
+        }
         boolean handedOff = false;
         try
         {
@@ -256,6 +269,147 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         sender.complete(submitter, batch, batchEntry, requestId, status, bytes, intakeNanos, completeNanos);
         journal.onCompleted(submitter.slot(), requestId, command.traceId, command.opcode, status, length, bytes,
             TransferJournal.PEER_LOCAL, localNic, submitNanos, intakeNanos, completeNanos);
+    }
+
+    /**
+     * A run of small local requests intake gathered into this command ({@link LocalRun}): each member is checked and
+     * copied on its own, exactly as a command of its own would be (the command's fields are set to the member's in
+     * turn), then the counters move once for the run, each SUBMIT gets its completion and each batch one count for
+     * its entries in the run.
+     */
+    private void executeRun(final TransferCommand command)
+    {
+        final LocalRun run = command.run;
+        final int n = run.count();
+        int succeeded = 0;
+        int failures = 0;
+        long moved = 0;
+        for (int i = 0; i < n; i++)
+        {
+            command.requestId = run.requestId(i);
+            command.batch = run.batch(i);
+            command.batchEntry = run.batchEntry(i);
+            command.localAddress = run.localAddress(i);
+            command.targetAddress = run.targetAddress(i);
+            command.length = run.length(i);
+            command.traceId = run.traceId(i);
+            command.submitNanos = run.submitNanos(i);
+            command.intakeNanos = run.intakeNanos(i);
+            final int status = executeOrFail(command);
+            run.result(i, status, localNic);
+            if (status == TransferStatus.OK)
+            {
+                succeeded++;
+                moved += run.length(i);
+            }
+            else if (status != HANDED_OFF)
+            {
+                failures++;
+            }
+        }
+        command.batch = null; // the members hold their trackers
+        if (succeeded > 0)
+        {
+            completed.getAndAdd(succeeded);
+            (command.opcode == Opcode.READ ? bytesRead : bytesWritten).getAndAdd(moved);
+            bytesThisCycle += moved;
+        }
+        if (failures > 0)
+        {
+            failed.getAndAdd(failures);
+        }
+        answerRun(command, run);
+    }
+
+    /**
+     * Write the run's completions and journal records: a SUBMIT gets its completion and its SUBMITTED and COMPLETED
+     * records; a batch's consecutive entries count into it once, and are journaled as one pair of records (under
+     * the batch's request id: their lengths and bytes summed, the status that of the lowest failed entry, which
+     * decides the batch's status too, as when its entries end one by one).
+     */
+    private void answerRun(final TransferCommand command, final LocalRun run)
+    {
+        final ClientSession submitter = command.submitter;
+        final int slot = submitter.slot();
+        BatchTracker batch = null;
+        int first = 0;
+        int entries = 0;
+        int failedEntry = 0;
+        int failedStatus = TransferStatus.OK;
+        long batchLength = 0;
+        long batchBytes = 0;
+        long completeNanos = 0;
+        for (int i = 0, n = run.count(); i < n; i++)
+        {
+            final int status = run.status(i);
+            if (status == HANDED_OFF)
+            {
+                continue; // the storage stage answers it (and journaled its submission)
+            }
+            final long length = run.length(i);
+            final long bytes = status == TransferStatus.OK ? length : 0;
+            final long intakeNanos = run.intakeNanos(i);
+            completeNanos = completionNanos(intakeNanos, bytes);
+            final BatchTracker memberBatch = run.batch(i);
+            if (memberBatch != batch && batch != null)
+            {
+                endEntries(command, run, slot, first, entries, failedEntry, failedStatus, batchLength, batchBytes,
+                    completeNanos);
+                batch = null;
+            }
+            if (memberBatch == null)
+            {
+                sender.complete(submitter, run.requestId(i), status, bytes, intakeNanos, completeNanos);
+                journal.onSubmitted(slot, run.requestId(i), run.traceId(i), command.opcode, length,
+                    run.submitNanos(i), intakeNanos);
+                journal.onCompleted(slot, run.requestId(i), run.traceId(i), command.opcode, status, length, bytes,
+                    TransferJournal.PEER_LOCAL, run.nic(i), run.submitNanos(i), intakeNanos, completeNanos);
+                continue;
+            }
+            if (batch == null)
+            {
+                batch = memberBatch;
+                first = i;
+                entries = 0;
+                failedStatus = TransferStatus.OK;
+                batchLength = 0;
+                batchBytes = 0;
+            }
+            entries++;
+            batchLength += length;
+            batchBytes += bytes;
+            if (status != TransferStatus.OK && failedStatus == TransferStatus.OK)
+            {
+                failedStatus = status; // entries ride in ring order: the first failure is the lowest
+                failedEntry = run.batchEntry(i);
+            }
+        }
+        if (batch != null)
+        {
+            endEntries(command, run, slot, first, entries, failedEntry, failedStatus, batchLength, batchBytes,
+                completeNanos);
+        }
+    }
+
+    /**
+     * Count a batch's consecutive entries of a run into it and journal them as one request.
+     *
+     * @param first the run's member that is the first of these entries.
+     */
+    private void endEntries(final TransferCommand command, final LocalRun run, final int slot, final int first,
+        final int entries, final int failedEntry, final int failedStatus, final long length, final long bytes,
+        final long completeNanos)
+    {
+        final BatchTracker batch = run.batch(first);
+        final long requestId = run.requestId(first);
+        final long traceId = run.traceId(first);
+        final long submitNanos = run.submitNanos(first);
+        final long intakeNanos = run.intakeNanos(first);
+        // journaled before the count: the count may end the batch, whose tracker another batch then reuses
+        journal.onSubmitted(slot, requestId, traceId, command.opcode, length, submitNanos, intakeNanos);
+        journal.onCompleted(slot, requestId, traceId, command.opcode, failedStatus, length, bytes,
+            TransferJournal.PEER_LOCAL, run.nic(first), submitNanos, intakeNanos, completeNanos);
+        sender.completeEntries(batch, entries, failedEntry, failedStatus, bytes, completeNanos);
     }
 
     /**
@@ -456,18 +610,40 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         {
             return false;
         }
+        // a member of a run hands off a borrow of its submitter of its own: the run's ends with the run
+        final boolean ownBorrow = command.run.count() > 0;
+        if (ownBorrow && !command.submitter.tryAcquire())
+        {
+            return false;
+        }
         final FileTransfer transfer = fileTransfers.poll();
         if (transfer == null)
         {
+            if (ownBorrow)
+            {
+                command.submitter.release();
+            }
             return false;
         }
         transfer.from(command, target, local, remote, localNic).request
             .set(storageFile, file == destination, regionOffset, memory, command.length);
+        final ClientSession submitter = command.submitter;
+        final long requestId = command.requestId;
         if (!stage.submit(transfer.request))
         {
             transfer.clear();
             fileTransfers.offer(transfer);
+            if (ownBorrow)
+            {
+                submitter.release();
+            }
             return false;
+        }
+        if (ownBorrow)
+        {
+            // intake leaves a run's members to the worker to journal (the stage's COMPLETED may come first)
+            journal.onSubmitted(submitter.slot(), requestId, command.traceId, command.opcode, command.length,
+                command.submitNanos, command.intakeNanos);
         }
         return true;
     }

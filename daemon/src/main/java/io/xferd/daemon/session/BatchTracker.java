@@ -129,6 +129,41 @@ public final class BatchTracker
     }
 
     /**
+     * Record the end of {@code count} entries at once (a worker's run of them). Any thread.
+     *
+     * @param failedEntry  the lowest index among them that failed, with {@code failedStatus}; ignored when none did.
+     * @param failedStatus OK when every one of them moved all its bytes.
+     * @param movedBytes   the bytes the entries that did not fail moved.
+     * @return {@link #PENDING}, {@link #FINISHED} or {@link #RELEASE_HELD}, as {@link #entryDone}.
+     */
+    public int entriesDone(final int count, final int failedEntry, final int failedStatus, final long movedBytes)
+    {
+        if (failedStatus != TransferStatus.OK)
+        {
+            final long packed = ((long)failedEntry << 32) | (failedStatus & 0xFFFF_FFFFL);
+            long current;
+            while (packed < (current = failure.get()) && !failure.compareAndSet(current, packed))
+            {
+                Thread.onSpinWait();
+            }
+        }
+        if (movedBytes != 0)
+        {
+            bytes.getAndAdd(movedBytes);
+        }
+        final int left = remaining.addAndGet(-count);
+        if (left == 0)
+        {
+            return FINISHED;
+        }
+        if (left == 1 && holdsBackLast)
+        {
+            return failure.get() != NO_FAILURE ? FINISHED : RELEASE_HELD;
+        }
+        return PENDING;
+    }
+
+    /**
      * @return OK when every entry completed OK, else the status of the lowest-index entry that failed.
      */
     public int status()

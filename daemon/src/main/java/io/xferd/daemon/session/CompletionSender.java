@@ -107,6 +107,26 @@ public final class CompletionSender
         }
     }
 
+    /**
+     * End {@code count} entries of one batch together (a worker's run of them): one count into the batch, and the
+     * batch's completion when they were its last. Any thread; allocation-free.
+     *
+     * @param failedEntry  the lowest index among them that failed with {@code failedStatus}; ignored when none did.
+     * @param failedStatus OK when every one of them moved all its bytes.
+     */
+    public void completeEntries(final BatchTracker batch, final int count, final int failedEntry,
+        final int failedStatus, final long bytes, final long completeNanos)
+    {
+        switch (batch.entriesDone(count, failedEntry, failedStatus, bytes))
+        {
+            case BatchTracker.FINISHED -> finishBatch(batch, completeNanos);
+            case BatchTracker.RELEASE_HELD -> batch.releaseHeld();
+            default ->
+            {
+            }
+        }
+    }
+
     private void finishBatch(final BatchTracker batch, final long completeNanos)
     {
         final int status = batch.status();

@@ -73,6 +73,31 @@ class BatchTrackerTest
     }
 
     @Test
+    void shouldCountARunOfEntriesAtOnceAndMixWithEntriesEndingOneByOne()
+    {
+        final BatchTracker batch = pool.take();
+        batch.begin(null, 1, 1, 10, 0, 0, 0, 0);
+        assertThat(batch.entriesDone(4, 0, TransferStatus.OK, 40)).isEqualTo(BatchTracker.PENDING);
+        assertThat(batch.entryDone(9, TransferStatus.OK, 10)).isEqualTo(BatchTracker.PENDING);
+        assertThat(batch.entriesDone(5, 6, TransferStatus.TARGET_GONE, 40)).as("the last five")
+            .isEqualTo(BatchTracker.FINISHED);
+        assertThat(TransferStatus.name(batch.status())).isEqualTo("TARGET_GONE");
+        assertThat(batch.bytesTransferred()).as("nothing reported moved when an entry failed").isZero();
+
+        batch.begin(null, 2, 1, 6, 0, 0, 0, 0);
+        assertThat(batch.entriesDone(3, 2, TransferStatus.INVALID_LENGTH, 20)).isEqualTo(BatchTracker.PENDING);
+        assertThat(batch.entriesDone(3, 4, TransferStatus.TARGET_GONE, 20)).isEqualTo(BatchTracker.FINISHED);
+        assertThat(TransferStatus.name(batch.status())).as("the lowest failed entry's, whichever run ends last")
+            .isEqualTo("INVALID_LENGTH");
+
+        batch.begin(null, 3, 1, 5, 0, 0, 0, 0);
+        batch.holdsBackLast = true;
+        assertThat(batch.entriesDone(4, 0, TransferStatus.OK, 40)).isEqualTo(BatchTracker.RELEASE_HELD);
+        assertThat(batch.entryDone(4, TransferStatus.OK, 10)).isEqualTo(BatchTracker.FINISHED);
+        assertThat(batch.bytesTransferred()).isEqualTo(50);
+    }
+
+    @Test
     void shouldGoBackToItsPool()
     {
         final BatchTracker first = pool.take();

@@ -2,7 +2,11 @@ package io.xferd.daemon.pipeline;
 
 import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.control.TestClient;
+import io.xferd.daemon.journal.JournalAgent;
+import io.xferd.daemon.journal.JournalNames;
+import io.xferd.daemon.journal.JournalRecorder;
 import io.xferd.daemon.journal.TransferJournal;
+import io.xferd.daemon.journal.TransferStats;
 import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.session.AccessPolicy;
 import io.xferd.daemon.session.ClientSession;
@@ -10,6 +14,7 @@ import io.xferd.daemon.session.CompletionSender;
 import io.xferd.daemon.session.SessionTable;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.RecordTypes;
+import io.xferd.ipc.SubmitBatchFlyweight;
 import io.xferd.ipc.SubmitRequestFlyweight;
 import io.xferd.ipc.SystemCounter;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
@@ -32,6 +37,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * records written into a client's ring as the client library does, completions read back, the real clock. CPU time
  * of the thread, not wall time, so that a loaded machine changes the figure little (its caches still do). The file
  * copies unchanged into an older checkout, for a before/after on the same machine in the same minutes.
+ * <p>
+ * Four sets of rounds: "requests" (32 SUBMIT records, one completion each) and "batch" (one SUBMIT_BATCH record of
+ * 32 entries, one completion), each with the journal off and on ("+journal": a real recorder, drained on the same
+ * thread by the journal's agent into the metrics' statistics, without a queue on disk: the CPU the journal's thread
+ * spends per request beside the data plane's, less the Chronicle append).
  */
 class PassCostProbe
 {
@@ -43,21 +53,38 @@ class PassCostProbe
     @Test
     void printCpuNanosPerRequest()
     {
+        for (final boolean journalOn : new boolean[] {false, true})
+        {
+            for (final boolean oneRecord : new boolean[] {false, true})
+            {
+                probe(oneRecord, journalOn);
+            }
+        }
+    }
+
+    private static void probe(final boolean oneRecord, final boolean journalOn)
+    {
         try (Arena arena = Arena.ofShared())
         {
             final CountersManager countersManager = new CountersManager(
                 new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 1024)),
                 new UnsafeBuffer(ByteBuffer.allocateDirect(16 * 1024)));
             final SystemCounters counters = new SystemCounters(countersManager);
+            final JournalRecorder recorder = journalOn ?
+                new JournalRecorder(2 * 1024 * 1024, counters.get(SystemCounter.JOURNAL_DROPPED), new JournalNames()) :
+                null;
+            final TransferJournal journal = journalOn ? recorder : TransferJournal.DISABLED;
+            final JournalAgent journalAgent = journalOn ?
+                new JournalAgent(recorder, null, 0, new TransferStats(), -1) : null;
             final ManyToOneConcurrentArrayQueue<ClientSession> disconnects = new ManyToOneConcurrentArrayQueue<>(8);
             final SessionTable registry = new SessionTable(4);
             final TransferPipeline pipeline = new TransferPipeline(1024, 1);
             final TestClient client = new TestClient(0, "probe", 64 * 1024);
             final SubmitAdapter intake = new SubmitAdapter(pipeline.ring(), registry, disconnects, counters,
-                SystemNanoClock.INSTANCE, TransferJournal.DISABLED, 64, 4);
+                SystemNanoClock.INSTANCE, journal, 64, 4);
             final TransferWorker worker = new TransferWorker(0, pipeline, registry,
                 new CompletionSender(disconnects, counters), null, counters, SystemNanoClock.INSTANCE, 1 << 20,
-                Long.MAX_VALUE, TransferJournal.DISABLED, new RegionCopierTest.RecordingDeviceMemory(),
+                Long.MAX_VALUE, journal, new RegionCopierTest.RecordingDeviceMemory(),
                 AccessPolicy.OWNER_ONLY);
             final MemorySegment source = arena.allocate((long)BLOCK * BATCH);
             final MemorySegment target = arena.allocate((long)BLOCK * BATCH);
@@ -65,11 +92,14 @@ class PassCostProbe
             client.regions(new Region(LOCAL, source.byteSize(), "cpu:0", source, source),
                 new Region(TARGET, target.byteSize(), "cpu:0", target, target));
             registry.add(client.session);
-            final UnsafeBuffer record = new UnsafeBuffer(ByteBuffer.allocateDirect(256));
+            final UnsafeBuffer record = new UnsafeBuffer(ByteBuffer.allocateDirect(2048));
             final SubmitRequestFlyweight request = new SubmitRequestFlyweight().wrap(record, 0);
+            final SubmitBatchFlyweight batchRecord = new SubmitBatchFlyweight().wrap(record, 0);
             final int recordLength = SubmitRequestFlyweight.recordLength(0);
+            final int batchLength = SubmitBatchFlyweight.bodyLength(BATCH, 0);
             final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
             final long[] completions = new long[1];
+            final String name = (oneRecord ? "batch" : "requests") + (journalOn ? "+journal" : "");
 
             for (int round = 0; round < 7; round++)
             {
@@ -77,13 +107,26 @@ class PassCostProbe
                 final long cpuStart = threads.getCurrentThreadCpuTime();
                 for (int b = 0; b < batches; b++)
                 {
-                    for (int i = 0; i < BATCH; i++)
+                    if (oneRecord)
                     {
-                        request.clearReserved().opcode(Opcode.WRITE).requestId(i)
-                            .segmentHandle(client.session.segmentHandle()).localAddress(LOCAL + (long)i * BLOCK)
-                            .targetAddress(TARGET + (long)i * BLOCK).length(BLOCK).traceId(0)
-                            .submitNanos(System.nanoTime()).noNotify();
-                        client.submitter.write(RecordTypes.SUBMIT, record, 0, recordLength);
+                        batchRecord.header(b, Opcode.WRITE, BATCH, client.session.segmentHandle(), 0,
+                            System.nanoTime(), null, 0, 0);
+                        for (int i = 0; i < BATCH; i++)
+                        {
+                            batchRecord.entry(i, LOCAL + (long)i * BLOCK, TARGET + (long)i * BLOCK, BLOCK);
+                        }
+                        client.submitter.write(RecordTypes.SUBMIT_BATCH, record, 0, batchLength);
+                    }
+                    else
+                    {
+                        for (int i = 0; i < BATCH; i++)
+                        {
+                            request.clearReserved().opcode(Opcode.WRITE).requestId(i)
+                                .segmentHandle(client.session.segmentHandle())
+                                .localAddress(LOCAL + (long)i * BLOCK).targetAddress(TARGET + (long)i * BLOCK)
+                                .length(BLOCK).traceId(0).submitNanos(System.nanoTime()).noNotify();
+                            client.submitter.write(RecordTypes.SUBMIT, record, 0, recordLength);
+                        }
                     }
                     while (intake.doWork() > 0)
                     {
@@ -91,13 +134,18 @@ class PassCostProbe
                     }
                     worker.doWork();
                     client.session.completionRing().read((type, buffer, index, length) -> completions[0]++);
+                    if (journalOn)
+                    {
+                        journalAgent.doWork();
+                    }
                 }
                 final long cpu = threads.getCurrentThreadCpuTime() - cpuStart;
-                System.out.printf("PROBE round %d: %.1f CPU ns per 4 KiB request (client ring work included)%n",
-                    round, cpu / (double)(batches * BATCH));
+                System.out.printf("PROBE %s round %d: %.1f CPU ns per 4 KiB request (client ring work included)%n",
+                    name, round, cpu / (double)(batches * BATCH));
             }
-            assertThat(completions[0]).isEqualTo(7L * 20_000 * BATCH);
+            assertThat(completions[0]).isEqualTo(7L * 20_000 * (oneRecord ? 1 : BATCH));
             assertThat(counters.get(SystemCounter.REQUESTS_FAILED).get()).isZero();
+            assertThat(counters.get(SystemCounter.JOURNAL_DROPPED).get()).isZero();
         }
     }
 }

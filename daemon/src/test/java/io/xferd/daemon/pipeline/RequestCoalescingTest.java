@@ -167,7 +167,7 @@ class RequestCoalescingTest
         final List<Long> published = new ArrayList<>();
         drainPipeline(published);
 
-        assertThat(published).as("one command per request").containsExactly(0L, 1L, 2L, 3L);
+        assertThat(published).as("each request on its own range").containsExactly(0L, 1L, 2L, 3L);
     }
 
     @Test
@@ -274,7 +274,14 @@ class RequestCoalescingTest
             {
                 if (command.submitter != null)
                 {
-                    published.add(command.requestId);
+                    if (command.run.count() == 0)
+                    {
+                        published.add(command.requestId);
+                    }
+                    for (int i = 0; i < command.run.count(); i++)
+                    {
+                        published.add(command.run.requestId(i)); // a local run: each member keeps its own range
+                    }
                     command.submitter.release();
                 }
                 command.clear();

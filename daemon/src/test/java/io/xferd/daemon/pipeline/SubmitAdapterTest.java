@@ -59,10 +59,18 @@ class SubmitAdapterTest
         registry.add(bob.session);
     }
 
+    /** Longer than a request that may ride in a local run: each such request is a pipeline command of its own. */
+    private static final long ALONE = LocalRun.MAX_MEMBER_LENGTH + 1;
+
     private void submit(final TestClient client, final long requestId)
     {
+        submit(client, requestId, 64);
+    }
+
+    private void submit(final TestClient client, final long requestId, final long length)
+    {
         new SubmitRequestFlyweight().wrap(scratch, 0).clearReserved().opcode(Opcode.WRITE).requestId(requestId)
-            .segmentHandle(client.session.segmentHandle()).localAddress(0x1000).targetAddress(0x2000).length(64)
+            .segmentHandle(client.session.segmentHandle()).localAddress(0x1000).targetAddress(0x2000).length(length)
             .traceId(requestId).submitNanos(1).noNotify();
         assertThat(client.submitter.write(RecordTypes.SUBMIT, scratch, 0, SubmitRequestFlyweight.recordLength(0)))
             .isTrue();
@@ -70,20 +78,34 @@ class SubmitAdapterTest
 
     private void submitBatch(final TestClient client, final long requestId, final int entries)
     {
+        submitBatch(client, requestId, entries, 64);
+    }
+
+    private void submitBatch(final TestClient client, final long requestId, final int entries, final long length)
+    {
         final SubmitBatchFlyweight batch = new SubmitBatchFlyweight().wrap(scratch, 0)
             .header(requestId, Opcode.WRITE, entries, client.session.segmentHandle(), 0, 1, null, 0, 0);
         for (int i = 0; i < entries; i++)
         {
-            batch.entry(i, 0x1000 + i * 64L, 0x2000 + i * 64L, 64);
+            batch.entry(i, 0x1000 + i * length, 0x2000 + i * length, length);
         }
         assertThat(client.submitter.write(RecordTypes.SUBMIT_BATCH, scratch, 0,
             SubmitBatchFlyweight.bodyLength(entries, 0))).isTrue();
     }
 
     /**
-     * Take everything published, as a transfer worker would, giving back intake's borrow of the submitter.
+     * Take every request published (each member of a command's local run), as a transfer worker would, giving back
+     * intake's borrow of the submitter.
      */
     private List<Published> drain()
+    {
+        return drain(new int[1]);
+    }
+
+    /**
+     * @param commands counts the pipeline commands taken (in its first element).
+     */
+    private List<Published> drain(final int[] commands)
     {
         final List<Published> taken = new ArrayList<>();
         try
@@ -92,8 +114,18 @@ class SubmitAdapterTest
             {
                 if (command.submitter != null)
                 {
-                    taken.add(new Published(command.submitter.segmentName(), command.requestId,
-                        command.batch == null ? -1 : command.batchEntry));
+                    commands[0]++;
+                    final LocalRun run = command.run;
+                    if (run.count() == 0)
+                    {
+                        taken.add(new Published(command.submitter.segmentName(), command.requestId,
+                            command.batch == null ? -1 : command.batchEntry));
+                    }
+                    for (int i = 0; i < run.count(); i++)
+                    {
+                        taken.add(new Published(command.submitter.segmentName(), run.requestId(i),
+                            run.batch(i) == null ? -1 : run.batchEntry(i)));
+                    }
                     command.submitter.release();
                 }
                 command.clear();
@@ -192,7 +224,7 @@ class SubmitAdapterTest
         start(8);
         for (int i = 0; i < 12; i++)
         {
-            submit(alice, i);
+            submit(alice, i, ALONE);
         }
 
         intake.doWork();
@@ -218,7 +250,7 @@ class SubmitAdapterTest
     void shouldPublishABatchLargerThanTheRoomLeftOverSeveralCycles()
     {
         start(8);
-        submitBatch(alice, 77, 20);
+        submitBatch(alice, 77, 20, ALONE);
 
         final List<Published> all = new ArrayList<>();
         for (int cycle = 0; cycle < 10 && all.size() < 20; cycle++)
