@@ -41,7 +41,7 @@ public final class DaemonContext
     static final long SPIN_NANOS = 100_000;
     private long livenessTimeoutMs = 2000;
     private long drainTimeoutMs = 5000;
-    private int countersCapacity = 256;
+    private int countersCapacity = 1024;
     private long dutyCycleByteBudget = 8L * 1024 * 1024;
     private String rpcAddress = "127.0.0.1:12001";
     /** {@code gid_index: "auto"}: chosen per port (see the RDMA transport's GidIndexSelector). */

@@ -11,6 +11,8 @@ import io.xferd.nativebindings.NativeException;
 import io.xferd.nativebindings.libc.FileIo;
 import io.xferd.nativebindings.libc.FileStatus;
 import io.xferd.nativebindings.libc.IoUring;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Registers a byte range of a file or block device the client opened and passed (SCM_RIGHTS) as a region of its
@@ -23,6 +25,8 @@ import io.xferd.nativebindings.libc.IoUring;
  */
 public final class FileRegionMapper
 {
+    private static final Logger LOG = LoggerFactory.getLogger(FileRegionMapper.class);
+
     // where each region's own counters are allocated (xferd status, metrics); null: regions are not counted
     private final SystemCounters counters;
     private Boolean ioUringAvailable;
@@ -44,9 +48,10 @@ public final class FileRegionMapper
     public Region map(final int fd, final FileRegistration registration, final String segment)
     {
         final Region region = map(fd, registration);
-        if (counters != null)
+        if (counters != null && !StorageCounters.attach(counters, region.file(), segment, registration.ownerAddress()))
         {
-            StorageCounters.attach(counters, region.file(), segment, registration.ownerAddress());
+            LOG.warn("storage region {} 0x{} not counted: the cnc file's counters are all in use", segment,
+                Long.toHexString(registration.ownerAddress()));
         }
         return region;
     }

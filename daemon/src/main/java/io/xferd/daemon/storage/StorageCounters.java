@@ -31,15 +31,37 @@ public final class StorageCounters implements AutoCloseable
     }
 
     /**
-     * Allocates the counters of {@code file} and attaches them to it (control path).
+     * Allocates the counters of {@code file} and attaches them to it (control path). When the cnc file has no room
+     * left (every slot held by other regions and peer paths), the region stays uncounted: a full counter store must
+     * never refuse a registration or stop the daemon.
+     *
+     * @return false when the region is left uncounted.
      */
-    public static void attach(
+    public static boolean attach(
         final SystemCounters counters, final StorageFile file, final String segment, final long address)
     {
         final String name = PREFIX + segment + " 0x" + Long.toHexString(address) + " " + file.label();
-        file.counters(new StorageCounters(counters.newCounter(name + " read", READ_TYPE_ID),
-            counters.newCounter(name + " written", WRITTEN_TYPE_ID), counters.newCounter(name + " errors",
-                ERRORS_TYPE_ID)));
+        AtomicCounter read = null;
+        AtomicCounter written = null;
+        try
+        {
+            read = counters.newCounter(name + " read", READ_TYPE_ID);
+            written = counters.newCounter(name + " written", WRITTEN_TYPE_ID);
+            file.counters(new StorageCounters(read, written, counters.newCounter(name + " errors", ERRORS_TYPE_ID)));
+            return true;
+        }
+        catch (final IllegalStateException full)
+        {
+            if (read != null)
+            {
+                read.close();
+            }
+            if (written != null)
+            {
+                written.close();
+            }
+            return false;
+        }
     }
 
     /**
