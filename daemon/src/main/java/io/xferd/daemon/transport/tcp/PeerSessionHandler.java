@@ -376,7 +376,7 @@ final class PeerSessionHandler implements Runnable
             return;
         }
         // the header first: taking it may flush earlier answers, which must not happen with the region borrowed
-        final ByteBuffer header = buffered.nextAnswerHeader();
+        ByteBuffer header = buffered.nextAnswerHeader();
         final Region region = target.regions().find(address, length);
         if (region == null || !region.tryAcquire())
         {
@@ -385,10 +385,15 @@ final class PeerSessionHandler implements Runnable
             buffered.answer(null, null);
             return;
         }
-        if (region.isFile() && fileRead(sliceId, region, address, length))
+        if (region.isFile())
         {
-            bytesSent.getAndAdd(length);
-            return;
+            if (fileRead(sliceId, region, address, length))
+            {
+                bytesSent.getAndAdd(length);
+                return;
+            }
+            // the attempt may have sent answers and compacted the queue: the header taken above is stale now
+            header = buffered.nextAnswerHeader();
         }
         if (!region.isMapped())
         {
