@@ -40,7 +40,15 @@ final class SubmitDoorbell
         if (trailer.getIntVolatile(index) != 0)
         {
             trailer.putIntVolatile(index, 0); // a daemon about to sleep on the old value returns at once
-            Futex.wake(address, 1);
+            try
+            {
+                Futex.wake(address, 1);
+            }
+            catch (final RuntimeException ex)
+            {
+                // the record is published: the daemon still takes it at the end of its bounded sleep, so a wake
+                // that cannot be made only delays the request and must not report it failed
+            }
         }
     }
 }

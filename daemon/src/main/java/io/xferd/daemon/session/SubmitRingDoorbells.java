@@ -74,7 +74,9 @@ public final class SubmitRingDoorbells implements Doorbell
             return false;
         }
         int n = 0;
-        ownWord.set(ValueLayout.JAVA_INT, 0, RingsFileDescriptor.DOORBELL_ASLEEP);
+        // a volatile store, so that the session scan below cannot be ordered before it (a client that connects
+        // meanwhile wakes this word)
+        OWN_WORD.setVolatile(ownWord, 0L, RingsFileDescriptor.DOORBELL_ASLEEP);
         Futex.waiter(waiters, n++, ownWord.address(), RingsFileDescriptor.DOORBELL_ASLEEP);
         for (int slot = 0, slots = sessions.capacity(); slot < slots; slot++)
         {
@@ -99,7 +101,8 @@ public final class SubmitRingDoorbells implements Doorbell
             }
         }
         VarHandle.fullFence(); // the marks before intake's next look at the rings
-        if (n < 0)
+        // a stop() between the first look and the mark above cleared the word before it was set: look again
+        if (n < 0 || stopped)
         {
             disarm();
             return false;

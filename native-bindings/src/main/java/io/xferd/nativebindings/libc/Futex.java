@@ -26,14 +26,15 @@ public final class Futex
     /** The most words one futex_waitv takes. */
     public static final int WAITV_MAX = 128;
 
-    // the same numbers on x86-64 and aarch64's unified table for futex_waitv; futex itself is 202 on x86-64
-    private static final long SYS_FUTEX = 202;
+    // futex_waitv has the same number on x86-64 and in aarch64's unified table; futex itself does not
+    private static final long SYS_FUTEX = "aarch64".equals(System.getProperty("os.arch")) ? 98 : 202;
     private static final long SYS_FUTEX_WAITV = 449;
     private static final int FUTEX_WAKE = 1;
     private static final int FUTEX_32 = 2;
     private static final int CLOCK_MONOTONIC = 1;
     private static final int EAGAIN = 11;
     private static final int EINTR = 4;
+    private static final int EFAULT = 14;
     private static final int ETIMEDOUT = 110;
 
     private static final MethodHandle WAKE = Libc.downcallVariadicCapturingErrno("syscall",
@@ -111,7 +112,9 @@ public final class Futex
             return (int)result;
         }
         final int errno = CallScratch.errno(capture);
-        if (errno == EAGAIN || errno == ETIMEDOUT || errno == EINTR)
+        // EFAULT: a word's mapping went away (a client unmapped its rings) between arming and waiting; its owner is
+        // gone, which is itself a reason to look again
+        if (errno == EAGAIN || errno == ETIMEDOUT || errno == EINTR || errno == EFAULT)
         {
             return -1;
         }
