@@ -58,6 +58,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     private final SubmitRequestFlyweight request = new SubmitRequestFlyweight();
     private final SubmitBatchFlyweight batchRecord = new SubmitBatchFlyweight();
     private final AtomicCounter submitted;
+    private final AtomicCounter failed;
     private final AtomicCounter malformed;
     private final AtomicCounter backpressure;
     private final TransferJournal journal;
@@ -117,6 +118,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         this.heldEntries = new ManyToOneConcurrentArrayQueue<>(registry.capacity() * batchTrackersPerClient);
         this.clients = new ClientIntake[registry.capacity()];
         this.submitted = counters.get(SystemCounter.REQUESTS_SUBMITTED);
+        this.failed = counters.get(SystemCounter.REQUESTS_FAILED);
         this.malformed = counters.get(SystemCounter.MALFORMED_RECORDS);
         this.backpressure = counters.get(SystemCounter.PIPELINE_BACKPRESSURE);
         this.coalescer = new RequestCoalescer(coalesceLimit, counters.get(SystemCounter.REQUESTS_COALESCED));
@@ -591,15 +593,37 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
      */
     private void refuseClaimed(final ClientSession session)
     {
+        int refusedEntries = 0;
         for (long sequence = claimedLo; sequence <= claimedHi; sequence++)
         {
             final TransferCommand command = pipeline.get(sequence);
             if (command.submitter == session)
             {
-                submittedThisPass -= submitsIn(command); // batch entries were counted with their batch, as before
+                final int submits = submitsIn(command);
+                submittedThisPass -= submits;
+                // batch entries were counted submitted with their batch (perhaps in an earlier pass): they fail, so
+                // that submitted = completed + failed still holds (the data plane sleeps only when it does)
+                refusedEntries += requestsIn(command) - submits;
                 command.clear();
             }
         }
+        if (refusedEntries > 0)
+        {
+            failed.getAndAdd(refusedEntries);
+        }
+    }
+
+    /**
+     * @return how many requests (SUBMITs and batch entries) the command carries.
+     */
+    private static int requestsIn(final TransferCommand command)
+    {
+        final int runCount = command.run.count();
+        if (runCount > 0)
+        {
+            return runCount;
+        }
+        return Math.max(1, command.members.count());
     }
 
     /**
