@@ -431,15 +431,31 @@ final class BufferedChannel
             final FileAnswer file = files[i];
             if (file != null)
             {
-                // a request still in flight (the connection failed) keeps its buffer until it completes
-                file.await();
-                file.region.release();
-                filePool.give(file);
+                // a request still in flight (the connection failed) keeps its buffer until it completes; one the
+                // storage stage abandoned never does: it keeps its buffer and its borrow (FileAnswers.close warns)
+                if (awaitBounded(file))
+                {
+                    file.region.release();
+                    filePool.give(file);
+                }
                 files[i] = null;
                 fileCount--;
             }
             payloads[i] = null;
         }
+    }
+
+    private static boolean awaitBounded(final FileAnswer file)
+    {
+        final long deadline = System.nanoTime() + FileAnswers.CLOSE_WAIT_NANOS;
+        for (long left = FileAnswers.CLOSE_WAIT_NANOS; left > 0; left = deadline - System.nanoTime())
+        {
+            if (file.awaitFor(left))
+            {
+                return true;
+            }
+        }
+        return file.isDone();
     }
 
     /**

@@ -17,7 +17,7 @@ import java.util.concurrent.locks.LockSupport;
 final class FileAnswers implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(FileAnswers.class);
-    private static final long CLOSE_WAIT_NANOS = 30_000_000_000L;
+    static final long CLOSE_WAIT_NANOS = 30_000_000_000L;
 
     private final int count;
     private final int capacity;
