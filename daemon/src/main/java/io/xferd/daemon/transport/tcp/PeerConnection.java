@@ -47,6 +47,8 @@ final class PeerConnection implements AutoCloseable
     private static final int IDLE_YIELDS = 10;
     private static final int IDLES_BEFORE_SLEEP = IDLE_SPINS + IDLE_YIELDS;
     private static final long MAX_SLEEP_NS = 10_000_000L;
+    // with nothing in flight there is nothing to strand: only an offer or close (both unpark) has work for it
+    private static final long IDLE_SLEEP_NS = 500_000_000L;
     // the largest WRITE slice a submitting thread sends itself when the connection is idle: small enough that an idle
     // socket takes it without blocking (a READ's request is a header whatever its length)
     static final long INLINE_MAX_WRITE_BYTES = 16 * 1024;
@@ -267,7 +269,7 @@ final class PeerConnection implements AutoCloseable
         if (sendQueue.isEmpty() && running)
         {
             // bounded, so stranded slices of a broken connection are still noticed without a producer
-            LockSupport.parkNanos(MAX_SLEEP_NS);
+            LockSupport.parkNanos(inFlight.isEmpty() ? IDLE_SLEEP_NS : MAX_SLEEP_NS);
         }
         senderAsleep = false;
         acquireSending();
