@@ -44,6 +44,7 @@ class SubmitRingIsolationTest
     private static XferDaemon daemon;
     private static HonestWitness honest;
     private static int rogues;
+    private static long clientsWithoutRogues = -1;
 
     /** What an attack must lead to. */
     enum Outcome
@@ -139,6 +140,14 @@ class SubmitRingIsolationTest
 
     private static void attackAndCheck(final Attack attack, final Random random)
     {
+        // a rogue whose garbage the daemon had not yet read when its case ended (RANDOM_BYTES) is cut off or closed
+        // later: once the daemon has disconnected it, its counting is over, and this case's count starts clean
+        if (clientsWithoutRogues < 0)
+        {
+            clientsWithoutRogues = liveClients();
+        }
+        SystemTests.awaitCondition(() -> liveClients() == clientsWithoutRogues, WAIT,
+            () -> "the last rogue is still connected");
         final long cutOffBefore = counter(daemon, SystemCounter.CLIENTS_CUT_OFF);
         final long heartbeatBefore = honest.heartbeatMs();
         try (RawControlSession rogue = RawControlSession.hello(directory, "rogue-" + rogues++, WAIT))
@@ -184,6 +193,11 @@ class SubmitRingIsolationTest
         honest.assertHeartbeatAdvancesPast(heartbeatBefore);
     }
 
+
+    private static long liveClients()
+    {
+        return counter(daemon, SystemCounter.CLIENTS_CONNECTED) - counter(daemon, SystemCounter.CLIENTS_DISCONNECTED);
+    }
 
     /**
      * Write the attack into the rogue's own submit ring, raw.
