@@ -123,9 +123,12 @@ class OperationsSystemTest
         // metrics: read at scrape time; the journal agent's totals arrive within its next duty cycles
         final String ok = "xferd_transfers_total{nic=\"shm\",op=\"write\",peer=\"local\",status=\"ok\"} " +
             REQUESTS + ".0";
+        final String failed = "xferd_transfer_errors_total{nic=\"shm\",op=\"write\",peer=\"local\"," +
+            "status=\"target_range_not_registered\"} 1.0";
         final String[] scraped = new String[1];
-        SystemTests.awaitCondition(() -> (scraped[0] = scrape(metrics)).contains(ok), WAIT,
-            () -> "metrics with " + ok + ":\n" + scraped[0]);
+        // both: the failed request's record may reach the journal agent after the last successful one
+        SystemTests.awaitCondition(() -> (scraped[0] = scrape(metrics)).contains(ok) && scraped[0].contains(failed),
+            WAIT, () -> "metrics with " + ok + " and " + failed + ":\n" + scraped[0]);
         assertThat(scraped[0]).contains(
             "xferd_transfer_errors_total{nic=\"shm\",op=\"write\",peer=\"local\",status=\"target_range_not_registered\"} 1.0",
             "xferd_transfer_bytes_total{nic=\"shm\",op=\"write\",peer=\"local\",status=\"ok\"} " +
