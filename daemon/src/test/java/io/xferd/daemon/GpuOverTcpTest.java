@@ -4,12 +4,15 @@ import io.xferd.client.SharedBuffer;
 import io.xferd.client.TransferRequest;
 import io.xferd.client.XferClient;
 import io.xferd.daemon.config.DaemonContext;
+import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.ControlFrame;
 import io.xferd.ipc.ControlMessages;
 import io.xferd.ipc.GpuMemoryRegistration;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
+import org.agrona.IoUtil;
+import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -18,6 +21,7 @@ import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.MappedByteBuffer;
 import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
 
@@ -292,6 +296,21 @@ class GpuOverTcpTest
             gpuInitiator = null;
             SystemTests.awaitCondition(() -> counter(daemon, SystemCounter.CLIENTS_DISCONNECTED) > disconnected, WAIT,
                 () -> "the daemon never saw the client go");
+            // and the conductor has begun a later duty cycle, so the cycle that disconnected the client also ran its
+            // reclaim: a daemon that freed the region under the copy has done so by now, with the copy still held
+            final MappedByteBuffer cncMapping =
+                IoUtil.mapExistingFile(directory.resolve(CncFileDescriptor.CNC_FILE).toFile(), "cnc");
+            try
+            {
+                final UnsafeBuffer cnc = new UnsafeBuffer(cncMapping);
+                final long heartbeat = CncFileDescriptor.heartbeatMs(cnc);
+                SystemTests.awaitCondition(() -> CncFileDescriptor.heartbeatMs(cnc) > heartbeat, WAIT,
+                    () -> "the conductor's heartbeat stopped");
+            }
+            finally
+            {
+                IoUtil.unmap(cncMapping);
+            }
         }
         finally
         {
