@@ -7,7 +7,7 @@
 # (host A's memory into B's file, against into B's memory).
 #
 #   perf/bench-storage.sh [--dir DIR] [--size SIZE] [--qd N] [--duration S] [--no-remote | --remote-only]
-#                         [--build CHECKOUT]
+#                         [--build CHECKOUT] [--fio-whole-file]
 #
 #   --dir       where the test file lives (default /var/tmp: the machine's disk; /dev/shm for tmpfs)
 #   --size      file size (default 1GiB)
@@ -16,6 +16,9 @@
 #   --no-remote skip the two-namespace part (which needs root)
 #   --remote-only  only the two-namespace part (no fio, no local runs)
 #   --build     the checkout whose daemon build runs (default: this one), e.g. a worktree of main for a before/after
+#   --fio-whole-file  fio over the whole file (rounds one to three did): by default fio covers the bytes xferd bench
+#               does, the file's first min(size, 64 MiB) (xferd bench's span per thread), so both read and write the
+#               same bytes of the same file (the virtio host caches a 64 MiB span better than 512 MiB)
 #
 # Installs nothing: it says what is missing (fio: apt-get install fio; the daemon: ./mvnw -DskipTests package -pl
 # daemon -am). The machine it runs on should be quiet: print /proc/loadavg with the figures.
@@ -30,6 +33,7 @@ qd=16
 duration=10
 remote=1
 local_runs=1
+fio_whole=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --dir) dir="$2"; shift 2 ;;
@@ -39,7 +43,8 @@ while [[ $# -gt 0 ]]; do
     --no-remote) remote=0; shift ;;
     --remote-only) local_runs=0; shift ;;
     --build) build="$(cd "$2" && pwd)"; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --fio-whole-file) fio_whole=1; shift ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -68,8 +73,12 @@ netns_trap
 netns_on_exit 'rm -rf "$run_dir" "$run_dir"-a "$run_dir"-b; rm -f "$file"; echo "bench-storage: logs in $work"'
 
 bytes="$(numfmt --from=iec "${size%B}" 2>/dev/null || numfmt --from=iec-i "${size%B}")"
+# the bytes xferd bench cycles over with one thread (ThroughputBench.MAX_SPAN), which fio covers too unless told not to
+span=$(( bytes < 64 * 1024 * 1024 ? bytes : 64 * 1024 * 1024 ))
+[[ $fio_whole == 1 ]] && fio_span=$bytes || fio_span=$span
 say "load before: $(cat /proc/loadavg)"
 say "file $file ($size), queue depth $qd, ${duration}s per run, io_uring + O_DIRECT on both sides"
+say "span: fio $(numfmt --to=iec "$fio_span")B, xferd bench $(numfmt --to=iec "$span")B of the file (from its start)"
 say "build: $build ($(git -C "$build" rev-parse --short HEAD 2>/dev/null || echo '?'))"
 
 # lay the file out with real blocks (a sparse file would read as zeros without touching the device)
@@ -77,7 +86,7 @@ fio --name=layout --filename="$file" --size="$bytes" --rw=write --bs=1M --direct
   --iodepth="$qd" --output="$work/fio-layout.log" >/dev/null
 
 fio_gbs() { # label rw bs
-  fio --name="$1" --filename="$file" --size="$bytes" --rw="$2" --bs="$3" --direct=1 --ioengine=io_uring \
+  fio --name="$1" --filename="$file" --size="$fio_span" --rw="$2" --bs="$3" --direct=1 --ioengine=io_uring \
     --iodepth="$qd" --time_based --runtime="$duration" --randrepeat=1 --output-format=json \
     --output="$work/fio-$1.json" >/dev/null
   python3 - "$work/fio-$1.json" <<'PY'
