@@ -832,6 +832,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         {
             localStage.close(); // takes back what the kernel holds before failing it (borrows released after)
         }
+        copier.close();
         storage.close();
     }
 
