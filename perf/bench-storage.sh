@@ -7,7 +7,7 @@
 # (host A's memory into B's file, against into B's memory).
 #
 #   perf/bench-storage.sh [--dir DIR] [--size SIZE] [--qd N] [--duration S] [--no-remote | --remote-only]
-#                         [--build CHECKOUT] [--fio-whole-file]
+#                         [--build CHECKOUT] [--fio-whole-file] [--client-idle gentle|spin]
 #
 #   --dir       where the test file lives (default /var/tmp: the machine's disk; /dev/shm for tmpfs)
 #   --size      file size (default 1GiB)
@@ -19,6 +19,11 @@
 #   --fio-whole-file  fio over the whole file (rounds one to three did): by default fio covers the bytes xferd bench
 #               does, the file's first min(size, 64 MiB) (xferd bench's span per thread), so both read and write the
 #               same bytes of the same file (the virtio host caches a 64 MiB span better than 512 MiB)
+#   --client-idle  how xferd bench's client waits for its oldest request (default gentle: parks up to 500 us, so as
+#               not to take the daemon's core; spin: the client library's default). fio blocks in io_uring_enter.
+#
+# For each local run it also prints the queue depth the device actually had: the mean of /sys/block/DEV/inflight
+# (reads + writes) sampled every 0.5 ms for the run's middle seconds (other I/O on the device counts too).
 #
 # Installs nothing: it says what is missing (fio: apt-get install fio; the daemon: ./mvnw -DskipTests package -pl
 # daemon -am). The machine it runs on should be quiet: print /proc/loadavg with the figures.
@@ -34,6 +39,7 @@ duration=10
 remote=1
 local_runs=1
 fio_whole=0
+client_idle=gentle
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --dir) dir="$2"; shift 2 ;;
@@ -44,7 +50,8 @@ while [[ $# -gt 0 ]]; do
     --remote-only) local_runs=0; shift ;;
     --build) build="$(cd "$2" && pwd)"; shift 2 ;;
     --fio-whole-file) fio_whole=1; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    --client-idle) client_idle="$2"; shift 2 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -85,10 +92,33 @@ say "build: $build ($(git -C "$build" rev-parse --short HEAD 2>/dev/null || echo
 fio --name=layout --filename="$file" --size="$bytes" --rw=write --bs=1M --direct=1 --ioengine=io_uring \
   --iodepth="$qd" --output="$work/fio-layout.log" >/dev/null
 
+# the block device under --dir (a partition's own inflight file will do), for the queue depth reached
+device_inflight="/sys/class/block/$(basename "$(findmnt -no SOURCE -T "$dir" 2>/dev/null || echo none)")/inflight"
+inflight_during() { # label seconds-to-wait seconds-to-sample: mean operations in flight on the device -> $work/qd-label
+  [[ -r "$device_inflight" ]] || { echo "-" > "$work/qd-$1"; return 0; }
+  sleep "$2"
+  python3 - "$device_inflight" "$3" > "$work/qd-$1" <<'PY' || echo "-" > "$work/qd-$1"
+import sys, time
+path, seconds = sys.argv[1], float(sys.argv[2])
+total = samples = 0
+end = time.monotonic() + seconds
+while time.monotonic() < end:
+    with open(path) as f:
+        reads, writes = f.read().split()
+    total += int(reads) + int(writes)
+    samples += 1
+    time.sleep(0.0005)
+print(f"{total / max(samples, 1):.1f}")
+PY
+}
+sample_seconds=$(( duration > 3 ? duration - 2 : 1 ))
+
 fio_gbs() { # label rw bs
+  inflight_during "$1" 1 "$sample_seconds" &
   fio --name="$1" --filename="$file" --size="$fio_span" --rw="$2" --bs="$3" --direct=1 --ioengine=io_uring \
     --iodepth="$qd" --time_based --runtime="$duration" --randrepeat=1 --output-format=json \
     --output="$work/fio-$1.json" >/dev/null
+  wait
   python3 - "$work/fio-$1.json" <<'PY'
 import json, sys
 job = json.load(open(sys.argv[1]))["jobs"][0]
@@ -134,9 +164,11 @@ xferd_gbs() { # label directory target-log [netns] -- bench arguments
   read -r _ name address tsize <<< "$(grep -m1 '^TARGET ' "$target_log")"
   local prefix=()
   [[ -n "$ns" ]] && prefix=(ip netns exec "$ns")
+  [[ -z "$ns" ]] && inflight_during "$label" 3 "$sample_seconds" &
   "${prefix[@]}" "$xferd" bench --dir "$bench_dir" --target "$name" --target-address "$address" \
-    --target-size "$tsize" --duration "${duration}s" --warmup 2s --client-idle gentle "$@" > "$work/$label.log" 2>&1 ||
+    --target-size "$tsize" --duration "${duration}s" --warmup 2s --client-idle "$client_idle" "$@" > "$work/$label.log" 2>&1 ||
     { cat "$work/$label.log" >&2; die "xferd bench $label failed (log above)"; }
+  wait
   sed -n 's/^RESULT .* gb_per_s=\([^ ]*\).*/\1/p' "$work/$label.log" | head -1
 }
 
@@ -158,10 +190,15 @@ x_read=$(xferd_gbs x-seq-read "$run_dir" "$work/target-file.log" "" -- --operati
 x_rand=$(xferd_gbs x-rand-read "$run_dir" "$work/target-file.log" "" -- --operation read --block-size 64KiB \
   --batch-size 1 --window "$qd" --random)
 
-printf '\n%-34s %10s %10s %8s\n' "local, $size file, qd $qd" "fio GB/s" "xferd GB/s" "ratio"
-printf '%-34s %10s %10s %8s\n' "seq write 1 MiB (memory -> file)" "$fio_write" "$x_write" "$(ratio "$x_write" "$fio_write")"
-printf '%-34s %10s %10s %8s\n' "seq read 1 MiB (file -> memory)" "$fio_read" "$x_read" "$(ratio "$x_read" "$fio_read")"
-printf '%-34s %10s %10s %8s\n' "rand read 64 KiB (file -> memory)" "$fio_rand" "$x_rand" "$(ratio "$x_rand" "$fio_rand")"
+qd_of() { cat "$work/qd-$1" 2>/dev/null || echo "-"; }
+printf '\n%-34s %10s %10s %8s %13s\n' "local, $size file, qd $qd" "fio GB/s" "xferd GB/s" "ratio" "device qd f/x"
+printf '%-34s %10s %10s %8s %13s\n' "seq write 1 MiB (memory -> file)" "$fio_write" "$x_write" \
+  "$(ratio "$x_write" "$fio_write")" "$(qd_of seq-write)/$(qd_of x-seq-write)"
+printf '%-34s %10s %10s %8s %13s\n' "seq read 1 MiB (file -> memory)" "$fio_read" "$x_read" \
+  "$(ratio "$x_read" "$fio_read")" "$(qd_of seq-read)/$(qd_of x-seq-read)"
+printf '%-34s %10s %10s %8s %13s\n' "rand read 64 KiB (file -> memory)" "$fio_rand" "$x_rand" \
+  "$(ratio "$x_rand" "$fio_rand")" "$(qd_of rand-read)/$(qd_of x-rand-read)"
+say "client idle: $client_idle"
 fi
 
 # ---- remote: a peer's storage segment vs its memory, between two network namespaces
