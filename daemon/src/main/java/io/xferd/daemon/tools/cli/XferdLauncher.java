@@ -8,9 +8,11 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 
 /**
- * {@code bin/xferd}'s main class: a help request the build rendered ahead ({@link UsageText}) is printed, and
- * {@code xferd status [--dir D] [--json]} in its plain forms is run, without picocli (its model of the command was
- * most of what status cost); everything else goes to {@link XferdMain}. Nothing here names a picocli type: the
+ * {@code bin/xferd}'s main class: a help request the build rendered ahead ({@link UsageText}) is printed,
+ * {@code xferd status [--dir D] [--json]} in its plain forms is run, and {@code xferd daemon} with options it is sure
+ * of ({@link DaemonArguments}) is started, without picocli (its model of the command was most of what status cost,
+ * and the largest part of a daemon's start that the AOT cache cannot hold); everything else goes to
+ * {@link XferdMain}. Nothing here names a picocli type: the
  * launcher resolves every type in the main class's method signatures before it calls main.
  */
 public final class XferdLauncher
@@ -25,6 +27,13 @@ public final class XferdLauncher
         if (exitCode >= 0)
         {
             exit(exitCode);
+        }
+        final DaemonCommand daemon = DaemonArguments.parse(args);
+        if (daemon != null)
+        {
+            // as XferdMain does: Chronicle must never phone home
+            System.setProperty("chronicle.analytics.disable", "true");
+            System.exit(daemon.call());
         }
         XferdMain.main(args);
     }
