@@ -26,6 +26,7 @@ public final class DaemonCommand implements java.util.concurrent.Callable<Intege
     @Override
     public Integer call()
     {
+        DaemonWarmUp.start(); // the native bindings link on a second core while this thread sets up
         final CountDownLatch stop = new CountDownLatch(1);
         Signal.handle(new Signal("TERM"), signal -> stop.countDown());
         Signal.handle(new Signal("INT"), signal -> stop.countDown());
