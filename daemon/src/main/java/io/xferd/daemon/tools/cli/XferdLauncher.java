@@ -33,9 +33,26 @@ public final class XferdLauncher
         {
             // as XferdMain does: Chronicle must never phone home
             System.setProperty("chronicle.analytics.disable", "true");
-            System.exit(daemon.call());
+            System.exit(callDaemon(daemon));
         }
         XferdMain.main(args);
+    }
+
+    /**
+     * @return the daemon's exit code; as picocli's execute: a stack trace and 1 for an exception the command does
+     * not answer itself (so that System.exit ends the JVM whatever threads the failed start left).
+     */
+    static int callDaemon(final DaemonCommand daemon)
+    {
+        try
+        {
+            return daemon.call();
+        }
+        catch (final RuntimeException | Error ex)
+        {
+            ex.printStackTrace();
+            return 1;
+        }
     }
 
     /**
