@@ -122,7 +122,7 @@ final class PeerSessionHandler implements Runnable
             final int bufferSize = server.context().stagingBufferSize();
             files = new FileSegmentResponder(buffered, server::storageStage, new FileAnswers(
                 FileSegmentResponder.answerCount(bufferSize, FileSegmentResponder.CONNECTION_BUDGET_BYTES),
-                bufferSize, server.fileBuffers()));
+                bufferSize, server.fileBuffers()), server.counters());
             admitted = true;
             while (true)
             {

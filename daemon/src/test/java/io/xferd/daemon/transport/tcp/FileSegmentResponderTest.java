@@ -290,6 +290,55 @@ class FileSegmentResponderTest
         }
     }
 
+    @Test
+    void shouldSendReadsOfAFileOnTmpfsFromItsPagesWithoutTheStageAndFailThemTypedOnceTheFileIsTruncated()
+        throws Exception
+    {
+        final Path shm = Path.of("/dev/shm");
+        assumeTrue(Files.isDirectory(shm) && "tmpfs".equals(Files.getFileStore(shm).type()), "no tmpfs");
+        final Path onTmpfs = Files.write(Files.createTempFile(shm, "xferd-responder", ".bin"), seeded);
+        final int fd = FileIo.open(onTmpfs.toString(), FileIo.O_RDWR, 0);
+        assertThat(fd).isNotNegative();
+        direct = new StorageFile(fd, 4096, FILE_SIZE - 4096, FileIo.trySetDirect(fd), false, StorageFile.FILE);
+        SessionRegions.set(owner, RegionTable.EMPTY.with(memoryRegion).with(fileRegion)
+            .with(Region.inFile(DIRECT_BASE, FILE_SIZE - 4096, direct)));
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+            memory.fill((byte)3);
+
+            // the stage never runs in this test: every answer comes from the connection's thread, unaligned or not
+            peer.read(1, handle, DIRECT_BASE + 1, 100_000);
+            peer.read(2, handle, BASE, 1000);
+            peer.read(3, handle, DIRECT_BASE + FILE_SIZE - 4096 - 7, 7);
+            assertAnswer(peer.ack(), 1, 100_000);
+            assertThat(peer.payload(100_000)).isEqualTo(Arrays.copyOfRange(seeded, 4097, 4097 + 100_000));
+            assertAnswer(peer.ack(), 2, 1000);
+            assertThat(peer.payload(1000)).containsOnly(3);
+            assertAnswer(peer.ack(), 3, 7);
+            assertThat(peer.payload(7)).isEqualTo(Arrays.copyOfRange(seeded, FILE_SIZE - 7, FILE_SIZE));
+            assertThat(counters.get(SystemCounter.STORAGE_BYTES_READ).get()).isEqualTo(100_007);
+
+            try (RandomAccessFile raf = new RandomAccessFile(onTmpfs.toFile(), "rw"))
+            {
+                raf.setLength(FILE_SIZE - 1);
+            }
+            peer.read(4, handle, DIRECT_BASE, 4096);
+            peer.read(5, handle, BASE, 10);
+            assertThat(peer.ack()).as("no bytes with a READ of a file shorter than its region")
+                .containsExactly(4, TransferStatus.STORAGE_TRUNCATED, 0);
+            assertAnswer(peer.ack(), 5, 10);
+            assertThat(peer.payload(10)).containsOnly(3);
+            assertThat(counters.get(SystemCounter.STORAGE_ERRORS).get()).isEqualTo(1);
+        }
+        finally
+        {
+            Files.deleteIfExists(onTmpfs);
+        }
+        assertThat(server.fileBuffers().left()).as("no buffer of the stage's path was taken")
+            .isEqualTo(FileSegmentResponder.DAEMON_BUDGET_BYTES);
+    }
+
     private static void assertAnswer(final long[] answer, final long sliceId, final long length)
     {
         assertThat(answer).containsExactly(sliceId, TransferStatus.OK, length);
