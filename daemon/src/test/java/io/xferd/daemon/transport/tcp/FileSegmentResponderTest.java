@@ -10,6 +10,7 @@ import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.SessionTable;
 import io.xferd.daemon.storage.StorageFile;
 import io.xferd.daemon.storage.StorageStage;
+import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
 import io.xferd.nativebindings.libc.FileIo;
@@ -150,6 +151,53 @@ class FileSegmentResponderTest
             Arrays.fill(sevens, (byte)7);
             assertThat(fileBytes(8192, 4096)).isEqualTo(sevens);
             assertThat(counters.get(SystemCounter.STORAGE_BYTES_WRITTEN).get()).isEqualTo(4096);
+        }
+    }
+
+    @Test
+    void shouldSendAnAnswerReadyBeforeAnOlderFileAnswerOnlyToAPeerThatMatchesAnswersById() throws Exception
+    {
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN, PeerProtocol.FLAG_ANSWERS_BY_ID))
+        {
+            final long handle = peer.handle("decode");
+            memory.fill((byte)3);
+
+            // the file READ waits in the stage, which has not run: the memory READ behind it is answered first
+            peer.read(1, handle, FILE_BASE + 8192, 4096);
+            peer.read(2, handle, BASE, 1000);
+            assertAnswer(peer.ack(), 2, 1000);
+            assertThat(peer.payload(1000)).containsOnly(3);
+            assertThat(peer.available()).as("the file READ's answer waits for the stage").isZero();
+
+            runStageUntil(() -> answered(peer));
+            assertAnswer(peer.ack(), 1, 4096);
+            assertThat(peer.payload(4096)).isEqualTo(Arrays.copyOfRange(seeded, 8192, 8192 + 4096));
+        }
+    }
+
+    @Test
+    void shouldKeepAnswersInOrderForAPeerThatDidNotOfferToMatchThemById() throws Exception
+    {
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+            memory.fill((byte)3);
+
+            peer.read(1, handle, FILE_BASE + 8192, 4096);
+            peer.read(2, handle, BASE, 1000);
+            final long deadline = System.nanoTime() + 200_000_000L;
+            while (System.nanoTime() < deadline)
+            {
+                assertThat(peer.available()).as("nothing before the file READ's answer, which waits for the stage")
+                    .isZero();
+                Thread.sleep(5);
+            }
+
+            runStageUntil(() -> answered(peer));
+            assertAnswer(peer.ack(), 1, 4096);
+            assertThat(peer.payload(4096)).isEqualTo(Arrays.copyOfRange(seeded, 8192, 8192 + 4096));
+            assertAnswer(peer.ack(), 2, 1000);
+            assertThat(peer.payload(1000)).containsOnly(3);
         }
     }
 
