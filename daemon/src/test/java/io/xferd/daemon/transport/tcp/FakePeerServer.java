@@ -48,6 +48,15 @@ public final class FakePeerServer implements AutoCloseable
         UNKNOWN_ID
     }
 
+    /**
+     * @return byte {@code offset} of a {@link ReadAnswer#REVERSED} peer's buffer: no two slices of a power-of-two
+     * size up to 64 KiB alike, so bytes landing in another slice's place show.
+     */
+    public static byte unevenByte(final long offset)
+    {
+        return (byte)(offset + (offset >>> 8));
+    }
+
     /** READs a {@link ReadAnswer#REVERSED} peer holds before it answers them, newest first. */
     public static final int REVERSED_BATCH = 4;
 
@@ -217,7 +226,8 @@ public final class FakePeerServer implements AutoCloseable
                 final int payloadAt = PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH;
                 for (int i = 0; i < payload; i++)
                 {
-                    ack.put(payloadAt + i, (byte)(sliceAddress - BUFFER_ADDRESS + i));
+                    final long offset = sliceAddress - BUFFER_ADDRESS + i;
+                    ack.put(payloadAt + i, answer == ReadAnswer.REVERSED ? unevenByte(offset) : (byte)offset);
                 }
                 if (answer == ReadAnswer.REVERSED)
                 {
