@@ -22,9 +22,10 @@ import java.util.function.Supplier;
  * to the daemon's {@link StorageStage} through one of the connection's {@link FileAnswers} buffers, and their answers
  * wait in the connection's {@link BufferedChannel} while the thread serves the next requests. A READ is read into
  * the buffer and sent from it; a WRITE's payload is received into the buffer and acknowledged only once the stage
- * has written it (and, for a sync region, once the fdatasync covering it returned). Answers leave in order, each as
- * soon as it and those before it are done, so the device reads ahead of the socket by as many buffers as the peer
- * keeps slices in flight, up to the pool's bound.
+ * has written it (and, for a sync region, once the fdatasync covering it returned). Each answer leaves as soon as
+ * it is done (to a peer that matches answers by id) or as soon as it and those before it are done (to one that
+ * does not), so the device reads ahead of the socket by as many buffers as the peer keeps slices in flight, up to
+ * the pool's bound.
  * <p>
  * A READ of a file whose pages are always in memory (on tmpfs: {@link PageCacheFiles}) skips the stage: it is
  * answered on the connection's thread with {@code sendfile} from the file's pages, the one way of the three (stage,

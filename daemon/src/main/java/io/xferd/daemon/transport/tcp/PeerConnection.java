@@ -23,9 +23,9 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * One pooled TCP connection to a peer daemon. A sender thread takes slices from this connection's queue and
  * writes them (bytes straight from registered memory), keeping up to a window of slices in flight; a receiver
- * thread reads the answers, in whatever order the peer sends them (each names its slice, see {@link InFlightSlices}),
- * and completes the slices (a READ's bytes land straight
- * in registered memory). GPU and process memory cross each thread's {@link StagingBuffer} instead. When the connection
+ * thread reads the answers, in whatever order the peer sends them (each names its slice, see
+ * {@link InFlightSlices}), and completes the slices (a READ's bytes land straight in registered memory). GPU and
+ * process memory cross each thread's {@link StagingBuffer} instead. When the connection
  * breaks or its oldest slice waits past the transfer timeout, every slice on it fails with a typed status and
  * the connection is re-established for the next slice.
  */
