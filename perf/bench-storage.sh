@@ -211,6 +211,12 @@ if [[ $remote == 1 ]]; then
   start_daemon "$run_dir-b" "$work/daemon-b.log" "$ns_b" "$addr_b"
   start_target "$work/target-b-file.log" "$ns_b" -- --dir "$run_dir-b" --name file --file "$file" --size "$bytes"
   start_target "$work/target-b-memory.log" "$ns_b" -- --dir "$run_dir-b" --name memory --size "$bytes" --pattern 7
+  # warm both daemons' JIT on the memory path first (result dropped): otherwise the first measured phase (the
+  # file READ) would also pay the daemons' warm-up, which each bench's own --warmup does not cover
+  xferd_gbs r-warmup-read "$run_dir-a" "$work/target-b-memory.log" "$ns_a" -- --operation read \
+    --block-size 1MiB --batch-size 1 --window "$qd" > /dev/null
+  xferd_gbs r-warmup-write "$run_dir-a" "$work/target-b-memory.log" "$ns_a" -- --operation write \
+    --block-size 1MiB --batch-size 1 --window "$qd" > /dev/null
   r_file=$(xferd_gbs r-file-read "$run_dir-a" "$work/target-b-file.log" "$ns_a" -- --operation read \
     --block-size 1MiB --batch-size 1 --window "$qd")
   r_memory=$(xferd_gbs r-memory-read "$run_dir-a" "$work/target-b-memory.log" "$ns_a" -- --operation read \
