@@ -91,6 +91,8 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     private long clockNanos;
     private boolean clockRead;
     private long bytesSinceClock;
+    /** True while {@link #executeInline} runs a request intake took on this thread. */
+    private boolean inline;
 
     public TransferWorker(
         final int index,
@@ -248,6 +250,33 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             }
         }
         return bytesThisCycle < byteBudget;
+    }
+
+    /**
+     * Run a lone local request that intake took on this worker's thread instead of publishing it (SHARED threading:
+     * intake and this worker are one composite agent, see {@link SubmitAdapter}): checked, copied and answered
+     * exactly as {@link #onEvent} would, except that the command holds no borrow of its submitter of its own
+     * (intake's borrow for its pass covers the call; a hand-off to the storage stage takes one of its own). Its
+     * region borrows end with this worker's next duty cycle, the same composite cycle.
+     */
+    void executeInline(final TransferCommand command)
+    {
+        clockRead = false; // the last duty cycle's clock read may be long past
+        inline = true;
+        try
+        {
+            final int status = executeOrFail(command);
+            if (status != HANDED_OFF)
+            {
+                complete(command, command.requestId, null, 0, command.length, command.submitNanos,
+                    command.intakeNanos, status);
+            }
+        }
+        finally
+        {
+            inline = false;
+            command.clear();
+        }
     }
 
     private void complete(final TransferCommand command, final long requestId, final BatchTracker batch,
@@ -610,8 +639,10 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         {
             return false;
         }
-        // a member of a run hands off a borrow of its submitter of its own: the run's ends with the run
-        final boolean ownBorrow = command.run.count() > 0;
+        // a member of a run hands off a borrow of its submitter of its own: the run's ends with the run (an inline
+        // request has none to hand: intake's ends with its pass)
+        final boolean member = command.run.count() > 0;
+        final boolean ownBorrow = member || inline;
         if (ownBorrow && !command.submitter.tryAcquire())
         {
             return false;
@@ -639,7 +670,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             }
             return false;
         }
-        if (ownBorrow)
+        if (member)
         {
             // intake leaves a run's members to the worker to journal (the stage's COMPLETED may come first)
             journal.onSubmitted(submitter.slot(), requestId, command.traceId, command.opcode, command.length,
