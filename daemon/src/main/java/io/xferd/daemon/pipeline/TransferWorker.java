@@ -91,6 +91,10 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     private long clockNanos;
     private boolean clockRead;
     private long bytesSinceClock;
+    /** While a run's members are executed: the regions the last member found, for the next (see executeMembers). */
+    private boolean inRun;
+    private Region runLocal;
+    private Region runRemote;
     /** True while {@link #executeInline} runs a request intake took on this thread. */
     private boolean inline;
 
@@ -313,19 +317,20 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         int succeeded = 0;
         int failures = 0;
         long moved = 0;
+        inRun = true;
+        try
+        {
+            executeMembers(command, run, n);
+        }
+        finally
+        {
+            inRun = false;
+            runLocal = null;
+            runRemote = null;
+        }
         for (int i = 0; i < n; i++)
         {
-            command.requestId = run.requestId(i);
-            command.batch = run.batch(i);
-            command.batchEntry = run.batchEntry(i);
-            command.localAddress = run.localAddress(i);
-            command.targetAddress = run.targetAddress(i);
-            command.length = run.length(i);
-            command.traceId = run.traceId(i);
-            command.submitNanos = run.submitNanos(i);
-            command.intakeNanos = run.intakeNanos(i);
-            final int status = executeOrFail(command);
-            run.result(i, status, localNic);
+            final int status = run.status(i);
             if (status == TransferStatus.OK)
             {
                 succeeded++;
@@ -348,6 +353,28 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             failed.getAndAdd(failures);
         }
         answerRun(command, run);
+    }
+
+    /**
+     * Check and copy each member of a run, its result in the run. The members share a submitter and a target segment,
+     * so a member within the regions the one before it found uses them without a lookup (a region unregistered
+     * meanwhile is closed: its borrow refuses it, as a fresh lookup would); every other check is made per member.
+     */
+    private void executeMembers(final TransferCommand command, final LocalRun run, final int n)
+    {
+        for (int i = 0; i < n; i++)
+        {
+            command.requestId = run.requestId(i);
+            command.batch = run.batch(i);
+            command.batchEntry = run.batchEntry(i);
+            command.localAddress = run.localAddress(i);
+            command.targetAddress = run.targetAddress(i);
+            command.length = run.length(i);
+            command.traceId = run.traceId(i);
+            command.submitNanos = run.submitNanos(i);
+            command.intakeNanos = run.intakeNanos(i);
+            run.result(i, executeOrFail(command), localNic);
+        }
     }
 
     /**
@@ -541,15 +568,22 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             // handles are guessable (slot, generation): the policy holds on every request, not only at OPEN_SEGMENT
             return TransferStatus.ACCESS_DENIED;
         }
-        final Region local = command.submitter.regions().find(command.localAddress, length);
+        final Region local = runLocal != null && runLocal.contains(command.localAddress, length) ? runLocal :
+            command.submitter.regions().find(command.localAddress, length);
         if (local == null)
         {
             return TransferStatus.LOCAL_RANGE_NOT_REGISTERED;
         }
-        final Region remote = target.regions().find(command.targetAddress, length);
+        final Region remote = runRemote != null && runRemote.contains(command.targetAddress, length) ? runRemote :
+            target.regions().find(command.targetAddress, length);
         if (remote == null)
         {
             return TransferStatus.TARGET_RANGE_NOT_REGISTERED;
+        }
+        if (inRun)
+        {
+            runLocal = local;
+            runRemote = remote;
         }
         if (!localBorrow.borrow(local))
         {
