@@ -47,7 +47,8 @@ import org.agrona.concurrent.status.AtomicCounter;
  * intake holds back a SUBMIT that could ride in a local run when nothing is in the pipeline and nothing was claimed
  * before it in the pass. When the pass ends with it alone, the worker runs it right there
  * ({@link TransferWorker#executeInline}: every check, grant, borrow and status as in the pipeline; the completion
- * written by this thread) under intake's borrow of the client: no claim, publish or poll, no borrow of its own. When
+ * written by this thread, one journal record: its COMPLETED) under intake's borrow of the client: no claim, publish
+ * or poll, no borrow of its own. When
  * anything follows it in the pass it takes its pipeline slot after all, ahead of what follows, and goes as before.
  */
 public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
@@ -393,15 +394,15 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     }
 
     /**
-     * The held SUBMIT stayed alone: counted (before its completion, so submitted never lags completed), journaled and
-     * run on this thread, within intake's borrow of its client.
+     * The held SUBMIT stayed alone: counted (before its completion, so submitted never lags completed) and run on this
+     * thread, within intake's borrow of its client. It is journaled by its COMPLETED record alone, which carries its
+     * submit and intake times: it never waited anywhere a SUBMITTED record would show (one handed to the storage stage
+     * gets its SUBMITTED record there).
      */
     private void runHeld(final TransferCommand command)
     {
         held = false;
         submitted.increment();
-        journal.onSubmitted(command.submitter.slot(), command.requestId, command.traceId, command.opcode,
-            command.length, command.submitNanos, command.intakeNanos);
         inline.executeInline(command);
     }
 

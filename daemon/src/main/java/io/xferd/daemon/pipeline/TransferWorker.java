@@ -260,8 +260,9 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
      * Run a lone local request that intake took on this worker's thread instead of publishing it (SHARED threading:
      * intake and this worker are one composite agent, see {@link SubmitAdapter}): checked, copied and answered
      * exactly as {@link #onEvent} would, except that the command holds no borrow of its submitter of its own
-     * (intake's borrow for its pass covers the call; a hand-off to the storage stage takes one of its own). Its
-     * region borrows end with this worker's next duty cycle, the same composite cycle.
+     * (intake's borrow for its pass covers the call; a hand-off to the storage stage takes one of its own) and has no
+     * SUBMITTED record (its COMPLETED carries its submit and intake times; one handed to the storage stage gets its
+     * SUBMITTED record there). Its region borrows end with this worker's next duty cycle, the same composite cycle.
      */
     void executeInline(final TransferCommand command)
     {
@@ -675,8 +676,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         }
         // a member of a run hands off a borrow of its submitter of its own: the run's ends with the run (an inline
         // request has none to hand: intake's ends with its pass)
-        final boolean member = command.run.count() > 0;
-        final boolean ownBorrow = member || inline;
+        final boolean ownBorrow = command.run.count() > 0 || inline;
         if (ownBorrow && !command.submitter.tryAcquire())
         {
             return false;
@@ -704,9 +704,10 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             }
             return false;
         }
-        if (member)
+        if (ownBorrow)
         {
-            // intake leaves a run's members to the worker to journal (the stage's COMPLETED may come first)
+            // intake leaves a run's members (and inline requests) to the worker to journal, and the stage's COMPLETED
+            // may come first
             journal.onSubmitted(submitter.slot(), requestId, command.traceId, command.opcode, command.length,
                 command.submitNanos, command.intakeNanos);
         }
