@@ -402,7 +402,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     private void runHeld(final TransferCommand command)
     {
         held = false;
-        submitted.increment();
+        submitted.incrementRelease(); // intake is the counter's only writer: a store, not an atomic add
         inline.executeInline(command);
     }
 
@@ -718,7 +718,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         }
         if (submittedThisPass > 0)
         {
-            submitted.getAndAdd(submittedThisPass);
+            submitted.getAndAddRelease(submittedThisPass); // its only writer: a store, not an atomic add
             submittedThisPass = 0;
         }
         if (claimedLo <= claimedHi)
