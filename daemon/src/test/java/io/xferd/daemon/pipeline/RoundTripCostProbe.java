@@ -18,6 +18,7 @@ import io.xferd.ipc.SubmitRequestFlyweight;
 import io.xferd.ipc.SystemCounter;
 import org.agrona.concurrent.CompositeAgent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.CountersManager;
@@ -34,98 +35,119 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A probe, not part of the suite (run it with {@code -Dtest=RoundTripCostProbe}): what one lone 64 B local WRITE
  * costs the data plane, the daemon's side of the round trip, on one thread: a SUBMIT record written into a client's
  * ring, one duty cycle of the data plane (intake and a transfer worker in one composite agent, as in SHARED
- * threading), the completion read back; through the pipeline, and run inline by intake (SHARED threading's
- * default since the inline path). CPU time of the thread per request, with the journal off and on (a real
- * recorder drained on the same thread by the journal's agent), so a loaded machine changes the figure little; and
- * the bytes the thread allocated in each round (0 once compiled: the hot path allocates nothing).
+ * threading), the completion read back. Two data planes side by side, one sending the request through the pipeline
+ * and one running it inline (SHARED threading's default), their rounds alternated so that a loaded machine's drift
+ * falls on both; with the journal off and on (a real recorder drained on the same thread by the journal's agent).
+ * Prints the thread's CPU time per round trip (the client's ring work included) and the bytes it allocated per round
+ * (0 once compiled: the hot path allocates nothing).
  */
 class RoundTripCostProbe
 {
     private static final long LOCAL = 0x10_0000L;
     private static final long TARGET = 0x20_0000L;
     private static final int LENGTH = 64;
+    private static final int REQUESTS = 400_000;
+    private static final int ROUNDS = 8;
 
     @Test
-    void printCpuNanosPerRoundTrip() throws Exception
+    void printCpuNanosPerRoundTrip()
     {
         for (final boolean journalOn : new boolean[] {false, true})
         {
-            for (final boolean inline : new boolean[] {false, true})
+            try (Arena arena = Arena.ofShared())
             {
-                probe(journalOn, inline);
+                final DataPlane pipeline = new DataPlane(arena, journalOn, false);
+                final DataPlane inline = new DataPlane(arena, journalOn, true);
+                final com.sun.management.ThreadMXBean threads =
+                    (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+                for (int round = 0; round < ROUNDS; round++)
+                {
+                    for (final DataPlane plane : new DataPlane[] {pipeline, inline})
+                    {
+                        final long cpuStart = threads.getCurrentThreadCpuTime();
+                        final long allocatedStart = threads.getCurrentThreadAllocatedBytes();
+                        plane.roundTrips(REQUESTS);
+                        final long cpu = threads.getCurrentThreadCpuTime() - cpuStart;
+                        final long allocated = threads.getCurrentThreadAllocatedBytes() - allocatedStart;
+                        System.out.printf("PROBE %s round %d: %.1f CPU ns per 64 B round trip, %d B allocated " +
+                            "in the round%n", plane.name, round, cpu / (double)REQUESTS, allocated);
+                    }
+                }
+                for (final DataPlane plane : new DataPlane[] {pipeline, inline})
+                {
+                    assertThat(plane.completions[0]).isEqualTo((long)ROUNDS * REQUESTS);
+                    assertThat(plane.counters.get(SystemCounter.REQUESTS_FAILED).get()).isZero();
+                    assertThat(plane.counters.get(SystemCounter.REQUESTS_COMPLETED).get())
+                        .isEqualTo((long)ROUNDS * REQUESTS);
+                }
             }
         }
     }
 
-    private static void probe(final boolean journalOn, final boolean inline) throws Exception
+    /**
+     * One client, intake and a worker as one composite agent, and (journal on) the journal's agent.
+     */
+    private static final class DataPlane
     {
-        try (Arena arena = Arena.ofShared())
+        final String name;
+        final SystemCounters counters = new SystemCounters(new CountersManager(
+            new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 1024)),
+            new UnsafeBuffer(ByteBuffer.allocateDirect(16 * 1024))));
+        final TestClient client = new TestClient(0, "probe", 64 * 1024);
+        final CompositeAgent agent;
+        final JournalAgent journalAgent;
+        final UnsafeBuffer record = new UnsafeBuffer(ByteBuffer.allocateDirect(256));
+        final SubmitRequestFlyweight request = new SubmitRequestFlyweight().wrap(record, 0);
+        final long[] completions = new long[1];
+        final MessageHandler countCompletion = (type, buffer, index, length) -> completions[0]++;
+
+        DataPlane(final Arena arena, final boolean journalOn, final boolean inline)
         {
-            final CountersManager countersManager = new CountersManager(
-                new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 1024)),
-                new UnsafeBuffer(ByteBuffer.allocateDirect(16 * 1024)));
-            final SystemCounters counters = new SystemCounters(countersManager);
-            final JournalRecorder recorder = journalOn ?
-                new JournalRecorder(2 * 1024 * 1024, counters.get(SystemCounter.JOURNAL_DROPPED), new JournalNames()) :
-                null;
+            name = (journalOn ? "journal on" : "journal off") + (inline ? ", inline" : ", pipeline");
+            final JournalRecorder recorder = journalOn ? new JournalRecorder(2 * 1024 * 1024,
+                counters.get(SystemCounter.JOURNAL_DROPPED), new JournalNames()) : null;
             final TransferJournal journal = journalOn ? recorder : TransferJournal.DISABLED;
-            final JournalAgent journalAgent = journalOn ?
-                new JournalAgent(recorder, null, 0, new TransferStats(), -1) : null;
+            journalAgent = journalOn ? new JournalAgent(recorder, null, 0, new TransferStats(), -1) : null;
             final ManyToOneConcurrentArrayQueue<ClientSession> disconnects = new ManyToOneConcurrentArrayQueue<>(8);
             final SessionTable registry = new SessionTable(4);
             final TransferPipeline pipeline = new TransferPipeline(1024, 1);
-            final TestClient client = new TestClient(0, "probe", 64 * 1024);
             final TransferWorker worker = new TransferWorker(0, pipeline, registry,
                 new CompletionSender(disconnects, counters), null, counters, SystemNanoClock.INSTANCE, 1 << 20,
-                Long.MAX_VALUE, journal, new RegionCopierTest.RecordingDeviceMemory(),
-                AccessPolicy.OWNER_ONLY);
+                Long.MAX_VALUE, journal, new RegionCopierTest.RecordingDeviceMemory(), AccessPolicy.OWNER_ONLY);
             final SubmitAdapter intake = new SubmitAdapter(pipeline.ring(), registry, disconnects, counters,
                 SystemNanoClock.INSTANCE, journal, 64, 4, 0, inline ? worker : null);
-            final CompositeAgent dataPlane = new CompositeAgent(intake, worker);
+            agent = new CompositeAgent(intake, worker);
             final MemorySegment memory = arena.allocate(8192);
             memory.fill((byte)7);
             client.regions(new Region(LOCAL, 4096, "cpu:0", memory.asSlice(0, 4096), memory.asSlice(0, 4096)),
                 new Region(TARGET, 4096, "cpu:0", memory.asSlice(4096, 4096), memory.asSlice(4096, 4096)));
             registry.add(client.session);
-            final UnsafeBuffer record = new UnsafeBuffer(ByteBuffer.allocateDirect(256));
-            final SubmitRequestFlyweight request = new SubmitRequestFlyweight().wrap(record, 0);
+        }
+
+        void roundTrips(final int requests)
+        {
             final int recordLength = SubmitRequestFlyweight.recordLength(0);
-            final com.sun.management.ThreadMXBean threads =
-                (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
-            final long[] completions = new long[1];
-            final org.agrona.concurrent.MessageHandler countCompletion =
-                (type, buffer, index, length) -> completions[0]++; // made once: the loop allocates nothing
-            final String name = (journalOn ? "journal on" : "journal off") + (inline ? ", inline" : ", pipeline");
-            final int requests = 400_000;
-            for (int round = 0; round < 7; round++)
+            for (int r = 0; r < requests; r++)
             {
-                long dataPlaneNanos = 0;
-                final long cpuStart = threads.getCurrentThreadCpuTime();
-                final long allocatedStart = threads.getCurrentThreadAllocatedBytes();
-                for (int r = 0; r < requests; r++)
+                request.clearReserved().opcode(Opcode.WRITE).requestId(r)
+                    .segmentHandle(client.session.segmentHandle())
+                    .localAddress(LOCAL).targetAddress(TARGET).length(LENGTH).traceId(0)
+                    .submitNanos(System.nanoTime()).noNotify();
+                client.submitter.write(RecordTypes.SUBMIT, record, 0, recordLength);
+                try
                 {
-                    request.clearReserved().opcode(Opcode.WRITE).requestId(r)
-                        .segmentHandle(client.session.segmentHandle())
-                        .localAddress(LOCAL).targetAddress(TARGET).length(LENGTH).traceId(0)
-                        .submitNanos(System.nanoTime()).noNotify();
-                    client.submitter.write(RecordTypes.SUBMIT, record, 0, recordLength);
-                    final long start = System.nanoTime();
-                    dataPlane.doWork();
-                    dataPlaneNanos += System.nanoTime() - start;
-                    client.session.completionRing().read(countCompletion);
-                    if (journalOn)
-                    {
-                        journalAgent.doWork();
-                    }
+                    agent.doWork();
                 }
-                final long cpu = threads.getCurrentThreadCpuTime() - cpuStart;
-                final long allocated = threads.getCurrentThreadAllocatedBytes() - allocatedStart;
-                System.out.printf("PROBE %s round %d: %.1f CPU ns per 64 B round trip, data plane's duty cycle " +
-                    "%.1f ns, %d B allocated in the round%n", name, round, cpu / (double)requests,
-                    dataPlaneNanos / (double)requests, allocated);
+                catch (final Exception ex)
+                {
+                    throw new AssertionError(ex);
+                }
+                client.session.completionRing().read(countCompletion);
+                if (journalAgent != null)
+                {
+                    journalAgent.doWork();
+                }
             }
-            assertThat(completions[0]).isEqualTo(7L * requests);
-            assertThat(counters.get(SystemCounter.REQUESTS_FAILED).get()).isZero();
         }
     }
 }
