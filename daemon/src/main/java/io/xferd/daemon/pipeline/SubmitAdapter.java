@@ -48,8 +48,8 @@ import org.agrona.concurrent.status.AtomicCounter;
  * before it in the pass. When the pass ends with it alone, the worker runs it right there
  * ({@link TransferWorker#executeInline}: every check, grant, borrow and status as in the pipeline; the completion
  * written by this thread, one journal record: its COMPLETED) under intake's borrow of the client: no claim, publish
- * or poll, no borrow of its own. When
- * anything follows it in the pass it takes its pipeline slot after all, ahead of what follows, and goes as before.
+ * or poll, no borrow of its own. When anything follows it in the pass it takes its pipeline slot after all, ahead of
+ * what follows, and goes as before.
  */
 public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
 {
