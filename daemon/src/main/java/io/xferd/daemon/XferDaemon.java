@@ -207,10 +207,6 @@ public final class XferDaemon implements AutoCloseable
         this.journal = Journal.create(context.operations(), counters); // its thread starts once serving
         transport.journal(journal.recorder());
 
-        final Agent intake = new SubmitAdapter(pipeline.ring(), registry, disconnects, counters, nanoClock,
-            journal.recorder(), context.maxBatchEntriesInForce(), context.batchTrackersPerClient(),
-            transport != null && transport.carriesCoalescedRequests() ?
-                Math.min(context.sliceSize(), context.maxRequestLength()) : 0);
         final List<Agent> workers = new ArrayList<>();
         for (int i = 0; i < context.transferWorkers(); i++)
         {
@@ -218,6 +214,13 @@ public final class XferDaemon implements AutoCloseable
                 counters, nanoClock, context.maxRequestLength(), context.dutyCycleByteBudget(), journal.recorder(),
                 context.deviceMemory(), context.accessPolicy(), context.storageQueueDepth(), storageStage));
         }
+        // SHARED: intake and the workers take turns on one thread, so intake may run a lone local request on the
+        // first worker itself, without the pipeline hop
+        final Agent intake = new SubmitAdapter(pipeline.ring(), registry, disconnects, counters, nanoClock,
+            journal.recorder(), context.maxBatchEntriesInForce(), context.batchTrackersPerClient(),
+            transport != null && transport.carriesCoalescedRequests() ?
+                Math.min(context.sliceSize(), context.maxRequestLength()) : 0,
+            context.threadingMode() == ThreadingMode.SHARED ? (TransferWorker)workers.get(0) : null);
         if (transport instanceof RdmaTransport rdma)
         {
             workers.add(rdma.agent());

@@ -40,6 +40,16 @@ import org.agrona.concurrent.status.AtomicCounter;
  * the clock is read once per duty cycle (a request's intake time is the cycle's: the intake pass is short). Small
  * local requests of one pass to one segment ride in one command ({@link LocalRunGatherer}): one pipeline event,
  * not one per request.
+ * <p>
+ * With SHARED threading intake and the transfer workers take turns on one thread, so a lone small local request
+ * need not cross the pipeline at all: given the thread's worker ({@link #SubmitAdapter(RingBuffer, SessionTable,
+ * ManyToOneConcurrentArrayQueue, SystemCounters, NanoClock, TransferJournal, int, int, long, TransferWorker)}),
+ * intake holds back a SUBMIT that could ride in a local run when nothing is in the pipeline and nothing was claimed
+ * before it in the pass. When the pass ends with it alone, the worker runs it right there
+ * ({@link TransferWorker#executeInline}: every check, grant, borrow and status as in the pipeline; the completion
+ * written by this thread, one journal record: its COMPLETED) under intake's borrow of the client: no claim, publish
+ * or poll, no borrow of its own. When anything follows it in the pass it takes its pipeline slot after all, ahead of
+ * what follows, and goes as before.
  */
 public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
 {
@@ -65,6 +75,11 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     private final ClientIntake[] clients;
     private final RequestCoalescer coalescer;
     private final LocalRunGatherer runs;
+    /** The worker that shares this thread (SHARED threading), which runs lone local requests inline; or null. */
+    private final TransferWorker inline;
+    /** The SUBMIT held back to run inline when its pass ends with it alone (valid while {@link #held}). */
+    private final TransferCommand heldCommand = new TransferCommand();
+    private boolean held;
     private ClientSession current;
     private ClientIntake currentIntake;
     private int budget;
@@ -108,6 +123,27 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         final int batchTrackersPerClient,
         final long coalesceLimit)
     {
+        this(pipeline, registry, disconnects, counters, clock, journal, maxBatchEntries, batchTrackersPerClient,
+            coalesceLimit, null);
+    }
+
+    /**
+     * @param inline the transfer worker that runs on intake's own thread (SHARED threading), to run lone small
+     *               local requests without the pipeline hop; null when the workers have threads of their own.
+     */
+    public SubmitAdapter(
+        final RingBuffer<TransferCommand> pipeline,
+        final SessionTable registry,
+        final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
+        final SystemCounters counters,
+        final NanoClock clock,
+        final TransferJournal journal,
+        final int maxBatchEntries,
+        final int batchTrackersPerClient,
+        final long coalesceLimit,
+        final TransferWorker inline)
+    {
+        this.inline = inline;
         this.pipeline = pipeline;
         this.registry = registry;
         this.disconnects = disconnects;
@@ -217,6 +253,16 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         {
             return SubmitRing.Action.LEAVE;
         }
+        if (held)
+        {
+            releaseHeld(); // another request follows it in this pass: it takes its place in the pipeline first
+        }
+        else if (notifyLength == 0 && mayHold())
+        {
+            hold();
+            budget--;
+            return SubmitRing.Action.TAKEN;
+        }
         if (notifyLength == 0 && coalescer.isOpen() && appendSubmit())
         {
             budget--;
@@ -269,6 +315,98 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     }
 
     /**
+     * @return true when the SUBMIT in {@link #request} may be held back to run inline: a small local READ or WRITE
+     * (as may ride in a local run), with nothing claimed before it in this pass and nothing left in the pipeline
+     * (so it cannot overtake an earlier request of its client).
+     */
+    private boolean mayHold()
+    {
+        if (inline == null || claimedLo <= claimedHi || coalescer.isOpen() || runs.isOpen())
+        {
+            return false;
+        }
+        final int opcode = request.opcode();
+        final long length = request.length();
+        return (opcode == Opcode.READ || opcode == Opcode.WRITE) && length > 0 &&
+            length <= LocalRun.MAX_MEMBER_LENGTH && !RemoteSegments.isRemote(request.segmentHandle()) &&
+            pipeline.getMinimumGatingSequence() == pipeline.getCursor();
+    }
+
+    /**
+     * Hold the SUBMIT in {@link #request} back (intake's own command, not a pipeline slot): journaled and counted
+     * when it runs, or when it goes to the pipeline after all.
+     */
+    private void hold()
+    {
+        final TransferCommand command = heldCommand;
+        command.submitter = current;
+        command.batch = null;
+        command.requestId = request.requestId();
+        command.opcode = request.opcode();
+        command.segmentHandle = request.segmentHandle();
+        command.localAddress = request.localAddress();
+        command.targetAddress = request.targetAddress();
+        command.length = request.length();
+        command.traceId = request.traceId();
+        command.submitNanos = request.submitNanos();
+        command.intakeNanos = cycleNanos();
+        command.refusal = 0;
+        command.notifyLength = 0;
+        held = true;
+    }
+
+    /**
+     * The held SUBMIT goes to the pipeline after all (a request follows it in the pass): it takes the next slot,
+     * ahead of what follows, as if it had never been held; run here when the pipeline is full (nothing precedes it).
+     */
+    private void releaseHeld()
+    {
+        held = false;
+        final TransferCommand from = heldCommand;
+        final long sequence = claim();
+        if (sequence < 0)
+        {
+            runHeld(from);
+            return;
+        }
+        final TransferCommand command = pipeline.get(sequence);
+        passBorrows++;
+        command.submitter = from.submitter;
+        command.batch = null;
+        command.requestId = from.requestId;
+        command.opcode = from.opcode;
+        command.segmentHandle = from.segmentHandle;
+        command.localAddress = from.localAddress;
+        command.targetAddress = from.targetAddress;
+        command.length = from.length;
+        command.traceId = from.traceId;
+        command.submitNanos = from.submitNanos;
+        command.intakeNanos = from.intakeNanos;
+        command.refusal = 0;
+        command.notifyLength = 0;
+        from.clear();
+        submittedThisPass++;
+        if (!runs.offer(command))
+        {
+            journal.onSubmitted(command.submitter.slot(), command.requestId, command.traceId, command.opcode,
+                command.length, command.submitNanos, command.intakeNanos);
+        }
+    }
+
+    /**
+     * The held SUBMIT stayed alone: counted (before its completion, so submitted never lags completed) and run on this
+     * thread, within intake's borrow of its client. It is journaled by its COMPLETED record alone, which carries its
+     * submit and intake times: it never waited anywhere a SUBMITTED record would show (one handed to the storage stage
+     * gets its SUBMITTED record there).
+     */
+    private void runHeld(final TransferCommand command)
+    {
+        held = false;
+        submitted.incrementRelease(); // intake is the counter's only writer: a store, not an atomic add
+        inline.executeInline(command);
+    }
+
+    /**
      * @return true when the SUBMIT in {@link #request} rides in the open local run (and in its borrow of the client).
      */
     private boolean appendSubmitToRun()
@@ -309,6 +447,10 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     {
         final ClientSession session = current;
         final ClientIntake intake = currentIntake;
+        if (held)
+        {
+            releaseHeld(); // ahead of the batch's entries
+        }
         BatchTracker batch = intake.partialBatch;
         if (batch == null)
         {
@@ -576,7 +718,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         }
         if (submittedThisPass > 0)
         {
-            submitted.getAndAdd(submittedThisPass);
+            submitted.getAndAddRelease(submittedThisPass); // its only writer: a store, not an atomic add
             submittedThisPass = 0;
         }
         if (claimedLo <= claimedHi)
@@ -584,6 +726,10 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             pipeline.publish(claimedLo, claimedHi);
             claimedLo = 0;
             claimedHi = -1;
+        }
+        if (held)
+        {
+            runHeld(heldCommand); // the pass ended with it alone (nothing was claimed with it: see mayHold)
         }
     }
 

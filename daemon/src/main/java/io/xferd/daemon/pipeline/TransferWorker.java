@@ -94,6 +94,12 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     private long clockNanos;
     private boolean clockRead;
     private long bytesSinceClock;
+    /** While a run's members are executed: the regions the last member found, for the next (see executeMembers). */
+    private boolean inRun;
+    private Region runLocal;
+    private Region runRemote;
+    /** True while {@link #executeInline} runs a request intake took on this thread. */
+    private boolean inline;
 
     public TransferWorker(
         final int index,
@@ -258,6 +264,34 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         return bytesThisCycle < byteBudget;
     }
 
+    /**
+     * Run a lone local request that intake took on this worker's thread instead of publishing it (SHARED threading:
+     * intake and this worker are one composite agent, see {@link SubmitAdapter}): checked, copied and answered
+     * exactly as {@link #onEvent} would, except that the command holds no borrow of its submitter of its own
+     * (intake's borrow for its pass covers the call; a hand-off to the storage stage takes one of its own) and has no
+     * SUBMITTED record (its COMPLETED carries its submit and intake times; one handed to the storage stage gets its
+     * SUBMITTED record there). Its region borrows end with this worker's next duty cycle, the same composite cycle.
+     */
+    void executeInline(final TransferCommand command)
+    {
+        clockRead = false; // the last duty cycle's clock read may be long past
+        inline = true;
+        try
+        {
+            final int status = executeOrFail(command);
+            if (status != HANDED_OFF)
+            {
+                complete(command, command.requestId, null, 0, command.length, command.submitNanos,
+                    command.intakeNanos, status);
+            }
+        }
+        finally
+        {
+            inline = false;
+            command.clear();
+        }
+    }
+
     private void complete(final TransferCommand command, final long requestId, final BatchTracker batch,
         final int batchEntry, final long length, final long submitNanos, final long intakeNanos, final int status)
     {
@@ -292,19 +326,20 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         int succeeded = 0;
         int failures = 0;
         long moved = 0;
+        inRun = true;
+        try
+        {
+            executeMembers(command, run, n);
+        }
+        finally
+        {
+            inRun = false;
+            runLocal = null;
+            runRemote = null;
+        }
         for (int i = 0; i < n; i++)
         {
-            command.requestId = run.requestId(i);
-            command.batch = run.batch(i);
-            command.batchEntry = run.batchEntry(i);
-            command.localAddress = run.localAddress(i);
-            command.targetAddress = run.targetAddress(i);
-            command.length = run.length(i);
-            command.traceId = run.traceId(i);
-            command.submitNanos = run.submitNanos(i);
-            command.intakeNanos = run.intakeNanos(i);
-            final int status = executeOrFail(command);
-            run.result(i, status, localNic);
+            final int status = run.status(i);
             if (status == TransferStatus.OK)
             {
                 succeeded++;
@@ -327,6 +362,28 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             failed.getAndAdd(failures);
         }
         answerRun(command, run);
+    }
+
+    /**
+     * Check and copy each member of a run, its result in the run. The members share a submitter and a target segment,
+     * so a member within the regions the one before it found uses them without a lookup (a region unregistered
+     * meanwhile is closed: its borrow refuses it, as a fresh lookup would); every other check is made per member.
+     */
+    private void executeMembers(final TransferCommand command, final LocalRun run, final int n)
+    {
+        for (int i = 0; i < n; i++)
+        {
+            command.requestId = run.requestId(i);
+            command.batch = run.batch(i);
+            command.batchEntry = run.batchEntry(i);
+            command.localAddress = run.localAddress(i);
+            command.targetAddress = run.targetAddress(i);
+            command.length = run.length(i);
+            command.traceId = run.traceId(i);
+            command.submitNanos = run.submitNanos(i);
+            command.intakeNanos = run.intakeNanos(i);
+            run.result(i, executeOrFail(command), localNic);
+        }
     }
 
     /**
@@ -520,15 +577,22 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             // handles are guessable (slot, generation): the policy holds on every request, not only at OPEN_SEGMENT
             return TransferStatus.ACCESS_DENIED;
         }
-        final Region local = command.submitter.regions().find(command.localAddress, length);
+        final Region local = runLocal != null && runLocal.contains(command.localAddress, length) ? runLocal :
+            command.submitter.regions().find(command.localAddress, length);
         if (local == null)
         {
             return TransferStatus.LOCAL_RANGE_NOT_REGISTERED;
         }
-        final Region remote = target.regions().find(command.targetAddress, length);
+        final Region remote = runRemote != null && runRemote.contains(command.targetAddress, length) ? runRemote :
+            target.regions().find(command.targetAddress, length);
         if (remote == null)
         {
             return TransferStatus.TARGET_RANGE_NOT_REGISTERED;
+        }
+        if (inRun)
+        {
+            runLocal = local;
+            runRemote = remote;
         }
         if (!localBorrow.borrow(local))
         {
@@ -618,8 +682,9 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         {
             return false;
         }
-        // a member of a run hands off a borrow of its submitter of its own: the run's ends with the run
-        final boolean ownBorrow = command.run.count() > 0;
+        // a member of a run hands off a borrow of its submitter of its own: the run's ends with the run (an inline
+        // request has none to hand: intake's ends with its pass)
+        final boolean ownBorrow = command.run.count() > 0 || inline;
         if (ownBorrow && !command.submitter.tryAcquire())
         {
             return false;
@@ -652,7 +717,8 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         }
         if (ownBorrow)
         {
-            // intake leaves a run's members to the worker to journal (the stage's COMPLETED may come first)
+            // intake leaves a run's members (and inline requests) to the worker to journal, and the stage's COMPLETED
+            // may come first
             journal.onSubmitted(submitter.slot(), requestId, command.traceId, command.opcode, command.length,
                 command.submitNanos, command.intakeNanos);
         }

@@ -225,6 +225,29 @@ class LocalRunTest
     }
 
     @Test
+    void shouldTakeEachMembersRegionsFromItsOwnAddressesWhenARunMovesBetweenRegions()
+    {
+        final byte[] block0 = slice(source, 0);
+        final byte[] block2 = slice(source, 2);
+        submit(0, LOCAL, TARGET, BLOCK); // source region -> target region
+        submit(1, TARGET, LOCAL + 8L * BLOCK, BLOCK); // and back: the regions swap sides
+        submit(2, LOCAL + 2L * BLOCK, TARGET + 2L * BLOCK, BLOCK);
+        submit(3, LOCAL + (long)BLOCKS * BLOCK - 64, TARGET, 128); // runs past the end of the last region found
+        submit(4, LOCAL, TARGET + (long)BLOCKS * BLOCK - 64, 128); // the target's likewise
+
+        intake.doWork();
+        assertThat(pipeline.ring().getCursor()).as("one run").isZero();
+        worker.doWork();
+
+        assertThat(alice.completions()).extracting(TestClient.Completion::status).containsExactly(TransferStatus.OK,
+            TransferStatus.OK, TransferStatus.OK, TransferStatus.LOCAL_RANGE_NOT_REGISTERED,
+            TransferStatus.TARGET_RANGE_NOT_REGISTERED);
+        assertThat(slice(target, 0)).isEqualTo(block0);
+        assertThat(slice(source, 8)).as("member 1 read what member 0 wrote").isEqualTo(block0);
+        assertThat(slice(target, 2)).isEqualTo(block2);
+    }
+
+    @Test
     void shouldSendASmallRequestThatStaysAloneAsBeforeJournaledByIntake()
     {
         submit(5, LOCAL, TARGET, BLOCK);
