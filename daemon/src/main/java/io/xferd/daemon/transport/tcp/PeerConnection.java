@@ -61,7 +61,7 @@ final class PeerConnection implements AutoCloseable
     // when to connect, back off and give up; which channel is current (the decisions, apart from the I/O here)
     private final PeerConnectionLifecycle<SocketChannel> lifecycle;
     private final ManyToOneConcurrentArrayQueue<Slice> sendQueue = new ManyToOneConcurrentArrayQueue<>(4096);
-    // the sender's order over what was queued: the flow with the fewest bytes sent first (sender thread only)
+    // the sender's order over what was queued: the smallest flow so far first (sender thread only)
     private final SliceScheduler scheduler = new SliceScheduler();
     // after a slice, the sender spins this long before backing off (idle strategy spin-backoff; else 0): the next
     // small request of a client that waits for each answer (a READ answered in tens of us) finds it awake
@@ -264,6 +264,11 @@ final class PeerConnection implements AutoCloseable
 
     private void sleepUntilOffered()
     {
+        if (inFlight.isEmpty())
+        {
+            // nothing queued, nothing on the wire: what the flows were sent no longer says who is under way
+            scheduler.forgetIdleFlows();
+        }
         senderAsleep = true;
         sending.set(false);
         if (sendQueue.isEmpty() && running)
