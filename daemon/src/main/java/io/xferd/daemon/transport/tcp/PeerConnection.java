@@ -36,10 +36,11 @@ final class PeerConnection implements AutoCloseable
     // a full window reopens for the sender once this many slices are answered: it then sends them back to back, in
     // one gathering write, instead of one write per answer that trickles in
     static final int WINDOW_REFILL = 16;
-    // bytes in flight, which a slice queued now waits behind whatever the scheduler decides: 16 slices of 512 KiB,
-    // twice the answers a peer batches (BufferedChannel.ANSWER_BATCH), so its batches never find the window shut
-    static final long WINDOW_BYTES = 8L << 20;
-    static final long WINDOW_REFILL_BYTES = 2L << 20;
+    // bytes in flight, which a slice queued now waits behind whatever the scheduler decides: 8 slices of 512 KiB,
+    // reopening at 3 MiB; the peer answers at least every MiB received (BufferedChannel.ANSWER_BATCH_BYTES), so the
+    // window reopens while 2-3 MiB are still on their way and the wire does not idle while the sender wakes
+    static final long WINDOW_BYTES = 4L << 20;
+    static final long WINDOW_REFILL_BYTES = 1L << 20;
     private static final long WINDOW_PARK_NS = 1_000_000L;
     // spins, then yields, then sleep until a slice is offered (the producer unparks): no timed parks in between,
     // each of which costs a futex and a timer, and a stream of small requests idles between every batch of them
