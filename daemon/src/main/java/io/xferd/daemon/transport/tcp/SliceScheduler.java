@@ -109,7 +109,8 @@ final class SliceScheduler
         int next = -1;
         for (int flow = 0; flow < flows; flow++)
         {
-            if (heads[flow] != null && (next < 0 || (aging ? lastServed[flow] < lastServed[next] : isSmaller(flow, next))))
+            if (heads[flow] != null &&
+                (next < 0 || (aging ? lastServed[flow] < lastServed[next] : isSmaller(flow, next))))
             {
                 next = flow;
             }
