@@ -58,6 +58,8 @@ submitted() {
 
 events=syscalls:sys_enter_io_uring_enter,syscalls:sys_enter_lseek,syscalls:sys_enter_write
 events+=,syscalls:sys_enter_futex,raw_syscalls:sys_enter
+# operations io_uring could not issue at once (punted to its io-wq worker threads: a thread hop per operation)
+events+=,io_uring:io_uring_submit_req,io_uring:io_uring_queue_async_work
 for spec in "write 1MiB" "read 64KiB --random"; do
   set -- $spec
   before=$(submitted)
@@ -71,7 +73,7 @@ for spec in "write 1MiB" "read 64KiB --random"; do
   wait "$perf_pid" || true
   requests=$(( $(submitted) - before ))
   echo "$spec: $(grep -m1 '^RESULT' "$work/bench.log" | grep -o 'gb_per_s=[^ ]*'), $requests requests counted"
-  grep -E "syscalls|raw_syscalls" "$work/perf.txt" |
+  grep -E "syscalls|raw_syscalls|io_uring:" "$work/perf.txt" |
     awk -v n="$requests" '{ gsub(",", "", $1); printf "  %-36s %9d  %5.2f per request\n", $2, $1, $1 / n }'
 done
 echo "load after: $(cat /proc/loadavg)"

@@ -7,7 +7,7 @@
 # (host A's memory into B's file, against into B's memory).
 #
 #   perf/bench-storage.sh [--dir DIR] [--size SIZE] [--qd N] [--duration S] [--no-remote | --remote-only]
-#                         [--build CHECKOUT]
+#                         [--build CHECKOUT] [--fio-whole-file] [--client-idle gentle|spin]
 #
 #   --dir       where the test file lives (default /var/tmp: the machine's disk; /dev/shm for tmpfs)
 #   --size      file size (default 1GiB)
@@ -16,6 +16,14 @@
 #   --no-remote skip the two-namespace part (which needs root)
 #   --remote-only  only the two-namespace part (no fio, no local runs)
 #   --build     the checkout whose daemon build runs (default: this one), e.g. a worktree of main for a before/after
+#   --fio-whole-file  fio over the whole file (rounds one to three did): by default fio covers the bytes xferd bench
+#               does, the file's first min(size, 64 MiB) (xferd bench's span per thread), so both read and write the
+#               same bytes of the same file (the virtio host caches a 64 MiB span better than 512 MiB)
+#   --client-idle  how xferd bench's client waits for its oldest request (default gentle: parks up to 500 us, so as
+#               not to take the daemon's core; spin: the client library's default). fio blocks in io_uring_enter.
+#
+# For each local run it also prints the queue depth the device actually had: the mean of /sys/block/DEV/inflight
+# (reads + writes) sampled every 0.5 ms for the run's middle seconds (other I/O on the device counts too).
 #
 # Installs nothing: it says what is missing (fio: apt-get install fio; the daemon: ./mvnw -DskipTests package -pl
 # daemon -am). The machine it runs on should be quiet: print /proc/loadavg with the figures.
@@ -30,6 +38,8 @@ qd=16
 duration=10
 remote=1
 local_runs=1
+fio_whole=0
+client_idle=gentle
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --dir) dir="$2"; shift 2 ;;
@@ -39,7 +49,9 @@ while [[ $# -gt 0 ]]; do
     --no-remote) remote=0; shift ;;
     --remote-only) local_runs=0; shift ;;
     --build) build="$(cd "$2" && pwd)"; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --fio-whole-file) fio_whole=1; shift ;;
+    --client-idle) client_idle="$2"; shift 2 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -68,18 +80,45 @@ netns_trap
 netns_on_exit 'rm -rf "$run_dir" "$run_dir"-a "$run_dir"-b; rm -f "$file"; echo "bench-storage: logs in $work"'
 
 bytes="$(numfmt --from=iec "${size%B}" 2>/dev/null || numfmt --from=iec-i "${size%B}")"
+# the bytes xferd bench cycles over with one thread (ThroughputBench.MAX_SPAN), which fio covers too unless told not to
+span=$(( bytes < 64 * 1024 * 1024 ? bytes : 64 * 1024 * 1024 ))
+[[ $fio_whole == 1 ]] && fio_span=$bytes || fio_span=$span
 say "load before: $(cat /proc/loadavg)"
 say "file $file ($size), queue depth $qd, ${duration}s per run, io_uring + O_DIRECT on both sides"
+say "span: fio $(numfmt --to=iec "$fio_span")B, xferd bench $(numfmt --to=iec "$span")B of the file (from its start)"
 say "build: $build ($(git -C "$build" rev-parse --short HEAD 2>/dev/null || echo '?'))"
 
 # lay the file out with real blocks (a sparse file would read as zeros without touching the device)
 fio --name=layout --filename="$file" --size="$bytes" --rw=write --bs=1M --direct=1 --ioengine=io_uring \
   --iodepth="$qd" --output="$work/fio-layout.log" >/dev/null
 
+# the block device under --dir (a partition's own inflight file will do), for the queue depth reached
+device_inflight="/sys/class/block/$(basename "$(findmnt -no SOURCE -T "$dir" 2>/dev/null || echo none)")/inflight"
+inflight_during() { # label seconds-to-wait seconds-to-sample: mean operations in flight on the device -> $work/qd-label
+  [[ -r "$device_inflight" ]] || { echo "-" > "$work/qd-$1"; return 0; }
+  sleep "$2"
+  python3 - "$device_inflight" "$3" > "$work/qd-$1" <<'PY' || echo "-" > "$work/qd-$1"
+import sys, time
+path, seconds = sys.argv[1], float(sys.argv[2])
+total = samples = 0
+end = time.monotonic() + seconds
+while time.monotonic() < end:
+    with open(path) as f:
+        reads, writes = f.read().split()
+    total += int(reads) + int(writes)
+    samples += 1
+    time.sleep(0.0005)
+print(f"{total / max(samples, 1):.1f}")
+PY
+}
+sample_seconds=$(( duration > 3 ? duration - 2 : 1 ))
+
 fio_gbs() { # label rw bs
-  fio --name="$1" --filename="$file" --size="$bytes" --rw="$2" --bs="$3" --direct=1 --ioengine=io_uring \
+  inflight_during "$1" 1 "$sample_seconds" &
+  fio --name="$1" --filename="$file" --size="$fio_span" --rw="$2" --bs="$3" --direct=1 --ioengine=io_uring \
     --iodepth="$qd" --time_based --runtime="$duration" --randrepeat=1 --output-format=json \
     --output="$work/fio-$1.json" >/dev/null
+  wait
   python3 - "$work/fio-$1.json" <<'PY'
 import json, sys
 job = json.load(open(sys.argv[1]))["jobs"][0]
@@ -125,9 +164,11 @@ xferd_gbs() { # label directory target-log [netns] -- bench arguments
   read -r _ name address tsize <<< "$(grep -m1 '^TARGET ' "$target_log")"
   local prefix=()
   [[ -n "$ns" ]] && prefix=(ip netns exec "$ns")
+  [[ -z "$ns" ]] && inflight_during "$label" 3 "$sample_seconds" &
   "${prefix[@]}" "$xferd" bench --dir "$bench_dir" --target "$name" --target-address "$address" \
-    --target-size "$tsize" --duration "${duration}s" --warmup 2s --client-idle gentle "$@" > "$work/$label.log" 2>&1 ||
+    --target-size "$tsize" --duration "${duration}s" --warmup 2s --client-idle "$client_idle" "$@" > "$work/$label.log" 2>&1 ||
     { cat "$work/$label.log" >&2; die "xferd bench $label failed (log above)"; }
+  wait
   sed -n 's/^RESULT .* gb_per_s=\([^ ]*\).*/\1/p' "$work/$label.log" | head -1
 }
 
@@ -149,10 +190,15 @@ x_read=$(xferd_gbs x-seq-read "$run_dir" "$work/target-file.log" "" -- --operati
 x_rand=$(xferd_gbs x-rand-read "$run_dir" "$work/target-file.log" "" -- --operation read --block-size 64KiB \
   --batch-size 1 --window "$qd" --random)
 
-printf '\n%-34s %10s %10s %8s\n' "local, $size file, qd $qd" "fio GB/s" "xferd GB/s" "ratio"
-printf '%-34s %10s %10s %8s\n' "seq write 1 MiB (memory -> file)" "$fio_write" "$x_write" "$(ratio "$x_write" "$fio_write")"
-printf '%-34s %10s %10s %8s\n' "seq read 1 MiB (file -> memory)" "$fio_read" "$x_read" "$(ratio "$x_read" "$fio_read")"
-printf '%-34s %10s %10s %8s\n' "rand read 64 KiB (file -> memory)" "$fio_rand" "$x_rand" "$(ratio "$x_rand" "$fio_rand")"
+qd_of() { cat "$work/qd-$1" 2>/dev/null || echo "-"; }
+printf '\n%-34s %10s %10s %8s %13s\n' "local, $size file, qd $qd" "fio GB/s" "xferd GB/s" "ratio" "device qd f/x"
+printf '%-34s %10s %10s %8s %13s\n' "seq write 1 MiB (memory -> file)" "$fio_write" "$x_write" \
+  "$(ratio "$x_write" "$fio_write")" "$(qd_of seq-write)/$(qd_of x-seq-write)"
+printf '%-34s %10s %10s %8s %13s\n' "seq read 1 MiB (file -> memory)" "$fio_read" "$x_read" \
+  "$(ratio "$x_read" "$fio_read")" "$(qd_of seq-read)/$(qd_of x-seq-read)"
+printf '%-34s %10s %10s %8s %13s\n' "rand read 64 KiB (file -> memory)" "$fio_rand" "$x_rand" \
+  "$(ratio "$x_rand" "$fio_rand")" "$(qd_of rand-read)/$(qd_of x-rand-read)"
+say "client idle: $client_idle"
 fi
 
 # ---- remote: a peer's storage segment vs its memory, between two network namespaces
@@ -165,6 +211,12 @@ if [[ $remote == 1 ]]; then
   start_daemon "$run_dir-b" "$work/daemon-b.log" "$ns_b" "$addr_b"
   start_target "$work/target-b-file.log" "$ns_b" -- --dir "$run_dir-b" --name file --file "$file" --size "$bytes"
   start_target "$work/target-b-memory.log" "$ns_b" -- --dir "$run_dir-b" --name memory --size "$bytes" --pattern 7
+  # warm both daemons' JIT on the memory path first (result dropped): otherwise the first measured phase (the
+  # file READ) would also pay the daemons' warm-up, which each bench's own --warmup does not cover
+  xferd_gbs r-warmup-read "$run_dir-a" "$work/target-b-memory.log" "$ns_a" -- --operation read \
+    --block-size 1MiB --batch-size 1 --window "$qd" > /dev/null
+  xferd_gbs r-warmup-write "$run_dir-a" "$work/target-b-memory.log" "$ns_a" -- --operation write \
+    --block-size 1MiB --batch-size 1 --window "$qd" > /dev/null
   r_file=$(xferd_gbs r-file-read "$run_dir-a" "$work/target-b-file.log" "$ns_a" -- --operation read \
     --block-size 1MiB --batch-size 1 --window "$qd")
   r_memory=$(xferd_gbs r-memory-read "$run_dir-a" "$work/target-b-memory.log" "$ns_a" -- --operation read \

@@ -124,6 +124,30 @@ class AotCacheLauncherTest
     }
 
     @Test
+    void aDaemonStartedByTheLauncherLoadsNoPicocliClassAndBadOptionsStillGetPicocliErrors() throws IOException
+    {
+        final Path classes = install.resolve("daemon-classes.log");
+        final ProcessBuilder builder = new ProcessBuilder(launcher.toString(), "daemon", "--dir",
+            install.resolve("daemon-run").toString(), "--rpc-address=127.0.0.1:0", "--metrics-address", "off",
+            "--slow-request-ms", "-1");
+        environment(builder, Map.of("XFERD_JAVA_OPTS", "-Xlog:class+load:file=" + classes));
+        try (ChildProcess daemon = ChildProcess.startCommand("daemon-launcher", builder))
+        {
+            daemon.awaitLine("xferd daemon serving", Duration.ofSeconds(120));
+            daemon.terminate();
+            assertThat(daemon.awaitExit(Duration.ofSeconds(60))).isZero();
+        }
+        assertThat(Files.readString(classes)).contains("io.xferd.daemon.tools.cli.DaemonArguments")
+            .doesNotContain("picocli");
+
+        final String refused = run(Map.of(), 2, "daemon", "--dir", install.resolve("never").toString(), "--workers",
+            "many");
+        assertThat(refused).contains("Invalid value for option '--workers': 'many' is not an int")
+            .contains("Usage: xferd daemon");
+        assertThat(install.resolve("never")).doesNotExist();
+    }
+
+    @Test
     void aStaleCacheStillLetsADaemonStartAndServeWithoutJvmMessagesInItsLog() throws IOException
     {
         final Path stale = install.resolve("stale");

@@ -276,6 +276,78 @@ class GpuMemoryTest
         }
     }
 
+    /**
+     * GPU memory <-> a file region over several bounce chunks: through the two halves of a pinned buffer, each
+     * chunk's device copy started and waited for only once the other half's file operation is done. The stand-in
+     * moves a started copy's bytes only when the worker waits for it, so a half reused too early, or a copy never
+     * waited for, shows in the bytes.
+     */
+    @Test
+    void shouldMoveBytesOfManyChunksBetweenGpuMemoryAndAFileThroughTwoPinnedHalves() throws Exception
+    {
+        final HostBackedDeviceMemory gpu = new HostBackedDeviceMemory();
+        gpu.deferCopies = true;
+        moveManyChunksBetweenGpuAndFile(gpu);
+        assertThat(gpu.pinnedAllocations.get()).as("one pinned pair of halves for the worker, kept").isEqualTo(1);
+        assertThat(gpu.startedCopies.get()).as("device copies overlapped with file operations")
+            .isGreaterThanOrEqualTo(6);
+    }
+
+    /**
+     * Where the runtime refuses page-locked memory, GPU <-> file still moves every byte, one chunk at a time
+     * through the pageable bounce buffer.
+     */
+    @Test
+    void shouldMoveBytesBetweenGpuMemoryAndAFileThroughPageableMemoryWhenPinningIsRefused() throws Exception
+    {
+        final HostBackedDeviceMemory gpu = new HostBackedDeviceMemory();
+        gpu.failPinned = true;
+        moveManyChunksBetweenGpuAndFile(gpu);
+        assertThat(gpu.pinnedAllocations.get()).isZero();
+        assertThat(gpu.startedCopies.get()).as("no copy left running").isZero();
+    }
+
+    private void moveManyChunksBetweenGpuAndFile(final HostBackedDeviceMemory gpu) throws Exception
+    {
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.xferd.nativebindings.libc.IoUring.isAvailable(),
+            "io_uring not available here");
+        final int length = 3 * (1 << 20) + 8192; // four bounce chunks, the last short
+        daemon = XferDaemon.launch(SystemTests.daemonContext(directory).deviceMemory(gpu));
+        final MemorySegment allocation = arena.allocate(length, 4096);
+        final Path file = java.nio.file.Files.createTempFile(Path.of(System.getProperty("java.io.tmpdir")),
+            "xferd-gpu-file", ".bin");
+        try (RawControlSession owner = RawControlSession.hello(directory, "gpu-owner", WAIT);
+            XferClient host = XferClient.connect(SystemTests.clientContext(directory, "host")))
+        {
+            final byte[] content = SystemTests.randomBytes(47, 2 * length);
+            java.nio.file.Files.write(file, content);
+            assertOk(owner.request(frame -> gpuRange(1, GPU_POINTER, length, 0,
+                HostBackedDeviceMemory.handleOf(allocation)).encode(frame), WAIT));
+            final long fileAddress = host.registerFile(file, 0, 2L * length, 0);
+            final long segment = host.openSegment("gpu-owner");
+
+            // file -> GPU, unaligned on both sides
+            host.transferSyncWrite(segment, fileAddress + length + 100, GPU_POINTER + 12, length - 4096);
+            assertThat(SystemTests.firstMismatch(allocation, 12, content, length + 100, length - 4096))
+                .as("file -> GPU: first mismatching byte").isEqualTo(-1);
+
+            // GPU -> file, the whole range
+            SystemTests.fill(allocation, 53);
+            host.transferSyncRead(segment, fileAddress + 4096, GPU_POINTER, length - 8192);
+            final byte[] bytes = java.nio.file.Files.readAllBytes(file);
+            assertThat(java.util.Arrays.copyOfRange(bytes, 4096, length - 4096))
+                .isEqualTo(java.util.Arrays.copyOf(SystemTests.randomBytes(53, length), length - 8192));
+            assertThat(java.util.Arrays.copyOf(bytes, 4096)).as("the bytes before it untouched")
+                .isEqualTo(java.util.Arrays.copyOf(content, 4096));
+            assertThat(java.util.Arrays.copyOfRange(bytes, length - 4096, 2 * length)).as("the rest untouched")
+                .isEqualTo(java.util.Arrays.copyOfRange(content, length - 4096, 2 * length));
+        }
+        finally
+        {
+            java.nio.file.Files.deleteIfExists(file);
+        }
+    }
+
     @Test
     void shouldCloseTheHandlesOfAClientThatDisconnects()
     {

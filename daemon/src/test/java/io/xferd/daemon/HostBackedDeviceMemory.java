@@ -36,6 +36,12 @@ final class HostBackedDeviceMemory implements DeviceMemory
     private final AtomicInteger copying = new AtomicInteger();
     volatile boolean closedWhileCopying;
     volatile boolean failPinned;
+    // while set, a started copy happens only when its thread awaits its copies (as a DMA may land any time until then):
+    // a caller that reuses a buffer before awaiting, or never awaits, moves the wrong bytes or none
+    volatile boolean deferCopies;
+    final AtomicInteger startedCopies = new AtomicInteger();
+    private final java.util.concurrent.ConcurrentLinkedQueue<long[]> deferred =
+        new java.util.concurrent.ConcurrentLinkedQueue<>();
 
     /**
      * Make the {@code n}th copy from now fail (once).
@@ -128,6 +134,28 @@ final class HostBackedDeviceMemory implements DeviceMemory
         finally
         {
             copying.decrementAndGet();
+        }
+    }
+
+    @Override
+    public void startCopy(final int device, final long destination, final long source, final long length)
+    {
+        startedCopies.incrementAndGet();
+        if (!deferCopies)
+        {
+            copy(device, destination, source, length);
+            return;
+        }
+        deferred.add(new long[] {device, destination, source, length});
+    }
+
+    @Override
+    public void awaitCopies(final int device)
+    {
+        long[] started;
+        while ((started = deferred.poll()) != null)
+        {
+            copy((int)started[0], started[1], started[2], started[3]);
         }
     }
 

@@ -122,6 +122,51 @@ final class CompletionPoller
     }
 
     /**
+     * Wait until at least one of the first {@code count} batches has no task pending: a caller keeping several
+     * batches in flight refills whichever finished first, as io_uring's callers do, instead of waiting on the
+     * oldest while younger ones already finished. The timeout restarts whenever a record arrives.
+     *
+     * @return the index in {@code batchIds} of a finished batch (the lowest such index).
+     * @throws DaemonGoneException when the daemon goes away meanwhile.
+     * @throws XferException       when nothing arrives for {@code timeoutMs}.
+     */
+    int awaitAnyBatch(final long[] batchIds, final int count, final long timeoutMs)
+    {
+        if (count <= 0 || count > batchIds.length)
+        {
+            throw new IllegalArgumentException("count " + count + " outside 1.." + batchIds.length);
+        }
+        final long timeoutNs = timeoutMs * 1_000_000L;
+        long deadline = clock.nanoTime() + timeoutNs;
+        idle.reset();
+        while (true)
+        {
+            for (int i = 0; i < count; i++)
+            {
+                if (batches.batch(batchIds[i]).pending == 0)
+                {
+                    liveness.checkAlive();
+                    return i;
+                }
+            }
+            final int work = poll();
+            if (work > 0)
+            {
+                deadline = clock.nanoTime() + timeoutNs;
+            }
+            else
+            {
+                liveness.checkAlive();
+                if (clock.nanoTime() - deadline > 0)
+                {
+                    throw new XferException(count + " batches without a completion for " + timeoutMs + " ms");
+                }
+            }
+            idle.idle(work);
+        }
+    }
+
+    /**
      * @return the notifications received since the last call, oldest first.
      */
     List<Notification> takeNotifications()

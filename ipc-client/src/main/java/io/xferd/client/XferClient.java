@@ -476,6 +476,23 @@ public final class XferClient implements AutoCloseable
         return poller.awaitBatch(batchId, timeoutMs);
     }
 
+    /**
+     * Wait until at least one of the first {@code count} batches has every submitted task finished (keeping
+     * several batches in flight, refill whichever finished first).
+     *
+     * @return the index in {@code batchIds} of a finished batch.
+     * @throws DaemonGoneException when the daemon goes away meanwhile.
+     * @throws XferException       when nothing completes for {@code timeoutMs}.
+     */
+    public int awaitAnyBatch(final long[] batchIds, final int count, final long timeoutMs)
+    {
+        if (closed)
+        {
+            throw new IllegalStateException("client is closed");
+        }
+        return poller.awaitAnyBatch(batchIds, count, timeoutMs);
+    }
+
     public void freeBatch(final long batchId)
     {
         batches.free(batchId);

@@ -132,6 +132,38 @@ class CompletionPollerTest
     }
 
     @Test
+    void shouldReturnWhicheverBatchFinishedFirstNotTheOldest()
+    {
+        final long oldestId = batches.allocate(1);
+        final BatchTable.Batch oldest = batches.batch(oldestId);
+        final long oldestTask = oldest.requestId(batches.start(oldest, 0));
+        final long youngerId = batches.allocate(2);
+        final BatchTable.Batch younger = batches.batch(youngerId);
+        final long[] youngerTasks = {
+            younger.requestId(batches.start(younger, 0)),
+            younger.requestId(batches.start(younger, 0))};
+        final int[] next = {0};
+        parts.daemonStep = () ->
+        {
+            if (next[0] < youngerTasks.length)
+            {
+                parts.daemon.complete(youngerTasks[next[0]++], TransferStatus.OK, 1);
+            }
+        };
+
+        final long[] inFlight = {oldestId, youngerId, 0};
+        assertThat(poller.awaitAnyBatch(inFlight, 2, TIMEOUT_MS)).as("the younger batch finished").isOne();
+        assertThat(younger.pending).isZero();
+        assertThat(oldest.pending).as("the oldest is still out").isOne();
+
+        parts.daemonStep = () -> parts.daemon.complete(oldestTask, TransferStatus.OK, 1);
+        inFlight[1] = oldestId;
+        assertThat(poller.awaitAnyBatch(inFlight, 1, TIMEOUT_MS)).isZero();
+        assertThatThrownBy(() -> poller.awaitAnyBatch(inFlight, 4, TIMEOUT_MS))
+            .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void shouldGiveUpAfterTheTimeoutWithoutACompletionButNotWhileCompletionsKeepComing()
     {
         final long batchId = batches.allocate(3);

@@ -98,6 +98,27 @@ public final class CudaDeviceMemory implements DeviceMemory
     }
 
     /**
+     * {@code cudaMemcpyAsync} on this thread's own stream for the device, not waited for: from or to pinned memory
+     * it returns before the DMA ends (from pageable memory the runtime stages it first, synchronously).
+     */
+    @Override
+    public void startCopy(final int device, final long destination, final long source, final long length)
+    {
+        CudaRuntime.setDevice(device);
+        CudaRuntime.memcpyAsync(destination, source, length, CudaLayouts.MEMCPY_DEFAULT, streamOf(device));
+    }
+
+    /**
+     * {@code cudaStreamSynchronize} of this thread's stream for the device.
+     */
+    @Override
+    public void awaitCopies(final int device)
+    {
+        CudaRuntime.setDevice(device);
+        CudaRuntime.streamSynchronize(streamOf(device));
+    }
+
+    /**
      * The calling thread's non-blocking stream on {@code device}, made on its first copy there. Worker and peer
      * threads live as long as the daemon, so their streams do too (the driver frees them with the context).
      */

@@ -49,6 +49,24 @@ public interface DeviceMemory
     void copy(int device, long destination, long source, long length);
 
     /**
+     * Start a {@link #copy} and return, where the runtime can, before the bytes have moved (between pinned host
+     * memory and the device: a DMA the calling thread overlaps with other work); {@link #awaitCopies} waits for
+     * every copy the calling thread started on {@code device}. Until then the source must not be written nor the
+     * destination read. By default the copy is done before this returns.
+     */
+    default void startCopy(final int device, final long destination, final long source, final long length)
+    {
+        copy(device, destination, source, length);
+    }
+
+    /**
+     * Wait until every copy the calling thread {@linkplain #startCopy started} on {@code device} has landed.
+     */
+    default void awaitCopies(final int device)
+    {
+    }
+
+    /**
      * Page-locked host memory, which device copies reach by DMA: sockets read and write it, the device copies to
      * and from it. Usable with every device (unified addressing). Release with {@link #freePinned(MemorySegment)}.
      *

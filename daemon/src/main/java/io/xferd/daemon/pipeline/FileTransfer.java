@@ -3,6 +3,7 @@ package io.xferd.daemon.pipeline;
 import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.session.BatchTracker;
 import io.xferd.daemon.session.ClientSession;
+import io.xferd.daemon.session.CompletionSender;
 import io.xferd.daemon.storage.StorageRequest;
 
 /**
@@ -13,6 +14,8 @@ import io.xferd.daemon.storage.StorageRequest;
 final class FileTransfer
 {
     final StorageRequest request;
+    /** Writes the completion: the one of the thread that completes it (the worker's, or the storage stage's). */
+    CompletionSender sender;
     ClientSession submitter;
     ClientSession target;
     Region local;
@@ -60,5 +63,6 @@ final class FileTransfer
         local = null;
         remote = null;
         batch = null;
+        sender = null;
     }
 }

@@ -21,7 +21,9 @@ import java.lang.foreign.MemorySegment;
  * other side's mapping, or, when neither side is mapped (process to process, process to and from a GPU), a chunk at
  * a time through this worker's bounce buffer. A file region moves through this worker's {@link StorageIo} (its own
  * io_uring): straight to or from the other side's mapping, or through the bounce buffer when the other side has no
- * mapping. A failed device copy, process_vm call or file operation fails that request alone. One worker thread only.
+ * mapping. Between a file and GPU memory the bounce buffer is pinned and in two halves: the device copy of one
+ * chunk (a DMA) runs while the file operation of the next one does. A failed device copy, process_vm call or file
+ * operation fails that request alone. One worker thread only.
  */
 final class RegionCopier
 {
@@ -33,6 +35,9 @@ final class RegionCopier
     private final int bounceSize;
     private final StorageIo storage;
     private MemorySegment bounce;
+    // file <-> GPU: two halves of bounceSize, page-locked; null until the first such request (or when refused)
+    private MemorySegment pinned;
+    private boolean pinnedRefused;
 
     /**
      * A copier for memory only (no storage agent): file regions never reach it.
@@ -112,6 +117,12 @@ final class RegionCopier
             return storage.write(destination.file(), destination.offsetOf(destinationAddress),
                 source.mapping().address() + source.offsetOf(sourceAddress), length);
         }
+        if ((source.isDevice() | destination.isDevice()) && pinned() != null)
+        {
+            return source.isFile() ?
+                fileToDevice(source, sourceAddress, destination, destinationAddress, length) :
+                deviceToFile(source, sourceAddress, destination, destinationAddress, length);
+        }
         final long bounceAddress = bounce().address();
         for (long done = 0; done < length; )
         {
@@ -170,6 +181,164 @@ final class RegionCopier
             done += chunk;
         }
         return TransferStatus.OK;
+    }
+
+    /**
+     * Read a chunk of the file into one half of the pinned buffer while the other half's chunk is on its way to the
+     * device. Every copy started has been waited for when this returns, failed or not: the next request reuses the
+     * buffer.
+     */
+    private int fileToDevice(
+        final Region file, final long fileAddress, final Region gpu, final long gpuAddress, final long length)
+    {
+        final int device = gpu.device();
+        final long base = pinned.address();
+        long chunk = Math.min(bounceSize, length);
+        int half = 0;
+        int status = storage.read(file.file(), file.offsetOf(fileAddress), base, chunk);
+        boolean copying = false;
+        try
+        {
+            for (long done = 0; status == TransferStatus.OK; )
+            {
+                deviceMemory.startCopy(device, gpu.daemonAddress(gpuAddress + done), base + half * (long)bounceSize,
+                    chunk);
+                copying = true;
+                final long next = done + chunk;
+                if (next == length)
+                {
+                    break;
+                }
+                final long nextChunk = Math.min(bounceSize, length - next);
+                half ^= 1;
+                status = storage.read(file.file(), file.offsetOf(fileAddress + next), base + half * (long)bounceSize,
+                    nextChunk);
+                copying = false;
+                deviceMemory.awaitCopies(device); // the half it copied from is read into next
+                done = next;
+                chunk = nextChunk;
+            }
+            if (copying)
+            {
+                copying = false;
+                deviceMemory.awaitCopies(device);
+            }
+            return status;
+        }
+        catch (final RuntimeException ex)
+        {
+            return deviceFailed(device, copying, length, gpu, ex);
+        }
+    }
+
+    /**
+     * Copy a chunk from the device into one half of the pinned buffer while the other half's chunk is written to
+     * the file. Every copy started has been waited for when this returns.
+     */
+    private int deviceToFile(
+        final Region gpu, final long gpuAddress, final Region file, final long fileAddress, final long length)
+    {
+        final int device = gpu.device();
+        final long base = pinned.address();
+        long chunk = Math.min(bounceSize, length);
+        int half = 0;
+        boolean copying = false;
+        try
+        {
+            deviceMemory.copy(device, base, gpu.daemonAddress(gpuAddress), chunk);
+            for (long done = 0; ; )
+            {
+                final long next = done + chunk;
+                final long nextChunk = Math.min(bounceSize, length - next);
+                if (nextChunk > 0)
+                {
+                    deviceMemory.startCopy(device, base + (half ^ 1) * (long)bounceSize,
+                        gpu.daemonAddress(gpuAddress + next), nextChunk);
+                    copying = true;
+                }
+                final int status = storage.write(file.file(), file.offsetOf(fileAddress + done),
+                    base + half * (long)bounceSize, chunk);
+                if (copying)
+                {
+                    copying = false;
+                    deviceMemory.awaitCopies(device);
+                }
+                if (status != TransferStatus.OK || nextChunk <= 0)
+                {
+                    return status;
+                }
+                half ^= 1;
+                done = next;
+                chunk = nextChunk;
+            }
+        }
+        catch (final RuntimeException ex)
+        {
+            return deviceFailed(device, copying, length, gpu, ex);
+        }
+    }
+
+    /**
+     * A device copy failed: the request fails; a copy still started is waited for before the buffer is reused.
+     */
+    private int deviceFailed(
+        final int device, final boolean copying, final long length, final Region region, final RuntimeException ex)
+    {
+        LOG.warn("device copy of {} bytes with {} failed: {}", length, region, ex.getMessage());
+        if (copying)
+        {
+            try
+            {
+                deviceMemory.awaitCopies(device);
+            }
+            catch (final RuntimeException again)
+            {
+                LOG.warn("waiting for the device's copies after a failure failed too: {}", again.getMessage());
+            }
+        }
+        return TransferStatus.TRANSPORT_ERROR;
+    }
+
+    /**
+     * @return the pinned pair of bounce buffers, allocated on first use; null where the runtime refused them (the
+     * pageable bounce buffer serves then, one chunk at a time).
+     */
+    private MemorySegment pinned()
+    {
+        if (pinned == null && !pinnedRefused)
+        {
+            try
+            {
+                pinned = deviceMemory.allocatePinned(2L * bounceSize);
+            }
+            catch (final RuntimeException ex)
+            {
+                pinnedRefused = true;
+                LOG.warn("no pinned bounce buffer ({}): GPU <-> file through pageable memory, one chunk at a time",
+                    ex.getMessage());
+            }
+        }
+        return pinned;
+    }
+
+    /**
+     * Give back the pinned buffer (the worker's close).
+     */
+    void close()
+    {
+        final MemorySegment memory = pinned;
+        if (memory != null)
+        {
+            pinned = null;
+            try
+            {
+                deviceMemory.freePinned(memory);
+            }
+            catch (final RuntimeException ex)
+            {
+                LOG.warn("cannot free the pinned bounce buffer: {}", ex.getMessage());
+            }
+        }
     }
 
     /**

@@ -79,6 +79,9 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     private final RemoteRequest remoteRequest = new RemoteRequest();
     private final StorageIo storage;
     private final StorageStage stage;
+    // this worker's own io_uring per device, run on this thread: local file requests go straight from here into the
+    // device's submission ring and are reaped here (no hop to the stage's thread); files with sync writes excepted
+    private final StorageStage localStage;
     // completions written on the storage stage's thread (a sender's flyweights belong to one thread)
     private final CompletionSender storageSender;
     // taken by this worker, returned by the stage's thread (or by this worker when the stage refused one)
@@ -134,6 +137,9 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     {
         this.stage = stage;
         this.storageSender = stage == null ? null : new CompletionSender(sender);
+        this.localStage = stage == null ? null : StorageStage.inline(stage.queueDepth(),
+            counters.get(SystemCounter.STORAGE_BYTES_READ), counters.get(SystemCounter.STORAGE_BYTES_WRITTEN),
+            counters.get(SystemCounter.STORAGE_ERRORS), counters.get(SystemCounter.STORAGE_SYNCS));
         if (stage != null)
         {
             for (int i = 0; i < FILE_TRANSFERS; i++)
@@ -172,7 +178,9 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         clockRead = false;
         try
         {
-            return poller.poll(this) == EventPoller.PollState.PROCESSING ? 1 : 0;
+            final int work = poller.poll(this) == EventPoller.PollState.PROCESSING ? 1 : 0;
+            // after the poll: the file requests of this duty cycle enter the device with one system call
+            return localStage == null ? work : work + localStage.doWork();
         }
         catch (final Exception ex)
         {
@@ -625,11 +633,14 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             }
             return false;
         }
+        // sync writes are group-committed per file by one stage (the shared one, which remote writes use too)
+        final StorageStage into = storageFile.sync() ? stage : localStage;
         transfer.from(command, target, local, remote, localNic).request
             .set(storageFile, file == destination, regionOffset, memory, command.length);
+        transfer.sender = into == localStage ? sender : storageSender;
         final ClientSession submitter = command.submitter;
         final long requestId = command.requestId;
-        if (!stage.submit(transfer.request))
+        if (!into.submit(transfer.request))
         {
             transfer.clear();
             fileTransfers.offer(transfer);
@@ -649,8 +660,8 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     }
 
     /**
-     * A handed-off file request is done (the storage stage's thread): release what it borrowed, write its
-     * completion and journal record.
+     * A handed-off file request is done (the storage stage's thread, or this one for the local stage): release what
+     * it borrowed, write its completion and journal record.
      */
     @Override
     public void onStorageComplete(final StorageRequest request, final int storageStatus)
@@ -674,7 +685,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
                 failed.increment();
             }
             final long completeNanos = clock.nanoTime();
-            storageSender.complete(submitter, transfer.batch, transfer.batchEntry, transfer.requestId, status, bytes,
+            transfer.sender.complete(submitter, transfer.batch, transfer.batchEntry, transfer.requestId, status, bytes,
                 transfer.intakeNanos, completeNanos);
             journal.onCompleted(submitter.slot(), transfer.requestId, transfer.traceId, transfer.opcode, status,
                 transfer.length, bytes, TransferJournal.PEER_LOCAL, transfer.nic, transfer.submitNanos,
@@ -817,6 +828,11 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     @Override
     public void onClose()
     {
+        if (localStage != null)
+        {
+            localStage.close(); // takes back what the kernel holds before failing it (borrows released after)
+        }
+        copier.close();
         storage.close();
     }
 

@@ -123,9 +123,10 @@ public final class StorageFile
     }
 
     /**
-     * One request of this region ended (any thread that served it): its bytes, or an error.
+     * One request of this region ended (any thread that served it, the stage's or a peer connection's): its
+     * bytes, or an error.
      */
-    void onCompleted(final boolean write, final long bytes, final boolean ok)
+    public void onCompleted(final boolean write, final long bytes, final boolean ok)
     {
         final StorageCounters counters = this.counters;
         if (counters != null)

@@ -11,6 +11,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
@@ -29,10 +30,17 @@ import java.util.function.Consumer;
  * polls (a new request does not wait for the device's next completion); with nothing in flight it idles, and
  * {@link #submit} unparks it. On close, or when a ring breaks, what the kernel holds is cancelled and reaped before
  * any request is failed ({@link DeviceQueue#quiesce}).
+ * <p>
+ * An {@linkplain #inline inline} stage has no thread of its own: its owner (a transfer worker) submits and runs
+ * {@link #doWork} on its own thread, so a local file request goes from the worker straight into the device's
+ * submission ring and its completion is reaped by the same thread, without crossing to another one (no queue, no
+ * wake-up, no eventfd); it never sleeps in the kernel, its owner's idle strategy polls the completion ring, which
+ * costs no system call.
  */
 public final class StorageStage implements Agent, AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(StorageStage.class);
+    private static final AtomicLong STAGES = new AtomicLong();
     public static final int DEFAULT_SUBMISSIONS = 4096;
     /** The longest sleep in the kernel: bounds how long a stop waits for the thread (a wake-up normally ends it). */
     static final long DEFAULT_AWAIT_NANOS = 100_000_000L;
@@ -50,8 +58,12 @@ public final class StorageStage implements Agent, AutoCloseable
     // submitters inside submit(): the eventfd is closed only once none can still signal it
     private final AtomicInteger submitting = new AtomicInteger();
     private DeviceQueue[] devices = new DeviceQueue[0];
-    // the size checks of WRITEs: one lseek per file per batch of submissions drained together
-    private long batch;
+    // the size checks of WRITEs: one lseek per file per batch of submissions drained together. Each stage counts
+    // from its own base, so that a file's last-checked batch written by another stage never matches this one's
+    private long batch = STAGES.getAndIncrement() << 40;
+    // an inline stage's submissions, in order (its owner's thread only; linked through StorageRequest.next)
+    private StorageRequest pendingHead;
+    private StorageRequest pendingTail;
     private long wakeUps;
     private volatile boolean sleeping;
     private volatile Thread thread;
@@ -75,6 +87,14 @@ public final class StorageStage implements Agent, AutoCloseable
         final AtomicCounter bytesWritten, final AtomicCounter errors, final AtomicCounter syncs,
         final long awaitNanos)
     {
+        this(queueDepth, submissionCapacity, bytesRead, bytesWritten, errors, syncs, awaitNanos, false);
+    }
+
+    private StorageStage(
+        final int queueDepth, final int submissionCapacity, final AtomicCounter bytesRead,
+        final AtomicCounter bytesWritten, final AtomicCounter errors, final AtomicCounter syncs,
+        final long awaitNanos, final boolean inline)
+    {
         if (queueDepth < 1 || queueDepth > 4096)
         {
             throw new IllegalArgumentException("storage queue depth must be in 1..4096: " + queueDepth);
@@ -86,9 +106,50 @@ public final class StorageStage implements Agent, AutoCloseable
         this.errors = errors;
         this.syncs = syncs;
         this.awaitNanos = awaitNanos;
-        this.wake = EventFd.open();
+        this.wake = inline ? null : EventFd.open();
     }
 
+    /**
+     * A stage without a thread of its own, run by its owner: {@link #submit} and {@link #doWork} (which submits
+     * and reaps, never blocking) from the owner's thread only, and listeners are called on that thread from
+     * {@link #doWork} (never from within {@link #submit}). The owner keeps calling {@link #doWork} while
+     * {@link #isIdle()} is false, and closes it on its own thread.
+     *
+     * @param queueDepth the most operations in flight on each device.
+     */
+    public static StorageStage inline(
+        final int queueDepth, final AtomicCounter bytesRead, final AtomicCounter bytesWritten,
+        final AtomicCounter errors, final AtomicCounter syncs)
+    {
+        return new StorageStage(queueDepth, 2, bytesRead, bytesWritten, errors, syncs, 0, true);
+    }
+
+    /**
+     * @return true when this stage has no thread of its own ({@link #inline}).
+     */
+    public boolean isInline()
+    {
+        return wake == null;
+    }
+
+    /**
+     * @return true when no request is waiting, in flight or waiting for its fdatasync (the stage's thread).
+     */
+    public boolean isIdle()
+    {
+        if (pendingHead != null || !submissions.isEmpty())
+        {
+            return false;
+        }
+        for (final DeviceQueue queue : devices)
+        {
+            if (!queue.isIdle())
+            {
+                return false;
+            }
+        }
+        return true;
+    }
     /**
      * Hand a request to the stage; its listener is called later on the stage's thread. Any thread.
      *
@@ -97,6 +158,10 @@ public final class StorageStage implements Agent, AutoCloseable
      */
     public boolean submit(final StorageRequest request)
     {
+        if (wake == null)
+        {
+            return submitInline(request);
+        }
         submitting.getAndIncrement();
         try
         {
@@ -129,6 +194,42 @@ public final class StorageStage implements Agent, AutoCloseable
         }
     }
 
+    private boolean submitInline(final StorageRequest request)
+    {
+        if (closed)
+        {
+            return false;
+        }
+        request.reset();
+        if (pendingTail == null)
+        {
+            pendingHead = request;
+        }
+        else
+        {
+            pendingTail.next = request;
+        }
+        pendingTail = request;
+        return true;
+    }
+
+    private int startPending()
+    {
+        int started = 0;
+        StorageRequest request = pendingHead;
+        pendingHead = null;
+        pendingTail = null;
+        while (request != null)
+        {
+            final StorageRequest next = request.next;
+            request.next = null;
+            start(request);
+            started++;
+            request = next;
+        }
+        return started;
+    }
+
     public int queueDepth()
     {
         return queueDepth;
@@ -144,7 +245,7 @@ public final class StorageStage implements Agent, AutoCloseable
     public int doWork()
     {
         batch++;
-        int work = submissions.drain(starter);
+        int work = wake == null ? startPending() : submissions.drain(starter);
         DeviceQueue waitOn = null;
         int busy = 0;
         for (final DeviceQueue queue : devices)
@@ -167,7 +268,7 @@ public final class StorageStage implements Agent, AutoCloseable
                 onBroken(queue, ex);
             }
         }
-        if (work == 0 && busy == 1 && submissions.isEmpty())
+        if (wake != null && work == 0 && busy == 1 && submissions.isEmpty())
         {
             // one device busy and nothing else to do: sleep in the kernel until it completes something or a
             // submitter signals the eventfd that ring polls. The flag is set before the queue is looked at again,
@@ -361,7 +462,19 @@ public final class StorageStage implements Agent, AutoCloseable
         {
             completed(request, TransferStatus.STORAGE_IO_ERROR);
         }
-        wake.close();
+        request = pendingHead;
+        pendingHead = null;
+        pendingTail = null;
+        while (request != null)
+        {
+            final StorageRequest next = request.next;
+            completed(request, TransferStatus.STORAGE_IO_ERROR);
+            request = next;
+        }
+        if (wake != null)
+        {
+            wake.close();
+        }
     }
 
     @Override

@@ -3,11 +3,14 @@ package io.xferd.daemon.transport;
 /**
  * The daemon-to-daemon protocol on the RPC port (TCP). Every frame is an 8-byte header, int32 body length and
  * int32 type (little-endian), then the body. A connection begins with the handshake; after it, the requester
- * (initiator) sends requests and the server (responder) answers each in order.
+ * (initiator) sends requests and the server (responder) answers each, in order unless the initiator's HELLO set
+ * {@link #FLAG_ANSWERS_BY_ID}.
  * <pre>
  * Handshake (the initiator proves first, so a stranger learns nothing it could test token guesses against):
  * HELLO (1)        I->R  int32 magic 'XFPR', int32 version, int32 flags (bit 0: the initiator runs without peer
- *                        authentication), int32 reserved, 32 bytes initiator nonce, int64 initiator epoch
+ *                        authentication; bit 1: it matches each ACK to its request by slice id, so the responder
+ *                        may answer in any order; other bits are ignored), int32 reserved, 32 bytes initiator
+ *                        nonce, int64 initiator epoch
  * CHALLENGE (2)    R->I  32 bytes responder nonce, int64 responder epoch
  * PROOF (3)        I->R  32 bytes initiator proof
  * ACCEPT (4)       R->I  32 bytes responder proof
@@ -70,6 +73,14 @@ public final class PeerProtocol
     public static final int HELLO_LENGTH = 16 + NONCE_LENGTH + 8;
     /** HELLO flags bit 0: the initiator runs without peer authentication. */
     public static final int FLAG_NO_PEER_AUTH = 1;
+    /**
+     * HELLO flags bit 1: the initiator finds the request each ACK answers by its slice id (ids are unique among its
+     * requests in flight), so the responder may send an answer as soon as it is ready, before older ones (a file
+     * READ done while an earlier one still waits for the device). A responder that ignores the bit (an older one)
+     * answers in order, which such an initiator takes as well; without the bit, answers must come in order. Only
+     * the order of ACKs is free: every other answer still follows all the ACKs queued before it.
+     */
+    public static final int FLAG_ANSWERS_BY_ID = 2;
 
     public static final int HELLO = 1;
     public static final int CHALLENGE = 2;

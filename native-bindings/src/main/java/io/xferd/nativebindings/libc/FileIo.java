@@ -34,11 +34,17 @@ public final class FileIo
     static final long STAT_MODE_OFFSET = 24;
     static final long STAT_SIZE_OFFSET = 48;
     static final int SEEK_END = 2;
+    /** {@code statfs.f_type} of tmpfs and shmem: the file's pages are its only copy, always in memory. */
+    public static final long TMPFS_MAGIC = 0x01021994L;
+    // struct statfs on x86-64 and aarch64: 120 bytes, f_type (a long) first
+    static final long STATFS_SIZE = 120;
 
     private static final MethodHandle OPEN = Libc.downcallVariadicCapturingErrno("open",
         FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), 2);
     private static final MethodHandle FSTAT =
         Libc.downcallCapturingErrno("fstat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+    private static final MethodHandle FSTATFS =
+        Libc.downcallCapturingErrno("fstatfs", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
     private static final MethodHandle LSEEK =
         Libc.downcallCapturingErrno("lseek", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT));
 
@@ -125,6 +131,33 @@ public final class FileIo
                 throw new NativeException("fstat", CallScratch.errno(capture), "fd=" + fd);
             }
             return stat.get(JAVA_INT, STAT_MODE_OFFSET);
+        }
+    }
+
+    /**
+     * @return the type of the file system the file lives on ({@code fstatfs(2)}'s {@code f_type}), e.g.
+     * {@link #TMPFS_MAGIC}.
+     */
+    public static long fileSystemType(final int fd)
+    {
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment statfs = arena.allocate(STATFS_SIZE, 8);
+            final MemorySegment capture = CallScratch.capture();
+            final int result;
+            try
+            {
+                result = (int)FSTATFS.invokeExact(capture, fd, statfs);
+            }
+            catch (final Throwable t)
+            {
+                throw Libc.rethrow(t);
+            }
+            if (result != 0)
+            {
+                throw new NativeException("fstatfs", CallScratch.errno(capture), "fd=" + fd);
+            }
+            return statfs.get(JAVA_LONG, 0);
         }
     }
 

@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * {@link IoUringLayouts} and {@link FileIo}'s constants against {@code linux/io_uring.h}, {@code fcntl.h} and
- * {@code sys/stat.h} as gcc sees them.
+ * {@code sys/stat.h} (and {@code sys/vfs.h}'s statfs) as gcc sees them.
  */
 class IoUringLayoutTest
 {
@@ -28,7 +28,7 @@ class IoUringLayoutTest
         assumeTrue(CLayoutProgram.headerCompiles(dir, "linux/io_uring.h"), "gcc or linux/io_uring.h missing");
 
         final CLayoutProgram program = new CLayoutProgram("linux/io_uring.h", "sys/syscall.h", "fcntl.h",
-            "sys/stat.h", "unistd.h", "poll.h", "sys/eventfd.h")
+            "sys/stat.h", "unistd.h", "poll.h", "sys/eventfd.h", "sys/vfs.h", "linux/magic.h")
             .type("struct io_sqring_offsets", IO_SQRING_OFFSETS)
             .type("struct io_cqring_offsets", IO_CQRING_OFFSETS)
             .type("struct io_uring_params", IO_URING_PARAMS)
@@ -90,7 +90,10 @@ class IoUringLayoutTest
             .constant("EFD_CLOEXEC", EventFd.EFD_CLOEXEC)
             .constant("sizeof(struct stat)", FileIo.STAT_SIZE)
             .constant("offsetof(struct stat, st_mode)", FileIo.STAT_MODE_OFFSET)
-            .constant("offsetof(struct stat, st_size)", FileIo.STAT_SIZE_OFFSET);
+            .constant("offsetof(struct stat, st_size)", FileIo.STAT_SIZE_OFFSET)
+            .constant("sizeof(struct statfs)", FileIo.STATFS_SIZE)
+            .constant("offsetof(struct statfs, f_type)", 0)
+            .constant("TMPFS_MAGIC", FileIo.TMPFS_MAGIC);
         final Map<String, Long> actual = program.compileAndRun(dir, "-D_GNU_SOURCE");
 
         assertThat(program.mismatches(actual)).as("Java layouts vs linux/io_uring.h").isEmpty();

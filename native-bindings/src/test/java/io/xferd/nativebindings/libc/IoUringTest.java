@@ -112,6 +112,31 @@ class IoUringTest
     }
 
     @Test
+    void shouldTellAFileOnTmpfsByItsFileSystemType() throws IOException
+    {
+        final Path shm = Path.of("/dev/shm");
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(shm) &&
+            "tmpfs".equals(Files.getFileStore(shm).type()), "no tmpfs at /dev/shm");
+        final Path file = Files.createTempFile(shm, "xferd-statfs", ".bin");
+        try
+        {
+            final int fd = FileIo.open(file.toString(), FileIo.O_RDONLY, 0);
+            try
+            {
+                assertThat(FileIo.fileSystemType(fd)).isEqualTo(FileIo.TMPFS_MAGIC);
+            }
+            finally
+            {
+                FileIo.close(fd);
+            }
+        }
+        finally
+        {
+            Files.deleteIfExists(file);
+        }
+    }
+
+    @Test
     void shouldReadShortAtTheEndOfAFile() throws IOException
     {
         final Path file = dir.resolve("short");

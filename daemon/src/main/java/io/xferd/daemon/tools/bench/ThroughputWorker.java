@@ -81,7 +81,10 @@ final class ThroughputWorker
         long submitted = 0;
         while (failed == 0 && System.nanoTime() - deadline < 0)
         {
-            final int slot = (int)(submitted % window);
+            // refill whichever batch finished first, as fio refills any completed I/O: waiting for the oldest
+            // would leave the window short whenever a younger request finished before it (random reads)
+            final int slot = submitted < window ? (int)submitted :
+                client.awaitAnyBatch(batches, window, AWAIT_TIMEOUT_MS);
             if (submitted >= window)
             {
                 finish(batches[slot]);
@@ -97,9 +100,9 @@ final class ThroughputWorker
             batches[slot] = batch;
             submitted++;
         }
-        for (long b = Math.max(0, submitted - window); b < submitted; b++)
+        for (int slot = 0; slot < Math.min(submitted, window); slot++)
         {
-            finish(batches[(int)(b % window)]);
+            finish(batches[slot]);
         }
         elapsedNanos = System.nanoTime() - start;
     }

@@ -38,9 +38,8 @@ public final class AotTraining
             run("status", "--dir", directory.toString());
             final String[] daemonArgs = {"daemon", "--dir", directory.toString(), "--rpc-address", "127.0.0.1:0",
                 "--metrics-address", "off"};
-            final CommandLine daemonLine = XferdMain.commandLine(daemonArgs);
-            daemonLine.parseArgs(daemonArgs);
-            final DaemonCommand daemon = daemonLine.getSubcommands().get("daemon").getCommand();
+            // the launcher's way in, without picocli (DaemonArguments)
+            final DaemonCommand daemon = DaemonArguments.parse(daemonArgs);
             final var context = daemon.options.context();
             daemon.operations.applyTo(context.operations());
             try (XferDaemon running = XferDaemon.launch(context))

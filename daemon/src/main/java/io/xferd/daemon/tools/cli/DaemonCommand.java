@@ -26,14 +26,16 @@ public final class DaemonCommand implements java.util.concurrent.Callable<Intege
     @Override
     public Integer call()
     {
+        DaemonWarmUp.start(); // the native bindings link on a second core while this thread sets up
         final CountDownLatch stop = new CountDownLatch(1);
-        Signal.handle(new Signal("TERM"), signal -> stop.countDown());
-        Signal.handle(new Signal("INT"), signal -> stop.countDown());
         final XferDaemon daemon;
         try
         {
             final io.xferd.daemon.config.DaemonContext context = options.context();
             operations.applyTo(context.operations());
+            // once the settings hold, before anything is claimed
+            Signal.handle(new Signal("TERM"), signal -> stop.countDown());
+            Signal.handle(new Signal("INT"), signal -> stop.countDown());
             daemon = XferDaemon.launch(context);
         }
         catch (final DaemonAlreadyRunningException | IllegalArgumentException | java.io.UncheckedIOException ex)

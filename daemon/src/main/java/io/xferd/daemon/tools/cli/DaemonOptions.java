@@ -19,6 +19,11 @@ public final class DaemonOptions
     @Spec(Spec.Target.MIXEE)
     CommandSpec command;
 
+    /**
+     * The options given, when {@link DaemonArguments} read them without picocli; null under picocli, which knows.
+     */
+    java.util.Set<String> givenOptions;
+
     @Option(names = "--config", paramLabel = "FILE",
         description = "JSON config file: xferd's fields and the seeds' mooncake.json fields (see docs/user-guide.md).")
     Path config;
@@ -208,6 +213,7 @@ public final class DaemonOptions
 
     private boolean given(final String option)
     {
-        return command.commandLine().getParseResult().hasMatchedOption(option);
+        return givenOptions != null ? givenOptions.contains(option) :
+            command.commandLine().getParseResult().hasMatchedOption(option);
     }
 }

@@ -8,9 +8,11 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 
 /**
- * {@code bin/xferd}'s main class: a help request the build rendered ahead ({@link UsageText}) is printed, and
- * {@code xferd status [--dir D] [--json]} in its plain forms is run, without picocli (its model of the command was
- * most of what status cost); everything else goes to {@link XferdMain}. Nothing here names a picocli type: the
+ * {@code bin/xferd}'s main class: a help request the build rendered ahead ({@link UsageText}) is printed,
+ * {@code xferd status [--dir D] [--json]} in its plain forms is run, and {@code xferd daemon} with options it is sure
+ * of ({@link DaemonArguments}) is started, without picocli (its model of the command was most of what status cost,
+ * and the largest part of a daemon's start that the AOT cache cannot hold); everything else goes to
+ * {@link XferdMain}. Nothing here names a picocli type: the
  * launcher resolves every type in the main class's method signatures before it calls main.
  */
 public final class XferdLauncher
@@ -26,7 +28,31 @@ public final class XferdLauncher
         {
             exit(exitCode);
         }
+        final DaemonCommand daemon = DaemonArguments.parse(args);
+        if (daemon != null)
+        {
+            // as XferdMain does: Chronicle must never phone home
+            System.setProperty("chronicle.analytics.disable", "true");
+            System.exit(callDaemon(daemon));
+        }
         XferdMain.main(args);
+    }
+
+    /**
+     * @return the daemon's exit code; as picocli's execute: a stack trace and 1 for an exception the command does
+     * not answer itself (so that System.exit ends the JVM whatever threads the failed start left).
+     */
+    static int callDaemon(final DaemonCommand daemon)
+    {
+        try
+        {
+            return daemon.call();
+        }
+        catch (final RuntimeException | Error ex)
+        {
+            ex.printStackTrace();
+            return 1;
+        }
     }
 
     /**

@@ -7,7 +7,9 @@ import org.agrona.concurrent.NanoClock;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A blocking socket with an input buffer and an output buffer, so that many small frames (headers, answers)
@@ -45,6 +47,9 @@ final class BufferedChannel
     private final FileAnswer[] files;
     private final ByteBuffer[] gather;
     private FileAnswers filePool;
+    // the peer matches answers to requests by id (it said so in its HELLO): a done answer need not wait behind
+    // older ones still in the storage stage
+    private boolean anyOrder;
     private int headerCount;
     private int fileCount;
     private long pendingBytes;
@@ -83,6 +88,15 @@ final class BufferedChannel
     void fileAnswersFrom(final FileAnswers pool)
     {
         this.filePool = pool;
+    }
+
+    /**
+     * From now on, answers leave as soon as each is ready, older ones still in the storage stage or not: the peer
+     * matches them to its requests by id ({@code PeerProtocol.FLAG_ANSWERS_BY_ID}).
+     */
+    void answerInAnyOrder()
+    {
+        this.anyOrder = true;
     }
 
     /**
@@ -188,16 +202,17 @@ final class BufferedChannel
 
     /**
      * File answers are queued: until the peer's next request is readable, send the answers whose requests have
-     * completed (the done front of the queue, in one gathering write: answers leave in order), and when the oldest
-     * is not done, wait for it or for input, whichever comes first. The device keeps reading the slices behind it
-     * meanwhile, so one slow read holds back the answers behind it only, never the reads.
+     * completed, in one gathering write (in order: the done front of the queue; in any order: every done answer),
+     * and when none can leave, wait for the oldest (in any order: for any) or for input, whichever comes first. The
+     * device keeps reading the slices behind it meanwhile, so one slow read holds back at most the answers behind
+     * it (in any order: none), never the reads.
      * Returns once every answer has left, or a request is readable (reading it will not block).
      */
     private void sendAsFilesComplete() throws IOException
     {
         while (headerCount > 0)
         {
-            final int ready = readyFront();
+            final int ready = ready();
             if (ready < ANSWER_BATCH && readable() > 0)
             {
                 return;
@@ -206,7 +221,7 @@ final class BufferedChannel
             {
                 send(ready);
             }
-            else if (!headFileDone(FILE_WAIT_NANOS) && readable() > 0)
+            else if (!awaitFile(FILE_WAIT_NANOS) && readable() > 0)
             {
                 return;
             }
@@ -223,12 +238,91 @@ final class BufferedChannel
         {
             return;
         }
+        if (anyOrder)
+        {
+            int ready;
+            while ((ready = ready()) == 0)
+            {
+                awaitFile(FILE_WAIT_NANOS);
+            }
+            send(ready);
+            return;
+        }
         final FileAnswer head = files[0];
         if (head != null)
         {
             head.await();
         }
         send(readyFront());
+    }
+
+    /**
+     * @return how many answers can leave now, moved to the front of the queue when they may leave in any order
+     * (else the done front).
+     */
+    private int ready()
+    {
+        if (!anyOrder)
+        {
+            return readyFront();
+        }
+        int ready = 0;
+        for (int i = 0; i < headerCount; i++)
+        {
+            final FileAnswer file = files[i];
+            if (file == null || file.isDone())
+            {
+                if (i != ready)
+                {
+                    swap(i, ready);
+                }
+                ready++;
+            }
+        }
+        return ready;
+    }
+
+    private void swap(final int i, final int j)
+    {
+        final ByteBuffer header = headers[i];
+        headers[i] = headers[j];
+        headers[j] = header;
+        final ByteBuffer payload = payloads[i];
+        payloads[i] = payloads[j];
+        payloads[j] = payload;
+        final io.xferd.daemon.memory.Region region = borrowed[i];
+        borrowed[i] = borrowed[j];
+        borrowed[j] = region;
+        final FileAnswer file = files[i];
+        files[i] = files[j];
+        files[j] = file;
+    }
+
+    /**
+     * Wait at most {@code nanos} for the oldest answer's storage request (in any order: any queued one) to
+     * complete; a completion wakes the thread at once.
+     *
+     * @return true when an answer can leave now.
+     */
+    private boolean awaitFile(final long nanos)
+    {
+        if (!anyOrder)
+        {
+            return headFileDone(nanos);
+        }
+        filePool.waiting(Thread.currentThread());
+        try
+        {
+            if (ready() == 0)
+            {
+                LockSupport.parkNanos(this, nanos);
+            }
+        }
+        finally
+        {
+            filePool.waiting(null);
+        }
+        return ready() > 0;
     }
 
     /**
@@ -372,6 +466,42 @@ final class BufferedChannel
             }
         }
         send(headerCount);
+    }
+
+    /**
+     * Send every queued answer (the last one's header promising this payload), then {@code length} bytes of
+     * {@code file} from {@code position} straight from the page cache into the socket ({@code sendfile(2)}).
+     *
+     * @throws IOException when the connection failed, or the file ended before {@code length} bytes were sent (it
+     *                     was truncated after its size was checked): the answer cannot be taken back, so the
+     *                     connection must close.
+     */
+    void sendFile(final FileChannel file, final long position, final long length) throws IOException
+    {
+        flush();
+        final long busySince = busySinceNanos;
+        if (busySince == 0)
+        {
+            busySinceNanos = clock.nanoTime();
+        }
+        try
+        {
+            long sent = 0;
+            while (sent < length)
+            {
+                final long n = file.transferTo(position + sent, length - sent, channel);
+                if (n <= 0)
+                {
+                    throw new EOFException("the file ended " + (length - sent) + " bytes short of a READ answer " +
+                        "already promised (truncated while it was sent)");
+                }
+                sent += n;
+            }
+        }
+        finally
+        {
+            busySinceNanos = busySince;
+        }
     }
 
     /**

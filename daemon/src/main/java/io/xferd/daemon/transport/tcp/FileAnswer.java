@@ -29,11 +29,13 @@ final class FileAnswer implements StorageRequest.Listener
     // done (0) until a slice is asked of it: an answer never used is never waited for
     private volatile int status;
     private volatile Thread waiter;
+    private final FileAnswers pool;
 
-    FileAnswer(final MemorySegment buffer)
+    FileAnswer(final MemorySegment buffer, final FileAnswers pool)
     {
         this.buffer = buffer;
         this.view = buffer.asByteBuffer();
+        this.pool = pool;
     }
 
     /**
@@ -58,6 +60,7 @@ final class FileAnswer implements StorageRequest.Listener
         {
             LockSupport.unpark(thread);
         }
+        pool.completed();
     }
 
     /**

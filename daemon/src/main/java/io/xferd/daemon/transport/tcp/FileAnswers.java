@@ -27,6 +27,8 @@ final class FileAnswers implements AutoCloseable
     private final FileAnswer[] all;
     private int made;
     private int freeCount;
+    // the connection's thread while it waits for any of its answers to complete (answers in any order)
+    private volatile Thread waiter;
 
     /**
      * @param count    answers at most (within the answers a channel holds).
@@ -74,9 +76,29 @@ final class FileAnswers implements AutoCloseable
             arena = Arena.ofShared();
         }
         // once per buffer for the life of the connection, as deep as the peer's pipeline reaches
-        final FileAnswer answer = new FileAnswer(arena.allocate(capacity, StorageFile.BLOCK));
+        final FileAnswer answer = new FileAnswer(arena.allocate(capacity, StorageFile.BLOCK), this);
         all[made++] = answer;
         return answer;
+    }
+
+    /**
+     * The connection's thread waits (non-null) or stopped waiting (null) for any answer of this pool to complete.
+     */
+    void waiting(final Thread thread)
+    {
+        waiter = thread;
+    }
+
+    /**
+     * An answer of this pool completed (the storage stage's thread): wake the thread waiting for any.
+     */
+    void completed()
+    {
+        final Thread thread = waiter;
+        if (thread != null)
+        {
+            LockSupport.unpark(thread);
+        }
     }
 
     void give(final FileAnswer answer)

@@ -1,13 +1,19 @@
 package io.xferd.daemon.transport.tcp;
 
+import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.storage.StorageFile;
 import io.xferd.daemon.storage.StorageStage;
+import io.xferd.daemon.transport.PeerProtocol;
+import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
+import org.agrona.concurrent.status.AtomicCounter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 
@@ -16,9 +22,14 @@ import java.util.function.Supplier;
  * to the daemon's {@link StorageStage} through one of the connection's {@link FileAnswers} buffers, and their answers
  * wait in the connection's {@link BufferedChannel} while the thread serves the next requests. A READ is read into
  * the buffer and sent from it; a WRITE's payload is received into the buffer and acknowledged only once the stage
- * has written it (and, for a sync region, once the fdatasync covering it returned). Answers leave in order, each as
- * soon as it and those before it are done, so the device reads ahead of the socket by as many buffers as the peer
- * keeps slices in flight, up to the pool's bound.
+ * has written it (and, for a sync region, once the fdatasync covering it returned). Each answer leaves as soon as
+ * it is done (to a peer that matches answers by id) or as soon as it and those before it are done (to one that
+ * does not), so the device reads ahead of the socket by as many buffers as the peer keeps slices in flight, up to
+ * the pool's bound.
+ * <p>
+ * A READ of a file whose pages are always in memory (on tmpfs: {@link PageCacheFiles}) skips the stage: it is
+ * answered on the connection's thread with {@code sendfile} from the file's pages, the one way of the three (stage,
+ * staging buffer, sendfile) that crosses no thread and copies nothing on this side.
  * <p>
  * What the stage cannot take stays with the caller (synchronous, through the thread's staging buffer): a slice
  * larger than a buffer, an O_DIRECT file addressed off its 4 KiB blocks (the read-modify-write of partial blocks is
@@ -35,17 +46,25 @@ final class FileSegmentResponder implements AutoCloseable
     private final BufferedChannel channel;
     private final Supplier<StorageStage> stage;
     private final FileAnswers answers;
+    private final PageCacheFiles pageCache = new PageCacheFiles();
+    // the daemon's storage totals, which READs sent from the page cache count as the stage counts its own
+    private final AtomicCounter bytesRead;
+    private final AtomicCounter errors;
 
     /**
-     * @param stage   the daemon's storage stage, or null when it has none (asked per request: it is set after start).
-     * @param answers the connection's pool of file answers.
+     * @param stage    the daemon's storage stage, or null when it has none (asked per request: it is set after start).
+     * @param answers  the connection's pool of file answers.
+     * @param counters the daemon's: storage bytes read and storage errors.
      */
     FileSegmentResponder(
-        final BufferedChannel channel, final Supplier<StorageStage> stage, final FileAnswers answers)
+        final BufferedChannel channel, final Supplier<StorageStage> stage, final FileAnswers answers,
+        final SystemCounters counters)
     {
         this.channel = channel;
         this.stage = stage;
         this.answers = answers;
+        this.bytesRead = counters.get(SystemCounter.STORAGE_BYTES_READ);
+        this.errors = counters.get(SystemCounter.STORAGE_ERRORS);
         channel.fileAnswersFrom(answers);
     }
 
@@ -69,12 +88,18 @@ final class FileSegmentResponder implements AutoCloseable
     /**
      * A READ of {@code length} bytes of a file region at the owner's {@code address}; the region is borrowed.
      *
-     * @return true when the stage took it (the answer is queued and owns the borrow from here), false when the
-     * caller serves it.
+     * @return true when the stage took it (the answer is queued and owns the borrow from here) or it was answered
+     * here from a file on tmpfs (the borrow released), false when the caller serves it.
      * @throws IOException when the connection failed (nothing was submitted; the borrow is still the caller's).
      */
     boolean read(final long sliceId, final Region region, final long address, final long length) throws IOException
     {
+        final FileChannel cached = pageCache.channelFor(region.file());
+        if (cached != null)
+        {
+            sendFromPageCache(cached, sliceId, region, address, length);
+            return true;
+        }
         final StorageStage current = stage.get();
         if (current == null || !fits(region, address, length))
         {
@@ -104,6 +129,39 @@ final class FileSegmentResponder implements AutoCloseable
         }
         channel.answerFile(answer);
         return true;
+    }
+
+    /**
+     * A READ of a file on tmpfs, answered now on this thread: its size checked (a file truncated under its region is
+     * answered {@link TransferStatus#STORAGE_TRUNCATED}, the connection goes on), then the header and the bytes
+     * straight from the file's pages ({@link BufferedChannel#sendFile}). The borrow is released
+     * here once the bytes have left; on an exception it is still the caller's.
+     */
+    private void sendFromPageCache(
+        final FileChannel file, final long sliceId, final Region region, final long address, final long length)
+        throws IOException
+    {
+        final StorageFile storage = region.file();
+        final long position = storage.fileOffset() + region.offsetOf(address);
+        final ByteBuffer header = channel.nextAnswerHeader();
+        // as the stage: the file must still cover the whole region, not only this slice (fstat, no allocation)
+        if (file.size() < storage.end())
+        {
+            header.putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
+                .putLong(sliceId).putInt(TransferStatus.STORAGE_TRUNCATED).putInt(0).putLong(0);
+            channel.answer(null, null);
+            errors.increment();
+            storage.onCompleted(false, 0, false);
+            region.release();
+            return;
+        }
+        header.putInt(PeerProtocol.ACK_FIELDS_LENGTH + (int)length).putInt(PeerProtocol.ACK)
+            .putLong(sliceId).putInt(TransferStatus.OK).putInt(0).putLong(length);
+        channel.answer(null, null);
+        channel.sendFile(file, position, length);
+        bytesRead.getAndAdd(length);
+        storage.onCompleted(false, length, true);
+        region.release();
     }
 
     /**
@@ -200,6 +258,7 @@ final class FileSegmentResponder implements AutoCloseable
     @Override
     public void close()
     {
+        pageCache.close();
         answers.close(); // after the channel's discard(): waits for requests still in flight into its buffers
     }
 }

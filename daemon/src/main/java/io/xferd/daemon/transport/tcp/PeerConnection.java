@@ -7,7 +7,6 @@ import io.xferd.ipc.Opcode;
 import io.xferd.ipc.TransferStatus;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
-import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.NanoClock;
 import org.slf4j.Logger;
@@ -24,8 +23,9 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * One pooled TCP connection to a peer daemon. A sender thread takes slices from this connection's queue and
  * writes them (bytes straight from registered memory), keeping up to a window of slices in flight; a receiver
- * thread reads the answers, which come back in order, and completes the slices (a READ's bytes land straight
- * in registered memory). GPU and process memory cross each thread's {@link StagingBuffer} instead. When the connection
+ * thread reads the answers, in whatever order the peer sends them (each names its slice, see
+ * {@link InFlightSlices}), and completes the slices (a READ's bytes land straight in registered memory). GPU and
+ * process memory cross each thread's {@link StagingBuffer} instead. When the connection
  * breaks or its oldest slice waits past the transfer timeout, every slice on it fails with a typed status and
  * the connection is re-established for the next slice.
  */
@@ -67,8 +67,8 @@ final class PeerConnection implements AutoCloseable
     // after a slice, the sender spins this long before backing off (idle strategy spin-backoff; else 0): the next
     // small request of a client that waits for each answer (a READ answered in tens of us) finds it awake
     private final long spinAfterSendNanos;
-    // many-to-many: the receiver takes answered slices, and whoever notices a break fails the rest
-    private final ManyToManyConcurrentArrayQueue<Slice> inFlight = new ManyToManyConcurrentArrayQueue<>(2 * WINDOW);
+    // the receiver takes answered slices by the id their answer names, and whoever notices a break fails the rest
+    private final InFlightSlices inFlight = new InFlightSlices(2 * WINDOW);
     private final SendWindow window = new SendWindow(WINDOW, WINDOW_BYTES, WINDOW_REFILL, WINDOW_REFILL_BYTES);
     private static final int MAX_GATHER = 16;
     private static final long MAX_GATHER_BYTES = 1 << 20;
@@ -301,7 +301,7 @@ final class PeerConnection implements AutoCloseable
             transport.finishSlice(slice, TransferStatus.UNKNOWN_SEGMENT, path);
             return;
         }
-        if (window.isFull(inFlight.size()))
+        if (window.isFull(inFlight.size()) || !inFlight.hasRoom())
         {
             flushGather();
             awaitWindow(current);
@@ -328,13 +328,8 @@ final class PeerConnection implements AutoCloseable
             // a slice retried here after its copy failed on a path that then broke starts clean
             slice.stagingFailure = TransferStatus.OK;
         }
-        // never drop: a slot the receiver just freed may not be reusable yet (bounded MPMC queue), so retry;
-        // the queue is twice the window, so this is rare and short
         window.sent(slice.length);
-        while (!inFlight.offer(slice))
-        {
-            Thread.onSpinWait();
-        }
+        inFlight.add(slice);
         try
         {
             writeRequest(current, slice, transfer);
@@ -369,7 +364,8 @@ final class PeerConnection implements AutoCloseable
     private void awaitWindow(final SocketChannel current)
     {
         senderAwaitsWindow = true;
-        while (!window.hasReopened(inFlight.size()) && running && lifecycle.channel() == current)
+        while (!(window.hasReopened(inFlight.size()) && inFlight.hasRoom()) && running &&
+            lifecycle.channel() == current)
         {
             LockSupport.parkNanos(WINDOW_PARK_NS);
         }
@@ -381,7 +377,7 @@ final class PeerConnection implements AutoCloseable
      */
     private void windowFreed()
     {
-        if (senderAwaitsWindow && window.hasReopened(inFlight.size()))
+        if (senderAwaitsWindow && window.hasReopened(inFlight.size()) && inFlight.hasRoom())
         {
             LockSupport.unpark(sender);
         }
@@ -455,11 +451,25 @@ final class PeerConnection implements AutoCloseable
     }
 
     /**
-     * @return the oldest slice in flight, taken out of it (and out of the window's bytes), or null when none is.
+     * @return a slice in flight, taken out of it (and out of the window's bytes), or null when none is.
      */
     private Slice takeInFlight()
     {
-        final Slice slice = inFlight.poll();
+        final Slice slice = inFlight.takeAny();
+        if (slice != null)
+        {
+            window.left(slice.length);
+        }
+        return slice;
+    }
+
+    /**
+     * @return the slice in flight that the answer with {@code wireId} answers, taken out of it (and out of the
+     * window's bytes), or null when none is (an unknown id, or one answered already).
+     */
+    private Slice takeAnswered(final long wireId)
+    {
+        final Slice slice = inFlight.take(wireId);
         if (slice != null)
         {
             window.left(slice.length);
@@ -477,7 +487,7 @@ final class PeerConnection implements AutoCloseable
             final int bodyLength = PeerProtocol.NOTIFY_FIELDS_LENGTH + source.length + transfer.notifyLength;
             notifyHeader.clear();
             notifyHeader.putInt(bodyLength).putInt(PeerProtocol.NOTIFY)
-                .putLong(slice.wireId()).putLong(transfer.target.remoteHandle()).putLong(transfer.traceId)
+                .putLong(slice.inFlightId).putLong(transfer.target.remoteHandle()).putLong(transfer.traceId)
                 .putInt(source.length).putInt(transfer.notifyLength);
             final int tagAt = PeerProtocol.HEADER_LENGTH + PeerProtocol.NOTIFY_SIGNED_LENGTH;
             out.start(bodyLength, PeerProtocol.NOTIFY);
@@ -504,7 +514,7 @@ final class PeerConnection implements AutoCloseable
         header.clear();
         header.putInt(bodyLength)
             .putInt(type)
-            .putLong(slice.wireId())
+            .putLong(slice.inFlightId)
             .putLong(transfer.target.remoteHandle())
             .putLong(transfer.targetAddress + slice.offset)
             .putLong(slice.length)
@@ -580,22 +590,30 @@ final class PeerConnection implements AutoCloseable
                 ackHeader.getInt();
                 final long length = ackHeader.getLong();
                 ackHeader.position(base + PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
-                final Slice slice = takeInFlight();
+                if (type != PeerProtocol.ACK || bodyLength != PeerProtocol.ACK_FIELDS_LENGTH + length)
+                {
+                    throw new IOException("answer out of step with the requests (type " + type + ", slice " +
+                        wireId + " length " + length + " body " + bodyLength + ")");
+                }
+                final boolean oldest = inFlight.isOldest(wireId);
+                final Slice slice = takeAnswered(wireId);
+                if (slice == null)
+                {
+                    // an id never sent, or answered twice: nothing on this connection can be trusted to be in step
+                    throw new IOException("answer to slice " + wireId + ", which is not in flight on this connection");
+                }
                 windowFreed();
                 answering = slice;
-                if (type != PeerProtocol.ACK || slice == null || slice.wireId() != wireId ||
-                    bodyLength != PeerProtocol.ACK_FIELDS_LENGTH + length)
+                // the peer owes the oldest slice's answer longest: its clock restarts only when that one is answered
+                // (in order, that is every answer); answers to younger slices do not hide a stalled one
+                if (inFlight.oldestSentNanos() == 0)
                 {
-                    answering = null;
-                    if (slice != null)
-                    {
-                        transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
-                    }
-                    throw new IOException("answer out of step with the requests (type " + type + ", slice " +
-                        Long.toHexString(wireId) + " length " + length + " body " + bodyLength + ", expected " +
-                        (slice == null ? "none" : Long.toHexString(slice.wireId()) + " length " + slice.length) + ")");
+                    lifecycle.waitingSince(0);
                 }
-                lifecycle.waitingSince(inFlight.isEmpty() ? 0 : clock.nanoTime());
+                else if (oldest)
+                {
+                    lifecycle.waitingSince(clock.nanoTime());
+                }
                 final RemoteTransfer transfer = slice.transfer;
                 // a READ answered OK carries exactly its slice's bytes; every other answer carries none: an OK
                 // with fewer (none at all), more, or bytes where none belong fails the slice, never completes it
@@ -688,7 +706,9 @@ final class PeerConnection implements AutoCloseable
             {
                 throw new IOException("connection given up while connecting");
             }
-            final PeerSession session = PeerHandshake.asInitiator(fresh, transport.authenticator());
+            // answers are matched to requests by id (InFlightSlices): the peer may send each as soon as it is ready
+            final PeerSession session = PeerHandshake.asInitiator(fresh, transport.authenticator(),
+                PeerProtocol.FLAG_ANSWERS_BY_ID);
             epoch = session.peerEpoch();
             out = session.out();
             if (!lifecycle.ready(fresh))

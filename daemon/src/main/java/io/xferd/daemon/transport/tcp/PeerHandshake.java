@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.util.function.IntConsumer;
 
 /**
  * The first exchange on every peer connection: protocol version, both daemons' epochs (a restarted daemon has a
@@ -38,10 +39,20 @@ final class PeerHandshake
     static PeerSession asInitiator(final SocketChannel channel, final PeerAuthenticator authenticator)
         throws IOException
     {
+        return asInitiator(channel, authenticator, 0);
+    }
+
+    /**
+     * Initiator side, offering {@code flags} in its HELLO (e.g. {@link PeerProtocol#FLAG_ANSWERS_BY_ID}).
+     */
+    static PeerSession asInitiator(
+        final SocketChannel channel, final PeerAuthenticator authenticator, final int flags) throws IOException
+    {
         final byte[] initiatorNonce = authenticator.newNonce();
         final ByteBuffer hello = ByteBuffer.allocate(PeerProtocol.HELLO_LENGTH).order(java.nio.ByteOrder.LITTLE_ENDIAN);
         hello.putInt(PeerProtocol.MAGIC).putInt(PeerProtocol.VERSION)
-            .putInt(authenticator.authenticates() ? 0 : PeerProtocol.FLAG_NO_PEER_AUTH).putInt(0)
+            .putInt((flags & ~PeerProtocol.FLAG_NO_PEER_AUTH) |
+                (authenticator.authenticates() ? 0 : PeerProtocol.FLAG_NO_PEER_AUTH)).putInt(0)
             .put(initiatorNonce).putLong(authenticator.epoch());
         FrameIo.sendFrame(channel, PeerProtocol.HELLO, hello.array());
 
@@ -90,6 +101,16 @@ final class PeerHandshake
     static PeerSession asResponder(final SocketChannel channel, final PeerAuthenticator authenticator)
         throws IOException
     {
+        return asResponder(channel, authenticator, flags -> {});
+    }
+
+    /**
+     * Responder side; {@code initiatorFlags} is told the flags of the initiator's HELLO once it is admitted.
+     */
+    static PeerSession asResponder(
+        final SocketChannel channel, final PeerAuthenticator authenticator, final IntConsumer initiatorFlags)
+        throws IOException
+    {
         final ByteBuffer hello = FrameIo.receiveFrame(channel, PeerProtocol.HELLO, MAX_HELLO_LENGTH);
         if (hello.remaining() < 8 || hello.getInt() != PeerProtocol.MAGIC)
         {
@@ -107,7 +128,8 @@ final class PeerHandshake
             refuse(channel, "malformed HELLO");
             return null;
         }
-        final boolean initiatorAuthenticates = (hello.getInt() & PeerProtocol.FLAG_NO_PEER_AUTH) == 0;
+        final int flags = hello.getInt();
+        final boolean initiatorAuthenticates = (flags & PeerProtocol.FLAG_NO_PEER_AUTH) == 0;
         hello.getInt();
         if (initiatorAuthenticates != authenticator.authenticates())
         {
@@ -141,6 +163,7 @@ final class PeerHandshake
             return null;
         }
         FrameIo.sendFrame(channel, PeerProtocol.ACCEPT, authenticator.responderProof(transcript));
+        initiatorFlags.accept(flags);
         return authenticator.responderSession(transcript, initiatorEpoch);
     }
 

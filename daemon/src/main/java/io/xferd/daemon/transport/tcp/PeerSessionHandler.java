@@ -47,6 +47,8 @@ final class PeerSessionHandler implements Runnable
     private final long acceptedNanos;
     private volatile boolean admitted;
     private volatile boolean cutOff;
+    // the flags of the initiator's HELLO
+    private int initiatorFlags;
     private Thread thread;
     private ByteBuffer fields;
     // the session's keys, once the handshake is done: checks of what the initiator sends, tags of what goes back
@@ -105,7 +107,8 @@ final class PeerSessionHandler implements Runnable
         try
         {
             peer = String.valueOf(channel.getRemoteAddress());
-            final PeerSession session = PeerHandshake.asResponder(channel, server.authenticator());
+            final PeerSession session = PeerHandshake.asResponder(channel, server.authenticator(),
+                flags -> initiatorFlags = flags);
             inHandshake = false;
             server.handshakeEnded(this);
             if (session == null)
@@ -118,11 +121,15 @@ final class PeerSessionHandler implements Runnable
             buffered = new BufferedChannel(channel, server.clock(), 256 * 1024,
                 PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
             buffered.signAnswersWith(out);
+            if ((initiatorFlags & PeerProtocol.FLAG_ANSWERS_BY_ID) != 0)
+            {
+                buffered.answerInAnyOrder();
+            }
             staging = StagingBuffer.create(server.context(), server.counters());
             final int bufferSize = server.context().stagingBufferSize();
             files = new FileSegmentResponder(buffered, server::storageStage, new FileAnswers(
                 FileSegmentResponder.answerCount(bufferSize, FileSegmentResponder.CONNECTION_BUDGET_BYTES),
-                bufferSize, server.fileBuffers()));
+                bufferSize, server.fileBuffers()), server.counters());
             admitted = true;
             while (true)
             {

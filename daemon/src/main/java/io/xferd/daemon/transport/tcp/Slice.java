@@ -2,8 +2,8 @@ package io.xferd.daemon.transport.tcp;
 
 /**
  * One piece of a {@link RemoteTransfer} on one connection: an offset and length within the request, or the
- * request's notification. Pooled; the id on the wire is {@code generation << 32 | index}, so a late answer to
- * a slice that was already failed and reused is recognised.
+ * request's notification. Pooled; the id on the wire is its sequence number on the connection it is in flight on
+ * ({@link InFlightSlices}), so a late answer to a slice that was already failed and reused finds nothing.
  */
 final class Slice
 {
@@ -17,6 +17,8 @@ final class Slice
     long offset;
     long length;
     long sentNanos;
+    /** Its id on the wire while in flight on a connection (set by {@link InFlightSlices#add}). */
+    long inFlightId;
     int attempts;
     /** The next slice of its flow while it waits in a connection's {@link SliceScheduler}. */
     Slice nextQueued;
@@ -27,10 +29,5 @@ final class Slice
     Slice(final int index)
     {
         this.index = index;
-    }
-
-    long wireId()
-    {
-        return ((long)generation << 32) | index;
     }
 }

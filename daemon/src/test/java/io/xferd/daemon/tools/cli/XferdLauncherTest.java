@@ -53,6 +53,24 @@ class XferdLauncherTest
         }
     }
 
+    @Test
+    void shouldExitWith1AsPicocliDoesWhenTheDaemonCommandThrowsWhatItDoesNotAnswer()
+    {
+        final DaemonCommand broken = new DaemonCommand(); // no options: call() meets a NullPointerException
+        final java.io.PrintStream err = System.err;
+        final java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(captured, true));
+        try
+        {
+            assertThat(XferdLauncher.callDaemon(broken)).isEqualTo(1);
+        }
+        finally
+        {
+            System.setErr(err);
+        }
+        assertThat(captured.toString()).contains("NullPointerException");
+    }
+
     private static XferdLauncher.StatusArguments parse(final String... args)
     {
         return XferdLauncher.StatusArguments.parse(args);

@@ -35,8 +35,30 @@ public final class FakePeerServer implements AutoCloseable
         /** the n bytes asked for, byte i of the buffer being (byte)i: an honest peer */
         EXACT,
         /** no answer at all: a peer that stalls (the READ is only counted, see {@link #readsReceived()}) */
-        NONE
+        NONE,
+        /**
+         * the exact bytes, but answers held until {@link #REVERSED_BATCH} READs came and then sent newest first (as
+         * a daemon answers when its older reads wait for the device); only to an initiator that offered
+         * {@code FLAG_ANSWERS_BY_ID}, else the connection is closed
+         */
+        REVERSED,
+        /** the first READ of a connection answered exactly, twice over, before any other */
+        DUPLICATE,
+        /** every READ answered exactly but under an id one higher than asked (no such slice is in flight) */
+        UNKNOWN_ID
     }
+
+    /**
+     * @return byte {@code offset} of a {@link ReadAnswer#REVERSED} peer's buffer: no two slices of a power-of-two
+     * size up to 64 KiB alike, so bytes landing in another slice's place show.
+     */
+    public static byte unevenByte(final long offset)
+    {
+        return (byte)(offset + (offset >>> 8));
+    }
+
+    /** READs a {@link ReadAnswer#REVERSED} peer holds before it answers them, newest first. */
+    public static final int REVERSED_BATCH = 4;
 
     public static final long BUFFER_ADDRESS = 0x100000;
     public static final long BUFFER_LENGTH = 1 << 20;
@@ -48,6 +70,7 @@ public final class FakePeerServer implements AutoCloseable
     private final AtomicInteger readsAnswered = new AtomicInteger();
     private final AtomicInteger readsReceived = new AtomicInteger();
     private final AtomicInteger notifiesReceived = new AtomicInteger();
+    private volatile int helloFlags = -1;
     private final String address;
     private final String describedSegment;
     private final List<SegmentDescriptor.Nic> nics;
@@ -108,6 +131,14 @@ public final class FakePeerServer implements AutoCloseable
     }
 
     /**
+     * @return the flags of the last initiator's HELLO, -1 before any.
+     */
+    public int helloFlags()
+    {
+        return helloFlags;
+    }
+
+    /**
      * @return NOTIFY frames received (each is acknowledged OK); every WRITE is refused as outside the segment.
      */
     public int notifiesReceived()
@@ -132,11 +163,13 @@ public final class FakePeerServer implements AutoCloseable
 
     private void serve(final SocketChannel channel) throws IOException
     {
-        final PeerSession session = PeerHandshake.asResponder(channel, authenticator);
+        final PeerSession session = PeerHandshake.asResponder(channel, authenticator, flags -> helloFlags = flags);
         if (session == null)
         {
             return;
         }
+        final java.util.ArrayDeque<ByteBuffer> held = new java.util.ArrayDeque<>();
+        boolean duplicated = false;
         while (true)
         {
             final ByteBuffer header = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH);
@@ -181,30 +214,60 @@ public final class FakePeerServer implements AutoCloseable
                     case EMPTY -> 0;
                     case SHORT -> sliceLength / 2;
                     case OVERSIZE -> sliceLength * 2;
-                    case EXACT -> sliceLength;
+                    case EXACT, REVERSED, DUPLICATE, UNKNOWN_ID -> sliceLength;
                     case NONE -> throw new IllegalStateException("a stalled peer does not answer");
                 };
                 final int bodyLength = PeerProtocol.ACK_FIELDS_LENGTH + (int)payload;
                 final ByteBuffer ack = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH +
                     (int)payload);
-                ack.putInt(bodyLength).putInt(PeerProtocol.ACK).putLong(sliceId).putInt(TransferStatus.OK).putInt(0)
+                ack.putInt(bodyLength).putInt(PeerProtocol.ACK)
+                    .putLong(answer == ReadAnswer.UNKNOWN_ID ? sliceId + 1 : sliceId).putInt(TransferStatus.OK).putInt(0)
                     .putLong(payload);
                 final int payloadAt = PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH;
                 for (int i = 0; i < payload; i++)
                 {
-                    ack.put(payloadAt + i, (byte)(sliceAddress - BUFFER_ADDRESS + i));
+                    final long offset = sliceAddress - BUFFER_ADDRESS + i;
+                    ack.put(payloadAt + i, answer == ReadAnswer.REVERSED ? unevenByte(offset) : (byte)offset);
                 }
-                session.out().sign(bodyLength, PeerProtocol.ACK, ack, PeerProtocol.HEADER_LENGTH,
-                    PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_SIGNED_LENGTH);
-                ack.position(0).limit(ack.capacity());
-                readsAnswered.incrementAndGet();
-                FrameIo.writeFully(channel, ack);
+                if (answer == ReadAnswer.REVERSED)
+                {
+                    if ((helloFlags & PeerProtocol.FLAG_ANSWERS_BY_ID) == 0)
+                    {
+                        return; // it would answer out of order an initiator that did not say it takes that
+                    }
+                    // tags follow the order frames leave in: sign each only when it goes
+                    held.push(ack);
+                    if (held.size() == REVERSED_BATCH)
+                    {
+                        while (!held.isEmpty())
+                        {
+                            sendAck(channel, session, held.pop());
+                        }
+                    }
+                    continue;
+                }
+                sendAck(channel, session, ack);
+                if (answer == ReadAnswer.DUPLICATE && !duplicated)
+                {
+                    duplicated = true;
+                    sendAck(channel, session, ack);
+                }
             }
             else
             {
                 return;
             }
         }
+    }
+
+    private void sendAck(final SocketChannel channel, final PeerSession session, final ByteBuffer ack)
+        throws IOException
+    {
+        session.out().sign(ack.getInt(0), PeerProtocol.ACK, ack, PeerProtocol.HEADER_LENGTH,
+            PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_SIGNED_LENGTH);
+        ack.position(0).limit(ack.capacity());
+        readsAnswered.incrementAndGet();
+        FrameIo.writeFully(channel, ack);
     }
 
     private static void sendEmptyAck(

@@ -10,6 +10,7 @@ import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.SessionTable;
 import io.xferd.daemon.storage.StorageFile;
 import io.xferd.daemon.storage.StorageStage;
+import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
 import io.xferd.nativebindings.libc.FileIo;
@@ -154,6 +155,53 @@ class FileSegmentResponderTest
     }
 
     @Test
+    void shouldSendAnAnswerReadyBeforeAnOlderFileAnswerOnlyToAPeerThatMatchesAnswersById() throws Exception
+    {
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN, PeerProtocol.FLAG_ANSWERS_BY_ID))
+        {
+            final long handle = peer.handle("decode");
+            memory.fill((byte)3);
+
+            // the file READ waits in the stage, which has not run: the memory READ behind it is answered first
+            peer.read(1, handle, FILE_BASE + 8192, 4096);
+            peer.read(2, handle, BASE, 1000);
+            assertAnswer(peer.ack(), 2, 1000);
+            assertThat(peer.payload(1000)).containsOnly(3);
+            assertThat(peer.available()).as("the file READ's answer waits for the stage").isZero();
+
+            runStageUntil(() -> answered(peer));
+            assertAnswer(peer.ack(), 1, 4096);
+            assertThat(peer.payload(4096)).isEqualTo(Arrays.copyOfRange(seeded, 8192, 8192 + 4096));
+        }
+    }
+
+    @Test
+    void shouldKeepAnswersInOrderForAPeerThatDidNotOfferToMatchThemById() throws Exception
+    {
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+            memory.fill((byte)3);
+
+            peer.read(1, handle, FILE_BASE + 8192, 4096);
+            peer.read(2, handle, BASE, 1000);
+            final long deadline = System.nanoTime() + 200_000_000L;
+            while (System.nanoTime() < deadline)
+            {
+                assertThat(peer.available()).as("nothing before the file READ's answer, which waits for the stage")
+                    .isZero();
+                Thread.sleep(5);
+            }
+
+            runStageUntil(() -> answered(peer));
+            assertAnswer(peer.ack(), 1, 4096);
+            assertThat(peer.payload(4096)).isEqualTo(Arrays.copyOfRange(seeded, 8192, 8192 + 4096));
+            assertAnswer(peer.ack(), 2, 1000);
+            assertThat(peer.payload(1000)).containsOnly(3);
+        }
+    }
+
+    @Test
     void shouldGiveItsFileBuffersBackToTheDaemonsBudgetWhenTheConnectionEnds() throws Exception
     {
         final FileBufferBudget budget = server.fileBuffers();
@@ -288,6 +336,55 @@ class FileSegmentResponderTest
             assertThat(Files.size(path)).as("not regrown").isEqualTo(FILE_SIZE / 2);
             assertThat(counters.get(SystemCounter.STORAGE_ERRORS).get()).isEqualTo(2);
         }
+    }
+
+    @Test
+    void shouldSendReadsOfAFileOnTmpfsFromItsPagesWithoutTheStageAndFailThemTypedOnceTheFileIsTruncated()
+        throws Exception
+    {
+        final Path shm = Path.of("/dev/shm");
+        assumeTrue(Files.isDirectory(shm) && "tmpfs".equals(Files.getFileStore(shm).type()), "no tmpfs");
+        final Path onTmpfs = Files.write(Files.createTempFile(shm, "xferd-responder", ".bin"), seeded);
+        final int fd = FileIo.open(onTmpfs.toString(), FileIo.O_RDWR, 0);
+        assertThat(fd).isNotNegative();
+        direct = new StorageFile(fd, 4096, FILE_SIZE - 4096, FileIo.trySetDirect(fd), false, StorageFile.FILE);
+        SessionRegions.set(owner, RegionTable.EMPTY.with(memoryRegion).with(fileRegion)
+            .with(Region.inFile(DIRECT_BASE, FILE_SIZE - 4096, direct)));
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+            memory.fill((byte)3);
+
+            // the stage never runs in this test: every answer comes from the connection's thread, unaligned or not
+            peer.read(1, handle, DIRECT_BASE + 1, 100_000);
+            peer.read(2, handle, BASE, 1000);
+            peer.read(3, handle, DIRECT_BASE + FILE_SIZE - 4096 - 7, 7);
+            assertAnswer(peer.ack(), 1, 100_000);
+            assertThat(peer.payload(100_000)).isEqualTo(Arrays.copyOfRange(seeded, 4097, 4097 + 100_000));
+            assertAnswer(peer.ack(), 2, 1000);
+            assertThat(peer.payload(1000)).containsOnly(3);
+            assertAnswer(peer.ack(), 3, 7);
+            assertThat(peer.payload(7)).isEqualTo(Arrays.copyOfRange(seeded, FILE_SIZE - 7, FILE_SIZE));
+            assertThat(counters.get(SystemCounter.STORAGE_BYTES_READ).get()).isEqualTo(100_007);
+
+            try (RandomAccessFile raf = new RandomAccessFile(onTmpfs.toFile(), "rw"))
+            {
+                raf.setLength(FILE_SIZE - 1);
+            }
+            peer.read(4, handle, DIRECT_BASE, 4096);
+            peer.read(5, handle, BASE, 10);
+            assertThat(peer.ack()).as("no bytes with a READ of a file shorter than its region")
+                .containsExactly(4, TransferStatus.STORAGE_TRUNCATED, 0);
+            assertAnswer(peer.ack(), 5, 10);
+            assertThat(peer.payload(10)).containsOnly(3);
+            assertThat(counters.get(SystemCounter.STORAGE_ERRORS).get()).isEqualTo(1);
+        }
+        finally
+        {
+            Files.deleteIfExists(onTmpfs);
+        }
+        assertThat(server.fileBuffers().left()).as("no buffer of the stage's path was taken")
+            .isEqualTo(FileSegmentResponder.DAEMON_BUDGET_BYTES);
     }
 
     private static void assertAnswer(final long[] answer, final long sliceId, final long length)

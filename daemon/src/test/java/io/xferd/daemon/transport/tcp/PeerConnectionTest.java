@@ -6,6 +6,7 @@ import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.host.LocalNics;
 import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.session.ClientSession;
+import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.daemon.transport.RemoteRequest;
 import io.xferd.daemon.transport.SegmentDescriptor;
 import io.xferd.ipc.CompletionFlyweight;
@@ -118,6 +119,36 @@ class PeerConnectionTest
             .isEqualTo(TransferStatus.TRANSPORT_ERROR);
         assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isZero();
         assertThat(counters.get(SystemCounter.BYTES_READ).get()).isZero();
+    }
+
+    @Test
+    void shouldCompleteAReadWhosePeerAnswersItsSlicesNewestFirstWithEveryByteInItsSlice() throws Exception
+    {
+        assertThat(LENGTH / SLICE).as("one batch the peer reverses").isEqualTo(FakePeerServer.REVERSED_BATCH);
+        start(new FakePeerServer(TOKEN, FakePeerServer.ReadAnswer.REVERSED), LocalNics.resolve(List.of()));
+
+        assertThat(read(1, open())).isEqualTo(TransferStatus.OK);
+
+        assertThat(peer.helloFlags() & PeerProtocol.FLAG_ANSWERS_BY_ID).as("offered in the HELLO").isNotZero();
+        for (int i = 0; i < LENGTH; i++)
+        {
+            assertThat(memory.get(ValueLayout.JAVA_BYTE, i)).as("byte %d", i)
+                .isEqualTo(FakePeerServer.unevenByte(i));
+        }
+        assertThat(peer.readsAnswered()).as("one answer per slice, on one connection").isEqualTo(LENGTH / SLICE);
+        assertThat(counters.get(SystemCounter.BYTES_READ).get()).isEqualTo(LENGTH);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = FakePeerServer.ReadAnswer.class, names = {"DUPLICATE", "UNKNOWN_ID"})
+    void shouldFailAReadWhosePeerAnswersASliceTwiceOrOneNeverSent(final FakePeerServer.ReadAnswer answer)
+        throws Exception
+    {
+        start(new FakePeerServer(TOKEN, answer), LocalNics.resolve(List.of()));
+
+        assertThat(read(3, open())).as("an answer to no slice in flight breaks the connection: never OK")
+            .isEqualTo(TransferStatus.TRANSPORT_ERROR);
+        assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isZero();
     }
 
     @Test

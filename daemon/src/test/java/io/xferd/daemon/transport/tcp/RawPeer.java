@@ -32,10 +32,19 @@ public final class RawPeer implements AutoCloseable
      */
     public static RawPeer connect(final String rpcAddress, final String token) throws IOException
     {
+        return connect(rpcAddress, token, 0);
+    }
+
+    /**
+     * @param flags offered in the HELLO, e.g. {@code PeerProtocol.FLAG_ANSWERS_BY_ID} (answers in any order).
+     */
+    public static RawPeer connect(final String rpcAddress, final String token, final int flags) throws IOException
+    {
         final SocketChannel channel = SocketChannel.open(PeerRpcClient.socketAddress(rpcAddress));
         try
         {
-            return new RawPeer(channel, PeerHandshake.asInitiator(channel, PeerAuthenticator.withToken(token, 1)));
+            return new RawPeer(channel,
+                PeerHandshake.asInitiator(channel, PeerAuthenticator.withToken(token, 1), flags));
         }
         catch (final IOException | RuntimeException ex)
         {
