@@ -29,6 +29,9 @@ final class BufferedChannel
     // answers held back while the peer's next requests are already readable: fewer, larger writes here and fewer
     // wake-ups of the peer's receiver; few enough that the peer's window (64 slices) never waits on them
     static final int ANSWER_BATCH = 8;
+    // ... and at most this many request bytes (a WRITE's payload received, a READ's to send): the peer's window is
+    // a few MiB, and answers held until it has all arrived would let it drain before it reopens (the wire idles)
+    static final long ANSWER_BATCH_BYTES = 1 << 20;
     private static final long MAX_PENDING_BYTES = 1 << 20;
     // how long the thread sleeps at most, waiting for the oldest file answer, before it looks for input again (a
     // completion wakes it at once)
@@ -50,6 +53,8 @@ final class BufferedChannel
     private int headerCount;
     private int fileCount;
     private long pendingBytes;
+    // payload bytes of WRITEs whose answers wait in the output buffer (a READ's payload is in pendingBytes)
+    private long answeredWriteBytes;
     private long flushes;
     private java.io.InputStream availability;
     private FrameMac answerMac = new FrameMac(null);
@@ -188,7 +193,8 @@ final class BufferedChannel
         {
             sendAsFilesComplete();
         }
-        else if (headerCount > 0 && (headerCount >= ANSWER_BATCH || readable() == 0))
+        else if (headerCount > 0 && (headerCount >= ANSWER_BATCH ||
+            answeredWriteBytes + pendingBytes >= ANSWER_BATCH_BYTES || readable() == 0))
         {
             flush();
         }
@@ -405,6 +411,17 @@ final class BufferedChannel
      */
     void answer(final ByteBuffer payload, final io.xferd.daemon.memory.Region region) throws IOException
     {
+        answer(payload, region, 0);
+    }
+
+    /**
+     * {@link #answer(ByteBuffer, io.xferd.daemon.memory.Region)} for a request whose {@code writeBytes} of payload
+     * were received: they count towards {@link #ANSWER_BATCH_BYTES}.
+     */
+    void answer(final ByteBuffer payload, final io.xferd.daemon.memory.Region region, final long writeBytes)
+        throws IOException
+    {
+        answeredWriteBytes += writeBytes;
         final int index = headerCount++;
         payloads[index] = payload;
         borrowed[index] = payload != null ? region : null;
@@ -608,6 +625,7 @@ final class BufferedChannel
         }
         headerCount = left;
         pendingBytes = 0;
+        answeredWriteBytes = 0;
         for (int i = 0; i < left; i++)
         {
             if (files[i] == null)
@@ -628,5 +646,6 @@ final class BufferedChannel
         headerCount = 0;
         fileCount = 0;
         pendingBytes = 0;
+        answeredWriteBytes = 0;
     }
 }

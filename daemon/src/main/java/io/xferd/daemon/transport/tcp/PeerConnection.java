@@ -36,10 +36,11 @@ final class PeerConnection implements AutoCloseable
     // a full window reopens for the sender once this many slices are answered: it then sends them back to back, in
     // one gathering write, instead of one write per answer that trickles in
     static final int WINDOW_REFILL = 16;
-    // bytes in flight, which a slice queued now waits behind whatever the scheduler decides: 16 slices of 512 KiB,
-    // twice the answers a peer batches (BufferedChannel.ANSWER_BATCH), so its batches never find the window shut
-    static final long WINDOW_BYTES = 8L << 20;
-    static final long WINDOW_REFILL_BYTES = 2L << 20;
+    // bytes in flight, which a slice queued now waits behind whatever the scheduler decides: 8 slices of 512 KiB,
+    // reopening at 3 MiB; the peer answers at least every MiB received (BufferedChannel.ANSWER_BATCH_BYTES), so the
+    // window reopens while 2-3 MiB are still on their way and the wire does not idle while the sender wakes
+    static final long WINDOW_BYTES = 4L << 20;
+    static final long WINDOW_REFILL_BYTES = 1L << 20;
     private static final long WINDOW_PARK_NS = 1_000_000L;
     // spins, then yields, then sleep until a slice is offered (the producer unparks): no timed parks in between,
     // each of which costs a futex and a timer, and a stream of small requests idles between every batch of them
@@ -61,7 +62,7 @@ final class PeerConnection implements AutoCloseable
     // when to connect, back off and give up; which channel is current (the decisions, apart from the I/O here)
     private final PeerConnectionLifecycle<SocketChannel> lifecycle;
     private final ManyToOneConcurrentArrayQueue<Slice> sendQueue = new ManyToOneConcurrentArrayQueue<>(4096);
-    // the sender's order over what was queued: the flow with the fewest bytes sent first (sender thread only)
+    // the sender's order over what was queued: the smallest flow so far first (sender thread only)
     private final SliceScheduler scheduler = new SliceScheduler();
     // after a slice, the sender spins this long before backing off (idle strategy spin-backoff; else 0): the next
     // small request of a client that waits for each answer (a READ answered in tens of us) finds it awake
@@ -264,6 +265,11 @@ final class PeerConnection implements AutoCloseable
 
     private void sleepUntilOffered()
     {
+        if (inFlight.isEmpty())
+        {
+            // nothing queued, nothing on the wire: what the flows were sent no longer says who is under way
+            scheduler.forgetIdleFlows();
+        }
         senderAsleep = true;
         sending.set(false);
         if (sendQueue.isEmpty() && running)

@@ -33,7 +33,7 @@ public final class PeerPath implements AutoCloseable
     private final int journalNicId;
     private final PeerConnection[] connections;
     private final AtomicLong queuedBytes = new AtomicLong();
-    private final AtomicLong nextConnection = new AtomicLong();
+    private final FlowSpread spread = new FlowSpread();
     private final AtomicCounter bytes;
     private final AtomicCounter failures;
     private final AtomicCounter state;
@@ -98,9 +98,12 @@ public final class PeerPath implements AutoCloseable
         return remotePort;
     }
 
-    PeerConnection nextConnection()
+    /**
+     * @return the connection the next slice of this flow goes to: each flow's slices take the connections in turn.
+     */
+    PeerConnection connectionFor(final int slot, final long traceId)
     {
-        return connections[(int)((nextConnection.getAndIncrement() & Long.MAX_VALUE) % connections.length)];
+        return connections[spread.next(slot, traceId, connections.length)];
     }
 
     PeerConnection[] connections()

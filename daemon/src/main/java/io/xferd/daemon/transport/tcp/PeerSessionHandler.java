@@ -358,7 +358,7 @@ final class PeerSessionHandler implements Runnable
         {
             buffered.skip(length);
         }
-        sendAck(sliceId, status);
+        sendAck(sliceId, status, Math.max(0, length));
     }
 
     private void onRead(final int bodyLength) throws IOException
@@ -379,7 +379,7 @@ final class PeerSessionHandler implements Runnable
         final int check = check(target, address, length, requestAddress, requestLength);
         if (check != TransferStatus.OK)
         {
-            sendAck(sliceId, check);
+            sendAck(sliceId, check, 0);
             return;
         }
         // the header first: taking it may flush earlier answers, which must not happen with the region borrowed
@@ -555,7 +555,7 @@ final class PeerSessionHandler implements Runnable
                 target.release();
             }
         }
-        sendAck(sliceId, status);
+        sendAck(sliceId, status, 0);
     }
 
     /**
@@ -600,11 +600,11 @@ final class PeerSessionHandler implements Runnable
      * Queue an answer; answers leave together once no request is waiting, or when enough bytes are queued.
      * A READ's payload goes with it, straight from the region, which stays borrowed until then.
      */
-    private void sendAck(final long sliceId, final int status) throws IOException
+    private void sendAck(final long sliceId, final int status, final long writeBytes) throws IOException
     {
         buffered.nextAnswerHeader().putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
             .putLong(sliceId).putInt(status).putInt(0).putLong(0);
-        buffered.answer(null, null);
+        buffered.answer(null, null, writeBytes);
     }
 
     ClientSession pinned()

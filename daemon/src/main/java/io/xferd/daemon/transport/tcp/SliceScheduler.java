@@ -2,15 +2,23 @@ package io.xferd.daemon.transport.tcp;
 
 /**
  * The order in which one connection sends the slices queued on it, a slice at a time: per flow (a client and a trace
- * id: one prompt's KV cache, when the client gives each prompt its trace id), the flow with the fewest bytes waiting
- * goes next (shortest first, ties to the flow that came first), and every {@link #AGING_PERIOD}th slice goes to the
- * flow that has waited longest since it was last served, so that no flow starves while shorter ones keep coming. A
- * short prompt that arrives behind a long one under way is sent before the rest of the long one, and a long one that
- * arrives behind a short one waits for little more than what the short one has left; within a flow, slices keep
- * their order. A flow is forgotten once it has nothing queued.
+ * id: one prompt's KV cache, when the client gives each prompt its trace id), the flow that is smallest so far goes
+ * next, counting what it has been sent on this connection and what it has queued (ties to the flow that came first),
+ * and every {@link #AGING_PERIOD}th slice goes to the flow that has waited longest since it was last served, so that
+ * no flow starves while smaller ones keep coming. A short prompt that arrives behind a long one under way is sent
+ * before the rest of the long one, and a long one that arrives behind a short one waits for little more than what
+ * the short one has left; within a flow, slices keep their order.
+ * <p>
+ * Why what a flow was sent counts, not only what it has queued: a long prompt's requests reach the connection a few
+ * at a time whenever intake runs behind the wire (a loaded host, a client still submitting), so its queue alone can
+ * look shorter than a short prompt queued whole, and the long one would then keep the short one waiting to its end.
+ * What a flow was sent is remembered while its queue runs dry between arrivals; it is forgotten once others have been
+ * sent {@link #FORGET_AFTER_BYTES} meanwhile, when the connection goes idle ({@link #forgetIdleFlows()}), or when its
+ * place is needed for a new flow, so that a client that sent much long ago is not held back for it now.
  * <p>
  * Slices are linked through {@link Slice#nextQueued}: nothing is allocated. Up to {@link #MAX_FLOWS} flows are told
- * apart; beyond that, new flows share the last one's queue. The sender thread's alone (no locks).
+ * apart; beyond that, while all of them have slices queued, new flows share one queue. The sender thread's alone (no
+ * locks).
  */
 final class SliceScheduler
 {
@@ -21,16 +29,27 @@ final class SliceScheduler
      * connection take 64 slice times instead of 57).
      */
     static final int AGING_PERIOD = 32;
+    /**
+     * A flow with nothing queued keeps what it was sent until others have been sent this much: far more than a
+     * long prompt's queue runs dry for while intake catches up, and a few tens of milliseconds of the wire.
+     */
+    static final long FORGET_AFTER_BYTES = 64L << 20;
 
     private final int[] slots = new int[MAX_FLOWS];
     private final long[] traceIds = new long[MAX_FLOWS];
     private final long[] bytesQueued = new long[MAX_FLOWS];
+    private final long[] bytesSent = new long[MAX_FLOWS];
     private final long[] lastServed = new long[MAX_FLOWS];
+    private final long[] arrivals = new long[MAX_FLOWS];
+    // totalSent when the flow's queue ran dry (meaningful while its head is null)
+    private final long[] drySince = new long[MAX_FLOWS];
     private final Slice[] heads = new Slice[MAX_FLOWS];
     private final Slice[] tails = new Slice[MAX_FLOWS];
     private int flows;
     private int queued;
     private long picks;
+    private long arrivalCount;
+    private long totalSent;
 
     /**
      * Queue a slice behind the others of its flow.
@@ -47,18 +66,21 @@ final class SliceScheduler
         }
         if (flow == flows)
         {
-            if (flows == MAX_FLOWS)
+            flow = flows < MAX_FLOWS ? flows++ : driestFlow();
+            if (flow < 0)
             {
-                flow = MAX_FLOWS - 1;
+                flow = MAX_FLOWS - 1; // every flow has slices queued: share the last one's queue
             }
             else
             {
-                flows++;
                 slots[flow] = slot;
                 traceIds[flow] = traceId;
-                bytesQueued[flow] = 0;
-                lastServed[flow] = picks;
+                begin(flow);
             }
+        }
+        else if (heads[flow] == null && totalSent - drySince[flow] >= FORGET_AFTER_BYTES)
+        {
+            begin(flow); // dry while others were sent much: a new start, not the rest of what it sent before
         }
         slice.nextQueued = null;
         if (heads[flow] == null)
@@ -84,10 +106,11 @@ final class SliceScheduler
             return null;
         }
         final boolean aging = ++picks % AGING_PERIOD == 0;
-        int next = 0;
-        for (int flow = 1; flow < flows; flow++)
+        int next = -1;
+        for (int flow = 0; flow < flows; flow++)
         {
-            if (aging ? lastServed[flow] < lastServed[next] : bytesQueued[flow] < bytesQueued[next])
+            if (heads[flow] != null &&
+                (next < 0 || (aging ? lastServed[flow] < lastServed[next] : isSmaller(flow, next))))
             {
                 next = flow;
             }
@@ -96,16 +119,31 @@ final class SliceScheduler
         heads[next] = slice.nextQueued;
         slice.nextQueued = null;
         queued--;
+        bytesQueued[next] -= slice.length;
+        bytesSent[next] += slice.length;
+        totalSent += slice.length;
+        lastServed[next] = picks;
         if (heads[next] == null)
         {
-            remove(next);
-        }
-        else
-        {
-            bytesQueued[next] -= slice.length;
-            lastServed[next] = picks;
+            tails[next] = null;
+            drySince[next] = totalSent;
         }
         return slice;
+    }
+
+    /**
+     * The connection has nothing queued and nothing to do for a while: forget every flow, so that the next ones start
+     * afresh.
+     */
+    void forgetIdleFlows()
+    {
+        for (int flow = flows - 1; flow >= 0; flow--)
+        {
+            if (heads[flow] == null)
+            {
+                removeDry(flow);
+            }
+        }
     }
 
     boolean isEmpty()
@@ -118,19 +156,58 @@ final class SliceScheduler
         return queued;
     }
 
-    private void remove(final int flow)
+    /**
+     * @return flows told apart now, those with nothing queued whose sent bytes are remembered included (tests).
+     */
+    int flows()
     {
-        // keep the others in arrival order, so that ties go to the flow that came first
-        final int last = flows - 1;
-        for (int i = flow; i < last; i++)
+        return flows;
+    }
+
+    private boolean isSmaller(final int flow, final int than)
+    {
+        final long size = bytesSent[flow] + bytesQueued[flow];
+        final long other = bytesSent[than] + bytesQueued[than];
+        return size < other || (size == other && arrivals[flow] < arrivals[than]);
+    }
+
+    private void begin(final int flow)
+    {
+        bytesQueued[flow] = 0;
+        bytesSent[flow] = 0;
+        lastServed[flow] = picks;
+        arrivals[flow] = ++arrivalCount;
+    }
+
+    /**
+     * @return the flow with nothing queued that ran dry longest ago, or -1 when every flow has slices queued.
+     */
+    private int driestFlow()
+    {
+        int driest = -1;
+        for (int flow = 0; flow < flows; flow++)
         {
-            slots[i] = slots[i + 1];
-            traceIds[i] = traceIds[i + 1];
-            bytesQueued[i] = bytesQueued[i + 1];
-            lastServed[i] = lastServed[i + 1];
-            heads[i] = heads[i + 1];
-            tails[i] = tails[i + 1];
+            if (heads[flow] == null && (driest < 0 || drySince[flow] < drySince[driest]))
+            {
+                driest = flow;
+            }
         }
+        return driest;
+    }
+
+    private void removeDry(final int flow)
+    {
+        // ties go by arrival number, not by place, so the last flow may simply take this one's place
+        final int last = flows - 1;
+        slots[flow] = slots[last];
+        traceIds[flow] = traceIds[last];
+        bytesQueued[flow] = bytesQueued[last];
+        bytesSent[flow] = bytesSent[last];
+        lastServed[flow] = lastServed[last];
+        arrivals[flow] = arrivals[last];
+        drySince[flow] = drySince[last];
+        heads[flow] = heads[last];
+        tails[flow] = tails[last];
         heads[last] = null;
         tails[last] = null;
         flows = last;

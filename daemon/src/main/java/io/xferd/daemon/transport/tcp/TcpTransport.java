@@ -242,7 +242,9 @@ public final class TcpTransport implements PeerTransport
     private static void send(final Slice slice, final PeerPath path)
     {
         path.queued(slice.length);
-        final PeerConnection connection = path.nextConnection();
+        final RemoteTransfer transfer = slice.transfer;
+        final PeerConnection connection =
+            path.connectionFor(transfer.submitter == null ? -1 : transfer.submitter.slot(), transfer.traceId);
         if (connection.trySendInline(slice))
         {
             return;

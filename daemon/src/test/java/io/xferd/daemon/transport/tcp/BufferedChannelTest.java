@@ -133,6 +133,41 @@ class BufferedChannelTest
     }
 
     @Test
+    void shouldSendHeldAnswersOnceTheirWritesReachAnAnswerBatchOfBytesWhileRequestsAreStillReadable() throws Exception
+    {
+        // four requests whose payloads each need a read of their own, all readable from the start, each answered
+        // as a WRITE of half a batch's bytes: the first two answers cover a batch and leave at the next read (the
+        // peer's window, a few MiB, reopens on them), not once nothing is readable
+        final int requests = 4;
+        final int payload = 2 * BufferedChannel.READ_AHEAD;
+        final ByteBuffer burst = FrameIo.newBuffer(requests * (8 + payload));
+        for (int i = 0; i < requests; i++)
+        {
+            burst.putInt(i).putInt(payload).position(burst.position() + payload);
+        }
+        FrameIo.writeFully(peer, burst.flip());
+        final BufferedChannel channel = new BufferedChannel(served, SystemNanoClock.INSTANCE, 64 * 1024, ANSWER_LENGTH);
+        final ByteBuffer target = FrameIo.newBuffer(payload);
+        final long[] flushesAfterPayload = new long[requests];
+        for (int i = 0; i < requests; i++)
+        {
+            final int index = channel.require(8).getInt();
+            channel.readFully(target.clear().limit(channel.input().getInt()));
+            flushesAfterPayload[i] = channel.flushes();
+            channel.nextAnswerHeader().putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
+                .putLong(index).putInt(0).putInt(0).putLong(0);
+            channel.answer(null, null, BufferedChannel.ANSWER_BATCH_BYTES / 2);
+        }
+
+        assertThat(flushesAfterPayload).as("writes of answers, counted after each request's payload was read")
+            .containsExactly(0, 0, 1, 1);
+        final ByteBuffer answers = FrameIo.newBuffer(2 * ANSWER_LENGTH);
+        FrameIo.readFully(peer, answers);
+        assertThat(answers.getLong(PeerProtocol.HEADER_LENGTH)).isEqualTo(0);
+        assertThat(answers.getLong(ANSWER_LENGTH + PeerProtocol.HEADER_LENGTH)).isEqualTo(1);
+    }
+
+    @Test
     void shouldNeverHoldAnAnswerAPeerWithASmallWindowWaitsFor() throws Exception
     {
         // the peer sends at most two requests ahead of their answers, as an initiator with a full window does: an

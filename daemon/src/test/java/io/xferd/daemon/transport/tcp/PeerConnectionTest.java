@@ -307,7 +307,7 @@ class PeerConnectionTest
     @Test
     void shouldKeepNoMoreBytesInFlightThanItsWindowToAPeerThatHasNotAnswered() throws Exception
     {
-        // slices of 1 MiB: the window's bytes (8 MiB) shut it long before its 64 slices would
+        // slices of 1 MiB: the window's bytes (4 MiB) shut it long before its 64 slices would
         final int slice = 1 << 20;
         final long length = 32L * slice;
         context.sliceSize(slice);
@@ -324,7 +324,7 @@ class PeerConnectionTest
             .target(transport.remoteSegments().get(open()), FakePeerServer.BUFFER_ADDRESS)
             .length(length))).isEqualTo(TransferStatus.OK);
 
-        final int window = 8; // 8 MiB in flight at most, whatever the 64 slices would allow
+        final int window = (int)(PeerConnection.WINDOW_BYTES / slice); // whatever the 64 slices would allow
         awaitReadsReceived(window);
         Thread.sleep(200); // a sender that ignored the window's bytes would send the other 24 slices in this time
         assertThat(peer.readsReceived()).as("slices sent before any answer").isEqualTo(window);

@@ -14,8 +14,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The order in which a connection sends what is queued on it: a prompt queued behind a long one already under way
- * gets its slices before the long one finishes; prompts that have had as many bytes alternate; each prompt's slices
- * keep their order; nothing queued is lost or sent twice.
+ * gets its slices before the long one finishes, even when the long one's requests arrive a few at a time; what a flow
+ * was sent is forgotten once it has been dry for long or the connection went idle; each prompt's slices keep their
+ * order; nothing queued is lost or sent twice.
  */
 class SliceSchedulerTest
 {
@@ -48,6 +49,106 @@ class SliceSchedulerTest
         assertThat(sent.subList(15, 55)).allSatisfy(s -> assertThat(s.transfer).isSameAs(longPrompt));
         assertInFlowOrder(sent, longPrompt);
         assertInFlowOrder(sent, shortPrompt);
+    }
+
+    @Test
+    void shouldCountWhatALongPromptWasSentWhenItsRequestsArriveAFewAtATime()
+    {
+        // intake behind the wire: the long prompt never has more than two slices queued
+        final RemoteTransfer longPrompt = transfer(prefill, 8192);
+        final RemoteTransfer shortPrompt = transfer(other, 1024);
+        final List<Slice> sent = new ArrayList<>();
+        int longQueued = 0;
+        for (int i = 0; i < 20; i++)
+        {
+            queue(longPrompt, longQueued, 2);
+            longQueued += 2;
+            sent.addAll(drain());
+        }
+        queue(shortPrompt, 0, 5);
+        queue(longPrompt, longQueued, 2);
+
+        final List<Slice> after = drain();
+
+        assertThat(after.subList(0, 5)).as("the short prompt, queued whole, is smaller than the long one so far")
+            .extracting(s -> s.transfer).containsOnly(shortPrompt);
+        assertThat(after.subList(5, 7)).extracting(s -> s.transfer).containsOnly(longPrompt);
+        sent.addAll(after);
+        assertInFlowOrder(sent, longPrompt);
+    }
+
+    @Test
+    void shouldForgetWhatAFlowWasSentOnceItRanDryWhileOthersWereSentMuch()
+    {
+        final RemoteTransfer earlier = transfer(prefill, 0);
+        final RemoteTransfer busy = transfer(other, 7);
+        queue(earlier, 0, 200); // 100 MiB, long ago
+        drain();
+        final int forgetSlices = (int)(SliceScheduler.FORGET_AFTER_BYTES / SLICE);
+        queue(busy, 0, forgetSlices + 10);
+        for (int i = 0; i < forgetSlices; i++)
+        {
+            assertThat(scheduler.poll().transfer).isSameAs(busy);
+        }
+
+        queue(earlier, 200, 1);
+
+        assertThat(scheduler.poll().transfer).as("a new start: one slice against the busy flow's %d MiB",
+            SliceScheduler.FORGET_AFTER_BYTES >> 20).isSameAs(earlier);
+    }
+
+    @Test
+    void shouldRememberWhatAFlowWasSentWhileItsQueueRunsDryForAMoment()
+    {
+        final RemoteTransfer earlier = transfer(prefill, 0);
+        final RemoteTransfer busy = transfer(other, 7);
+        queue(earlier, 0, 200);
+        drain();
+        queue(busy, 0, 20);
+        drain();
+
+        queue(earlier, 200, 1);
+        queue(busy, 20, 1);
+
+        assertThat(scheduler.poll().transfer).as("100 MiB sent against 10 MiB: still the larger").isSameAs(busy);
+    }
+
+    @Test
+    void shouldStartEveryFlowAfreshOnceTheConnectionWentIdle()
+    {
+        final RemoteTransfer earlier = transfer(prefill, 0);
+        final RemoteTransfer later = transfer(other, 7);
+        queue(earlier, 0, 200);
+        drain();
+        queue(later, 0, 10);
+        drain();
+
+        scheduler.forgetIdleFlows();
+        queue(later, 10, 2);
+        queue(earlier, 200, 1);
+
+        assertThat(scheduler.flows()).isEqualTo(2);
+        assertThat(drain()).extracting(s -> s.transfer).containsExactly(earlier, later, later);
+    }
+
+    @Test
+    void shouldGiveANewFlowThePlaceOfADryOneOnceMaxFlowsWereSeen()
+    {
+        for (int i = 0; i < SliceScheduler.MAX_FLOWS; i++)
+        {
+            queue(transfer(prefill, 100 + i), 0, 1);
+        }
+        drain();
+        assertThat(scheduler.flows()).as("dry flows are remembered").isEqualTo(SliceScheduler.MAX_FLOWS);
+        final RemoteTransfer longer = transfer(other, 1);
+        final RemoteTransfer shorter = transfer(other, 2);
+
+        queue(longer, 0, 3);
+        queue(shorter, 0, 1);
+
+        assertThat(drain()).as("told apart, not one shared queue").extracting(s -> s.transfer)
+            .containsExactly(shorter, longer, longer, longer);
+        assertThat(scheduler.flows()).isEqualTo(SliceScheduler.MAX_FLOWS);
     }
 
     @Test
