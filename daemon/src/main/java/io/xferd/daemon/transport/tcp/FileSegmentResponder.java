@@ -27,9 +27,9 @@ import java.util.function.Supplier;
  * does not), so the device reads ahead of the socket by as many buffers as the peer keeps slices in flight, up to
  * the pool's bound.
  * <p>
- * A READ of a file whose pages are always in memory (on tmpfs: {@link PageCacheFiles}) skips the stage: it is
- * answered on the connection's thread with {@code sendfile} from the file's pages, the one way of the three (stage,
- * staging buffer, sendfile) that crosses no thread and copies nothing on this side.
+ * A READ of a file whose pages are always in memory (on tmpfs: {@link StorageFile#pageCacheChannel}) skips the
+ * stage: it is answered on the connection's thread with {@code sendfile} from the file's pages, the one way of the
+ * three (stage, staging buffer, sendfile) that crosses no thread and copies nothing on this side.
  * <p>
  * What the stage cannot take stays with the caller (synchronous, through the thread's staging buffer): a slice
  * larger than a buffer, an O_DIRECT file addressed off its 4 KiB blocks (the read-modify-write of partial blocks is
@@ -46,15 +46,15 @@ final class FileSegmentResponder implements AutoCloseable
     private final BufferedChannel channel;
     private final Supplier<StorageStage> stage;
     private final FileAnswers answers;
-    private final PageCacheFiles pageCache = new PageCacheFiles();
     // the daemon's storage totals, which READs sent from the page cache count as the stage counts its own
     private final AtomicCounter bytesRead;
+    private final AtomicCounter bytesSent;
     private final AtomicCounter errors;
 
     /**
      * @param stage    the daemon's storage stage, or null when it has none (asked per request: it is set after start).
      * @param answers  the connection's pool of file answers.
-     * @param counters the daemon's: storage bytes read and storage errors.
+     * @param counters the daemon's: storage bytes read, storage errors, and the bytes of READs answered to peers.
      */
     FileSegmentResponder(
         final BufferedChannel channel, final Supplier<StorageStage> stage, final FileAnswers answers,
@@ -64,6 +64,7 @@ final class FileSegmentResponder implements AutoCloseable
         this.stage = stage;
         this.answers = answers;
         this.bytesRead = counters.get(SystemCounter.STORAGE_BYTES_READ);
+        this.bytesSent = counters.get(SystemCounter.REMOTE_BYTES_SENT);
         this.errors = counters.get(SystemCounter.STORAGE_ERRORS);
         channel.fileAnswersFrom(answers);
     }
@@ -94,7 +95,7 @@ final class FileSegmentResponder implements AutoCloseable
      */
     boolean read(final long sliceId, final Region region, final long address, final long length) throws IOException
     {
-        final FileChannel cached = pageCache.channelFor(region.file());
+        final FileChannel cached = region.file().pageCacheChannel();
         if (cached != null)
         {
             sendFromPageCache(cached, sliceId, region, address, length);
@@ -128,6 +129,7 @@ final class FileSegmentResponder implements AutoCloseable
             return false;
         }
         channel.answerFile(answer);
+        bytesSent.getAndAdd(length); // counted when queued, whatever the stage then answers (as before)
         return true;
     }
 
@@ -160,6 +162,7 @@ final class FileSegmentResponder implements AutoCloseable
         channel.answer(null, null);
         channel.sendFile(file, position, length);
         bytesRead.getAndAdd(length);
+        bytesSent.getAndAdd(length);
         storage.onCompleted(false, length, true);
         region.release();
     }
@@ -258,7 +261,6 @@ final class FileSegmentResponder implements AutoCloseable
     @Override
     public void close()
     {
-        pageCache.close();
         answers.close(); // after the channel's discard(): waits for requests still in flight into its buffers
     }
 }

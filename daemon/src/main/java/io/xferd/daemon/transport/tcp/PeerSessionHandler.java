@@ -396,8 +396,7 @@ final class PeerSessionHandler implements Runnable
         {
             if (fileRead(sliceId, region, address, length))
             {
-                bytesSent.getAndAdd(length);
-                return;
+                return; // its bytes are counted by the file responder, as they leave
             }
             // the attempt may have sent answers and compacted the queue: the header taken above is stale now
             header = buffered.nextAnswerHeader();
