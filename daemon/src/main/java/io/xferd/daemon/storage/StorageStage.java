@@ -60,7 +60,12 @@ public final class StorageStage implements Agent, AutoCloseable
     private DeviceQueue[] devices = new DeviceQueue[0];
     // the size checks of WRITEs: one lseek per file per batch of submissions drained together. Each stage counts
     // from its own base, so that a file's last-checked batch written by another stage never matches this one's
-    private long batch = STAGES.getAndIncrement() << 40;
+    // (the stage's number in the top 20 bits, the count of batches below: counting wraps within the stage's own range,
+    // and only batches that started something count, so a stage spinning for years never reaches another's range)
+    private static final int BATCH_COUNT_BITS = 44;
+    private static final long BATCH_COUNT_MASK = (1L << BATCH_COUNT_BITS) - 1;
+    private final long batchBase = (STAGES.getAndIncrement() & 0xF_FFFF) << BATCH_COUNT_BITS;
+    private long batch = batchBase;
     // an inline stage's submissions, in order (its owner's thread only; linked through StorageRequest.next)
     private StorageRequest pendingHead;
     private StorageRequest pendingTail;
@@ -244,8 +249,11 @@ public final class StorageStage implements Agent, AutoCloseable
     @Override
     public int doWork()
     {
-        batch++;
         int work = wake == null ? startPending() : submissions.drain(starter);
+        if (work > 0)
+        {
+            batch = batchBase | ((batch + 1) & BATCH_COUNT_MASK);
+        }
         DeviceQueue waitOn = null;
         int busy = 0;
         for (final DeviceQueue queue : devices)
