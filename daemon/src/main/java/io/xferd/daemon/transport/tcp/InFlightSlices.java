@@ -17,6 +17,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  */
 final class InFlightSlices
 {
+    /** What {@link #oldestSentNanos()} returns when nothing is in flight (a clock may read 0). */
+    static final long NONE_IN_FLIGHT = Long.MIN_VALUE;
+
     private final AtomicReferenceArray<Slice> slots;
     private final int mask;
     private final AtomicInteger size = new AtomicInteger();
@@ -116,7 +119,7 @@ final class InFlightSlices
      * The receiver, after an answer: when was the oldest slice still in flight sent (its answer is what the peer
      * owes longest), walking past those answered since (each sequence once over the connection's life).
      *
-     * @return its {@link Slice#sentNanos}, or 0 when nothing is in flight.
+     * @return its {@link Slice#sentNanos}, or {@link #NONE_IN_FLIGHT}.
      */
     long oldestSentNanos()
     {
@@ -130,7 +133,7 @@ final class InFlightSlices
             }
             oldest++;
         }
-        return 0;
+        return NONE_IN_FLIGHT;
     }
 
     /**

@@ -42,6 +42,23 @@ final class PeerConnection implements AutoCloseable
     static final long WINDOW_BYTES = 4L << 20;
     static final long WINDOW_REFILL_BYTES = 1L << 20;
     private static final long WINDOW_PARK_NS = 1_000_000L;
+
+    /**
+     * @return the bytes a connection keeps in flight: {@link #WINDOW_BYTES}, or two slices where slices are larger
+     * (so that one is always on its way while the other's answer comes back, never one slice at a time).
+     */
+    static long windowBytes(final long sliceSize)
+    {
+        return Math.max(WINDOW_BYTES, 2 * sliceSize);
+    }
+
+    /**
+     * @return the bytes answered after which a full window reopens: {@link #WINDOW_REFILL_BYTES}, or one slice.
+     */
+    static long windowRefillBytes(final long sliceSize)
+    {
+        return Math.max(WINDOW_REFILL_BYTES, sliceSize);
+    }
     // spins, then yields, then sleep until a slice is offered (the producer unparks): no timed parks in between,
     // each of which costs a futex and a timer, and a stream of small requests idles between every batch of them
     private static final int IDLE_SPINS = 50;
@@ -69,7 +86,7 @@ final class PeerConnection implements AutoCloseable
     private final long spinAfterSendNanos;
     // the receiver takes answered slices by the id their answer names, and whoever notices a break fails the rest
     private final InFlightSlices inFlight = new InFlightSlices(2 * WINDOW);
-    private final SendWindow window = new SendWindow(WINDOW, WINDOW_BYTES, WINDOW_REFILL, WINDOW_REFILL_BYTES);
+    private final SendWindow window;
     private static final int MAX_GATHER = 16;
     private static final long MAX_GATHER_BYTES = 1 << 20;
     private final ByteBuffer notifyHeader =
@@ -113,6 +130,8 @@ final class PeerConnection implements AutoCloseable
         this.number = number;
         this.transport = transport;
         this.clock = transport.clock();
+        this.window = new SendWindow(WINDOW, windowBytes(transport.sliceSize()), WINDOW_REFILL,
+            windowRefillBytes(transport.sliceSize()));
         this.lifecycle = new PeerConnectionLifecycle<>(transport.timeoutMs() * 1_000_000L);
         this.staging = transport.newStagingBuffer();
         this.spinAfterSendNanos = transport.spinAfterWorkNanos();
@@ -309,6 +328,12 @@ final class PeerConnection implements AutoCloseable
         if (lifecycle.channel() != current)
         {
             transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
+            return;
+        }
+        if (!inFlight.hasRoom())
+        {
+            // the wait ended without room (closing): the slice is failed here, not half sent
+            transport.finishSlice(slice, running ? TransferStatus.TRANSPORT_ERROR : TransferStatus.SHUTTING_DOWN, path);
             return;
         }
         slice.sentNanos = clock.nanoTime();
@@ -606,7 +631,7 @@ final class PeerConnection implements AutoCloseable
                 answering = slice;
                 // the peer owes the oldest slice's answer longest: its clock restarts only when that one is answered
                 // (in order, that is every answer); answers to younger slices do not hide a stalled one
-                if (inFlight.oldestSentNanos() == 0)
+                if (inFlight.oldestSentNanos() == InFlightSlices.NONE_IN_FLIGHT)
                 {
                     lifecycle.waitingSince(0);
                 }

@@ -501,6 +501,11 @@ public final class TcpTransport implements PeerTransport
         return fetchesStartedNanos.size();
     }
 
+    long sliceSize()
+    {
+        return sliceSize;
+    }
+
     NanoClock clock()
     {
         return clock;

@@ -89,7 +89,16 @@ class InFlightSlicesTest
         assertThat(inFlight.isOldest(third.inFlightId)).isTrue();
 
         assertThat(inFlight.take(third.inFlightId)).isSameAs(third);
-        assertThat(inFlight.oldestSentNanos()).as("nothing owed").isZero();
+        assertThat(inFlight.oldestSentNanos()).as("nothing owed").isEqualTo(InFlightSlices.NONE_IN_FLIGHT);
+    }
+
+    @Test
+    void shouldTellASliceSentAtClockZeroFromNothingInFlight()
+    {
+        final Slice atZero = sent(0, 0);
+        assertThat(inFlight.oldestSentNanos()).as("owed since 0, not nothing owed").isZero();
+        assertThat(inFlight.take(atZero.inFlightId)).isSameAs(atZero);
+        assertThat(inFlight.oldestSentNanos()).isEqualTo(InFlightSlices.NONE_IN_FLIGHT);
     }
 
     @Test

@@ -17,6 +17,22 @@ class SendWindowTest
     private final SendWindow window = new SendWindow(64, 8 * MIB, 16, 2 * MIB);
 
     @Test
+    void shouldKeepOneSliceOnItsWayWhileAnotherIsAnsweredWhateverTheSliceSize()
+    {
+        for (final long slice : new long[] {512 * 1024, 3 * MIB, 4 * MIB, 64 * MIB})
+        {
+            final SendWindow sized = new SendWindow(64, PeerConnection.windowBytes(slice), 16,
+                PeerConnection.windowRefillBytes(slice));
+            sized.sent(slice);
+            assertThat(sized.isFull(1)).as("%d bytes a slice: one in flight", slice).isFalse();
+            sized.sent(slice);
+            sized.left(slice);
+            assertThat(sized.hasReopened(1)).as("%d bytes a slice: one answered of two", slice).isTrue();
+        }
+        assertThat(PeerConnection.windowBytes(512 * 1024)).isEqualTo(PeerConnection.WINDOW_BYTES);
+    }
+
+    @Test
     void shouldShutAtItsBytesLongBeforeItsSlicesWhenSlicesAreLarge()
     {
         int slices = 0;
