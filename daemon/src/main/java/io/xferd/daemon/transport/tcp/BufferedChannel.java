@@ -45,6 +45,9 @@ final class BufferedChannel
     private final io.xferd.daemon.memory.Region[] borrowed;
     // a READ or WRITE of a file whose bytes the storage stage is still moving: its header is written once done
     private final FileAnswer[] files;
+    // the WRITE payload bytes each queued answer answers (towards ANSWER_BATCH_BYTES; kept per answer so that what is
+    // left after a partial send is counted again, not forgotten)
+    private final long[] writeBytesOf;
     private final ByteBuffer[] gather;
     private FileAnswers filePool;
     // the peer matches answers to requests by id (it said so in its HELLO): a done answer need not wait behind
@@ -79,6 +82,7 @@ final class BufferedChannel
         this.gather = new ByteBuffer[2 * answers];
         this.payloads = new ByteBuffer[answers];
         this.borrowed = new io.xferd.daemon.memory.Region[answers];
+        this.writeBytesOf = new long[answers];
         this.files = new FileAnswer[answers];
     }
 
@@ -213,7 +217,8 @@ final class BufferedChannel
         while (headerCount > 0)
         {
             final int ready = ready();
-            if (ready < ANSWER_BATCH && readable() > 0)
+            // as without file answers: the peer's window reopens only once enough of its WRITEs are answered
+            if (ready < ANSWER_BATCH && answeredWriteBytes < ANSWER_BATCH_BYTES && readable() > 0)
             {
                 return;
             }
@@ -296,6 +301,9 @@ final class BufferedChannel
         final FileAnswer file = files[i];
         files[i] = files[j];
         files[j] = file;
+        final long bytes = writeBytesOf[i];
+        writeBytesOf[i] = writeBytesOf[j];
+        writeBytesOf[j] = bytes;
     }
 
     /**
@@ -423,6 +431,7 @@ final class BufferedChannel
     {
         answeredWriteBytes += writeBytes;
         final int index = headerCount++;
+        writeBytesOf[index] = writeBytes;
         payloads[index] = payload;
         borrowed[index] = payload != null ? region : null;
         files[index] = null;
@@ -446,6 +455,8 @@ final class BufferedChannel
     {
         nextAnswerHeader();
         final int index = headerCount++;
+        writeBytesOf[index] = file.write ? file.length : 0;
+        answeredWriteBytes += writeBytesOf[index];
         payloads[index] = null;
         borrowed[index] = null;
         files[index] = file;
@@ -619,6 +630,7 @@ final class BufferedChannel
             payloads[i] = payloads[sent + i];
             borrowed[i] = borrowed[sent + i];
             files[i] = files[sent + i];
+            writeBytesOf[i] = writeBytesOf[sent + i];
             payloads[sent + i] = null;
             borrowed[sent + i] = null;
             files[sent + i] = null;
@@ -628,6 +640,7 @@ final class BufferedChannel
         answeredWriteBytes = 0;
         for (int i = 0; i < left; i++)
         {
+            answeredWriteBytes += writeBytesOf[i];
             if (files[i] == null)
             {
                 pendingBytes += headers[i].position() + PeerProtocol.TAG_LENGTH +
