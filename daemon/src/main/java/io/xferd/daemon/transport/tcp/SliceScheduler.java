@@ -127,6 +127,12 @@ final class SliceScheduler
         {
             tails[next] = null;
             drySince[next] = totalSent;
+            if (traceIds[next] == 0)
+            {
+                // no trace id: every request of the client is this one flow, for as long as the client lives; what
+                // it was sent is no prompt's size, and remembering it would put the client behind every newcomer
+                bytesSent[next] = 0;
+            }
         }
         return slice;
     }

@@ -100,7 +100,7 @@ class SliceSchedulerTest
     @Test
     void shouldRememberWhatAFlowWasSentWhileItsQueueRunsDryForAMoment()
     {
-        final RemoteTransfer earlier = transfer(prefill, 0);
+        final RemoteTransfer earlier = transfer(prefill, 3);
         final RemoteTransfer busy = transfer(other, 7);
         queue(earlier, 0, 200);
         drain();
@@ -196,6 +196,21 @@ class SliceSchedulerTest
 
         assertThat(drain()).extracting(s -> s.transfer)
             .containsExactly(first, first, first, second, second, second);
+    }
+
+    @Test
+    void shouldRankAClientWithoutTraceIdsByWhatItHasQueuedNotByAllItWasEverSent()
+    {
+        final RemoteTransfer untraced = transfer(other, 0);
+        queue(untraced, 0, 400); // 200 MiB over the client's life, its queue running dry now
+        assertThat(drain()).hasSize(400);
+        final RemoteTransfer newcomer = transfer(prefill, 8192);
+        queue(newcomer, 0, 100);
+        scheduler.poll();
+        final RemoteTransfer next = transfer(other, 0);
+        queue(next, 0, 1);
+
+        assertThat(scheduler.poll().transfer).as("one slice queued against the newcomer's 99").isSameAs(next);
     }
 
     @Test
