@@ -28,8 +28,18 @@ final class FlowSpread
         {
             return 0;
         }
-        final long hash = (traceId * 0x9E3779B97F4A7C15L) ^ (slot * 0xC2B2AE3D27D4EB4FL);
-        final int flow = (int)((hash ^ (hash >>> 29)) & (FLOWS - 1));
-        return (int)((turns.getAndIncrement(flow) & Long.MAX_VALUE) % connections);
+        return (int)((turns.getAndIncrement(flowOf(slot, traceId)) & Long.MAX_VALUE) % connections);
+    }
+
+    /**
+     * @return which of the {@link #FLOWS} turns the flow takes.
+     */
+    static int flowOf(final int slot, final long traceId)
+    {
+        // fold the high half in first: a multiply carries bits only upwards, and ids differing only in high bits
+        // would otherwise share a turn
+        long hash = ((traceId ^ (traceId >>> 32)) * 0x9E3779B97F4A7C15L) ^ (slot * 0xC2B2AE3D27D4EB4FL);
+        hash ^= hash >>> 32;
+        return (int)((hash ^ (hash >>> 29)) & (FLOWS - 1));
     }
 }

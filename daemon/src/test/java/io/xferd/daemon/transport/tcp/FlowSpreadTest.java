@@ -37,6 +37,20 @@ class FlowSpreadTest
     }
 
     @Test
+    void shouldTellApartFlowsWhoseTraceIdsDifferOnlyInTheirHighBits()
+    {
+        final java.util.Set<Integer> high = new java.util.HashSet<>();
+        final java.util.Set<Integer> upper = new java.util.HashSet<>();
+        for (long k = 1; k < 1000; k++)
+        {
+            high.add(FlowSpread.flowOf(0, k << 36));
+            upper.add(FlowSpread.flowOf(0, k << 32));
+        }
+        assertThat(high).as("ids k << 36").hasSizeGreaterThan(FlowSpread.FLOWS / 2);
+        assertThat(upper).as("ids k << 32").hasSizeGreaterThan(FlowSpread.FLOWS / 2);
+    }
+
+    @Test
     void shouldTakeEachOfThreeConnectionsInTurn()
     {
         final int[] taken = new int[6];
