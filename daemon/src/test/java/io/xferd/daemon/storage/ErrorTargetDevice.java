@@ -65,7 +65,7 @@ final class ErrorTargetDevice implements AutoCloseable
             assumeTrue(Files.exists(made.device), "device-mapper made no node " + made.device);
             return made;
         }
-        catch (final IOException | RuntimeException ex)
+        catch (final IOException | InterruptedException | RuntimeException ex)
         {
             made.close();
             throw ex;
