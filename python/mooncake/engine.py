@@ -161,6 +161,10 @@ class TransferEngine:
         self._segments: dict[str, int] = {}
         self._batches: dict[int, _AsyncBatch] = {}
         self._batch_ids = itertools.count(1)
+        # each call's requests are one flow to the daemon (one prompt's blocks, as vLLM and SGLang call it): a trace id
+        # per call lets the daemon coalesce them and put a short prompt before a long one on a shared connection,
+        # where trace id 0 would make every request of this process one flow. The pid keeps them apart in a journal
+        self._trace_ids = itertools.count((os.getpid() & 0x7FFF_FFFF) << 32 | 1)
         self._managed: dict[int, xferd.SharedBuffer] = {}
         self._hostname = ""
         self._timeout_s = _timeout_from_environment()
@@ -294,7 +298,8 @@ class TransferEngine:
         except TypeError:  # numpy integers and other __index__ objects
             total = sum(sizes)
         try:
-            return client.submit(opcode, handle, local, remote, sizes, message, total_bytes=total), session, total
+            return client.submit(opcode, handle, local, remote, sizes, message, trace_id=next(self._trace_ids),
+                                 total_bytes=total), session, total
         except (XferError, ValueError, OverflowError) as ex:
             logger.error("xferd: %s to %s failed to submit: %s", call, session, ex)
             if isinstance(ex, DaemonGoneError):

@@ -67,6 +67,19 @@ class EngineTest(support.DaemonTestCase):
                                                             self.remote_address + 2 * MIB, 4096))
         self.assertEqual(b"r" * 4096, self.local[MIB:MIB + 4096])
 
+    def test_each_call_is_one_flow_with_a_trace_id_of_its_own(self) -> None:
+        client = self.prefill._client
+        assert client is not None
+        with mock.patch.object(client, "submit", wraps=client.submit) as submit:
+            for _ in range(2):
+                self.assertEqual(0, self.prefill.batch_transfer_sync_write(
+                    self.session, [self.local_address, self.local_address + 4096],
+                    [self.remote_address, self.remote_address + 4096], [4096, 4096]))
+        traces = [call.kwargs["trace_id"] for call in submit.call_args_list]
+        self.assertEqual(2, len(traces))
+        self.assertNotIn(0, traces, "trace id 0 would make every request of the process one flow")
+        self.assertNotEqual(traces[0], traces[1])
+
     def test_a_batch_of_4096_descriptors(self) -> None:
         block, count = 1024, 4096
         data = self.fill(0, 2, block * count)
