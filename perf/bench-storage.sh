@@ -213,10 +213,11 @@ if [[ $remote == 1 ]]; then
   start_target "$work/target-b-memory.log" "$ns_b" -- --dir "$run_dir-b" --name memory --size "$bytes" --pattern 7
   # warm both daemons' JIT on the memory path first (result dropped): otherwise the first measured phase (the
   # file READ) would also pay the daemons' warm-up, which each bench's own --warmup does not cover
-  xferd_gbs r-warmup-read "$run_dir-a" "$work/target-b-memory.log" "$ns_a" -- --operation read \
-    --block-size 1MiB --batch-size 1 --window "$qd" > /dev/null
-  xferd_gbs r-warmup-write "$run_dir-a" "$work/target-b-memory.log" "$ns_a" -- --operation write \
-    --block-size 1MiB --batch-size 1 --window "$qd" > /dev/null
+  # (in a command substitution, as every call: its `wait` must not wait for the daemons this shell started)
+  _=$(xferd_gbs r-warmup-read "$run_dir-a" "$work/target-b-memory.log" "$ns_a" -- --operation read \
+    --block-size 1MiB --batch-size 1 --window "$qd")
+  _=$(xferd_gbs r-warmup-write "$run_dir-a" "$work/target-b-memory.log" "$ns_a" -- --operation write \
+    --block-size 1MiB --batch-size 1 --window "$qd")
   r_file=$(xferd_gbs r-file-read "$run_dir-a" "$work/target-b-file.log" "$ns_a" -- --operation read \
     --block-size 1MiB --batch-size 1 --window "$qd")
   r_memory=$(xferd_gbs r-memory-read "$run_dir-a" "$work/target-b-memory.log" "$ns_a" -- --operation read \
