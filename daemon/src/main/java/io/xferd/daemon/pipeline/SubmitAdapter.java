@@ -192,10 +192,17 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             }
             finally
             {
-                publishClaimed(); // before the release: a command holds its own borrow of the session
-                current = null;
-                currentIntake = null;
-                session.release();
+                try
+                {
+                    publishClaimed(); // before the release: a command holds its own borrow of the session
+                }
+                finally
+                {
+                    // publishing may run a held request inline: whatever it throws, the borrow ends with the pass
+                    current = null;
+                    currentIntake = null;
+                    session.release();
+                }
             }
         }
         return work;
@@ -281,19 +288,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         final TransferCommand command = pipeline.get(sequence);
         final ClientSession session = current;
         passBorrows++; // the command's borrow of its submitter, taken for the whole pass in publishClaimed
-        command.submitter = session;
-        command.batch = null;
-        command.requestId = request.requestId();
-        command.opcode = request.opcode();
-        command.segmentHandle = request.segmentHandle();
-        command.localAddress = request.localAddress();
-        command.targetAddress = request.targetAddress();
-        command.length = request.length();
-        command.traceId = request.traceId();
-        command.submitNanos = request.submitNanos();
-        command.intakeNanos = cycleNanos();
-        command.refusal = 0;
-        command.notifyLength = 0;
+        fillFromRequest(command, session);
         if (notifyLength > SubmitRequestFlyweight.MAX_NOTIFY_LENGTH)
         {
             command.refusal = TransferStatus.INVALID_NOTIFY; // well framed, too long: a status, not a disconnect
@@ -312,6 +307,26 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         }
         budget--;
         return SubmitRing.Action.TAKEN;
+    }
+
+    /**
+     * The SUBMIT in {@link #request} as a single request of {@code submitter} (no batch; the notify is the caller's).
+     */
+    private void fillFromRequest(final TransferCommand command, final ClientSession submitter)
+    {
+        command.submitter = submitter;
+        command.batch = null;
+        command.requestId = request.requestId();
+        command.opcode = request.opcode();
+        command.segmentHandle = request.segmentHandle();
+        command.localAddress = request.localAddress();
+        command.targetAddress = request.targetAddress();
+        command.length = request.length();
+        command.traceId = request.traceId();
+        command.submitNanos = request.submitNanos();
+        command.intakeNanos = cycleNanos();
+        command.refusal = 0;
+        command.notifyLength = 0;
     }
 
     /**
@@ -339,19 +354,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     private void hold()
     {
         final TransferCommand command = heldCommand;
-        command.submitter = current;
-        command.batch = null;
-        command.requestId = request.requestId();
-        command.opcode = request.opcode();
-        command.segmentHandle = request.segmentHandle();
-        command.localAddress = request.localAddress();
-        command.targetAddress = request.targetAddress();
-        command.length = request.length();
-        command.traceId = request.traceId();
-        command.submitNanos = request.submitNanos();
-        command.intakeNanos = cycleNanos();
-        command.refusal = 0;
-        command.notifyLength = 0;
+        fillFromRequest(command, current);
         held = true;
     }
 
@@ -371,19 +374,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         }
         final TransferCommand command = pipeline.get(sequence);
         passBorrows++;
-        command.submitter = from.submitter;
-        command.batch = null;
-        command.requestId = from.requestId;
-        command.opcode = from.opcode;
-        command.segmentHandle = from.segmentHandle;
-        command.localAddress = from.localAddress;
-        command.targetAddress = from.targetAddress;
-        command.length = from.length;
-        command.traceId = from.traceId;
-        command.submitNanos = from.submitNanos;
-        command.intakeNanos = from.intakeNanos;
-        command.refusal = 0;
-        command.notifyLength = 0;
+        command.copyRequestFrom(from);
         from.clear();
         submittedThisPass++;
         if (!runs.offer(command))

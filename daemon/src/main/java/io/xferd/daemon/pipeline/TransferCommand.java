@@ -46,6 +46,26 @@ public final class TransferCommand
         notifyLength = 0;
     }
 
+    /**
+     * Take over a single request of {@code from} (a held SUBMIT going to the pipeline after all): no batch, no notify.
+     */
+    void copyRequestFrom(final TransferCommand from)
+    {
+        submitter = from.submitter;
+        batch = null;
+        requestId = from.requestId;
+        opcode = from.opcode;
+        segmentHandle = from.segmentHandle;
+        localAddress = from.localAddress;
+        targetAddress = from.targetAddress;
+        length = from.length;
+        traceId = from.traceId;
+        submitNanos = from.submitNanos;
+        intakeNanos = from.intakeNanos;
+        refusal = 0;
+        notifyLength = 0;
+    }
+
     public ClientSession submitter()
     {
         return submitter;
