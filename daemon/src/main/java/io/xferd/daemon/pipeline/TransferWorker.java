@@ -367,7 +367,8 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     /**
      * Check and copy each member of a run, its result in the run. The members share a submitter and a target segment,
      * so a member within the regions the one before it found uses them without a lookup (a region unregistered
-     * meanwhile is closed: its borrow refuses it, as a fresh lookup would); every other check is made per member.
+     * meanwhile is closed: it is looked up afresh, and a borrow still refuses one closed after that check); every
+     * other check is made per member.
      */
     private void executeMembers(final TransferCommand command, final LocalRun run, final int n)
     {
@@ -577,13 +578,13 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             // handles are guessable (slot, generation): the policy holds on every request, not only at OPEN_SEGMENT
             return TransferStatus.ACCESS_DENIED;
         }
-        final Region local = runLocal != null && runLocal.contains(command.localAddress, length) ? runLocal :
+        final Region local = stillCovers(runLocal, command.localAddress, length) ? runLocal :
             command.submitter.regions().find(command.localAddress, length);
         if (local == null)
         {
             return TransferStatus.LOCAL_RANGE_NOT_REGISTERED;
         }
-        final Region remote = runRemote != null && runRemote.contains(command.targetAddress, length) ? runRemote :
+        final Region remote = stillCovers(runRemote, command.targetAddress, length) ? runRemote :
             target.regions().find(command.targetAddress, length);
         if (remote == null)
         {
@@ -906,5 +907,14 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     public String roleName()
     {
         return "xferd-transfer-" + index;
+    }
+
+    /**
+     * @return true when a run's member may use the region the member before it found: still registered, and holding
+     * the member's bytes (a region closed since is looked up afresh, so the member gets the status a lookup gives).
+     */
+    private static boolean stillCovers(final Region region, final long address, final long length)
+    {
+        return region != null && !region.isClosed() && region.contains(address, length);
     }
 }
