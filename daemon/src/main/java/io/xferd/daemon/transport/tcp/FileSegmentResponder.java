@@ -160,10 +160,12 @@ final class FileSegmentResponder implements AutoCloseable
         header.putInt(PeerProtocol.ACK_FIELDS_LENGTH + (int)length).putInt(PeerProtocol.ACK)
             .putLong(sliceId).putInt(TransferStatus.OK).putInt(0).putLong(length);
         channel.answer(null, null);
-        channel.sendFile(file, position, length);
+        // counted before the bytes leave, so that a peer holding them finds them counted (were the send to fail, the
+        // connection breaks and the peer fails the slice)
         bytesRead.getAndAdd(length);
         bytesSent.getAndAdd(length);
         storage.onCompleted(false, length, true);
+        channel.sendFile(file, position, length);
         region.release();
     }
 
