@@ -3,8 +3,6 @@ package io.xferd.daemon.storage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -20,13 +18,12 @@ final class ErrorTargetDevice implements AutoCloseable
 {
     static final int SECTOR = 512;
 
-    private final Path root;
-    private final List<String[]> undo = new ArrayList<>();
+    private final RootCommands commands;
     private Path device;
 
-    private ErrorTargetDevice(final Path root)
+    private ErrorTargetDevice(final RootCommands commands)
     {
-        this.root = root;
+        this.commands = commands;
     }
 
     /**
@@ -44,13 +41,13 @@ final class ErrorTargetDevice implements AutoCloseable
         assumeTrue(version == null, () -> "no device-mapper in this kernel (modprobe dm-mod): " + version);
         final String targets = probe("dmsetup", "targets");
         assumeTrue(targets == null, () -> "dmsetup targets failed: " + targets);
-        final ErrorTargetDevice made = new ErrorTargetDevice(Files.createTempDirectory("xferd-dm-error"));
+        final ErrorTargetDevice made = new ErrorTargetDevice(new RootCommands("xferd-dm-error"));
         try
         {
-            final Path backing = made.root.resolve("backing");
+            final Path backing = made.commands.root().resolve("backing");
             Files.write(backing, content);
-            final String loop = made.output("losetup", "-f", "--show", backing.toString()).trim();
-            made.undo.add(new String[] {"losetup", "-d", loop});
+            final String loop = made.commands.output("losetup", "-f", "--show", backing.toString()).trim();
+            made.commands.undoLater("losetup", "-d", loop);
             final String name = "xferd-error-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
             final long before = errorStart / SECTOR;
             final long failing = errorLength / SECTOR;
@@ -58,9 +55,9 @@ final class ErrorTargetDevice implements AutoCloseable
             final String table = "0 " + before + " linear " + loop + " 0\n" +
                 before + " " + failing + " error\n" +
                 (before + failing) + " " + after + " linear " + loop + " " + (before + failing) + "\n";
-            made.output("dmsetup", "create", name, "--noudevsync", "--table", table);
-            made.undo.add(new String[] {"dmsetup", "remove", "--noudevsync", "--retry", name});
-            made.output("dmsetup", "mknodes", name); // where no udev makes the node
+            made.commands.output("dmsetup", "create", name, "--noudevsync", "--table", table);
+            made.commands.undoLater("dmsetup", "remove", "--noudevsync", "--retry", name);
+            made.commands.output("dmsetup", "mknodes", name); // where no udev makes the node
             made.device = Path.of("/dev/mapper", name);
             assumeTrue(Files.exists(made.device), "device-mapper made no node " + made.device);
             return made;
@@ -92,36 +89,9 @@ final class ErrorTargetDevice implements AutoCloseable
         return process.exitValue() == 0 ? null : out.trim();
     }
 
-    private String output(final String... command) throws IOException, InterruptedException
-    {
-        final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        final String out = new String(process.getInputStream().readAllBytes());
-        if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0)
-        {
-            process.destroyForcibly();
-            throw new IOException(String.join(" ", command) + " failed: " + out);
-        }
-        return out;
-    }
-
     @Override
     public void close() throws IOException, InterruptedException
     {
-        for (int i = undo.size() - 1; i >= 0; i--)
-        {
-            try
-            {
-                output(undo.get(i));
-            }
-            catch (final IOException ex)
-            {
-                System.err.println("cleanup: " + ex.getMessage());
-            }
-        }
-        undo.clear();
-        try (var paths = Files.walk(root))
-        {
-            paths.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-        }
+        commands.close();
     }
 }

@@ -3,9 +3,6 @@ package io.xferd.daemon.storage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -17,17 +14,16 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  */
 final class FullLoopFileSystem implements AutoCloseable
 {
-    private final Path root;
+    private final RootCommands commands;
     private final Path backing;
     private final Path mount;
-    private final List<String[]> undo = new ArrayList<>();
     private String loop;
 
-    private FullLoopFileSystem(final Path root)
+    private FullLoopFileSystem(final RootCommands commands)
     {
-        this.root = root;
-        this.backing = root.resolve("backing");
-        this.mount = root.resolve("mnt");
+        this.commands = commands;
+        this.backing = commands.root().resolve("backing");
+        this.mount = commands.root().resolve("mnt");
     }
 
     static FullLoopFileSystem create() throws IOException, InterruptedException
@@ -36,21 +32,21 @@ final class FullLoopFileSystem implements AutoCloseable
         assumeTrue(Files.exists(Path.of("/dev/loop-control")), "no loop devices");
         assumeTrue(Files.isExecutable(Path.of("/usr/sbin/mkfs.ext4")) || Files.isExecutable(Path.of("/sbin/mkfs.ext4")),
             "no mkfs.ext4");
-        final FullLoopFileSystem fs = new FullLoopFileSystem(Files.createTempDirectory("xferd-full-fs"));
+        final FullLoopFileSystem fs = new FullLoopFileSystem(new RootCommands("xferd-full-fs"));
         try
         {
             Files.createDirectories(fs.backing);
             Files.createDirectories(fs.mount);
-            fs.run("mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", fs.backing.toString());
-            fs.undo.add(new String[] {"umount", fs.backing.toString()});
+            fs.commands.output("mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", fs.backing.toString());
+            fs.commands.undoLater("umount", fs.backing.toString());
             final Path image = fs.backing.resolve("image");
-            fs.run("truncate", "-s", "64M", image.toString());
-            fs.run("mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-E", "lazy_itable_init=1,nodiscard",
+            fs.commands.output("truncate", "-s", "64M", image.toString());
+            fs.commands.output("mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-E", "lazy_itable_init=1,nodiscard",
                 image.toString());
-            fs.loop = fs.output("losetup", "-f", "--show", image.toString()).trim();
-            fs.undo.add(new String[] {"losetup", "-d", fs.loop});
-            fs.run("mount", "-t", "ext4", "-o", "errors=continue", fs.loop, fs.mount.toString());
-            fs.undo.add(new String[] {"umount", fs.mount.toString()});
+            fs.loop = fs.commands.output("losetup", "-f", "--show", image.toString()).trim();
+            fs.commands.undoLater("losetup", "-d", fs.loop);
+            fs.commands.output("mount", "-t", "ext4", "-o", "errors=continue", fs.loop, fs.mount.toString());
+            fs.commands.undoLater("umount", fs.mount.toString());
             fs.fillBacking();
             return fs;
         }
@@ -92,41 +88,9 @@ final class FullLoopFileSystem implements AutoCloseable
         return mount;
     }
 
-    private void run(final String... command) throws IOException, InterruptedException
-    {
-        output(command);
-    }
-
-    private String output(final String... command) throws IOException, InterruptedException
-    {
-        final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        final String out = new String(process.getInputStream().readAllBytes());
-        if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0)
-        {
-            process.destroyForcibly();
-            throw new IOException(String.join(" ", command) + " failed: " + out);
-        }
-        return out;
-    }
-
     @Override
     public void close() throws IOException, InterruptedException
     {
-        for (int i = undo.size() - 1; i >= 0; i--)
-        {
-            try
-            {
-                run(undo.get(i));
-            }
-            catch (final IOException ex)
-            {
-                System.err.println("cleanup: " + ex.getMessage());
-            }
-        }
-        undo.clear();
-        try (var paths = Files.walk(root))
-        {
-            paths.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-        }
+        commands.close();
     }
 }
