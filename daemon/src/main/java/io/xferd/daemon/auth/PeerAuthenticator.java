@@ -94,14 +94,21 @@ public final class PeerAuthenticator
     }
 
     /**
-     * @return what both proofs and both session keys cover: the nonces and epochs of both sides.
+     * @return what both proofs and both session keys cover: the nonces and epochs of both sides and the flags the
+     * initiator's HELLO carried (so a flag cleared or set on the way fails the proofs, rather than silently changing
+     * what the two daemons agreed on).
      */
     public static byte[] transcript(
-        final byte[] initiatorNonce, final byte[] responderNonce, final long initiatorEpoch, final long responderEpoch)
+        final byte[] initiatorNonce,
+        final byte[] responderNonce,
+        final long initiatorEpoch,
+        final long responderEpoch,
+        final int initiatorFlags)
     {
-        final ByteBuffer buffer = ByteBuffer.allocate(2 * PeerProtocol.NONCE_LENGTH + 16)
+        final ByteBuffer buffer = ByteBuffer.allocate(2 * PeerProtocol.NONCE_LENGTH + 20)
             .order(ByteOrder.LITTLE_ENDIAN);
-        buffer.put(initiatorNonce).put(responderNonce).putLong(initiatorEpoch).putLong(responderEpoch);
+        buffer.put(initiatorNonce).put(responderNonce).putLong(initiatorEpoch).putLong(responderEpoch)
+            .putInt(initiatorFlags);
         return buffer.array();
     }
 

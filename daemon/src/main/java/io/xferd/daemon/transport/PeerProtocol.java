@@ -36,7 +36,7 @@ package io.xferd.daemon.transport;
  *                       then length bytes when it answers a READ with status 0
  * </pre>
  * Keys: K is the cluster token (its UTF-8 bytes). With T = initiator nonce | responder nonce | initiator epoch |
- * responder epoch (epochs int64 little-endian), the initiator's proof is HMAC-SHA256(K, "xferd/4 initiator" | T),
+ * responder epoch | the HELLO's flags word (epochs int64, flags int32, little-endian), the initiator's proof is HMAC-SHA256(K, "xferd/4 initiator" | T),
  * the responder's HMAC-SHA256(K, "xferd/4 responder" | T); each direction of the connection has its own session
  * key, HMAC-SHA256(K, "xferd/4 frames initiator-&gt;responder" | T) and "... responder-&gt;initiator".
  * A frame's tag is HMAC-SHA256 (truncated to 16 bytes) under its direction's key over int64 sequence number
@@ -57,12 +57,13 @@ package io.xferd.daemon.transport;
  * same requester at the same or a newer epoch replaces them (the previous ones go to ERR, then are destroyed);
  * one at an older epoch than the server saw from that requester is refused (REFUSE naming both epochs), and the
  * current QPs stay. Version 3 added the requester and its epoch to CONNECT_QP; version 4 the authenticated
- * handshake (initiator first, epochs and roles covered) and the frame tags.
+ * handshake (initiator first, epochs and roles covered) and the frame tags; version 5 puts the HELLO's flags in T
+ * (the labels keep the "xferd/4" of the version that introduced them).
  */
 public final class PeerProtocol
 {
     public static final int MAGIC = 0x52504658;
-    public static final int VERSION = 4;
+    public static final int VERSION = 5;
     public static final int HEADER_LENGTH = 8;
     public static final int NONCE_LENGTH = 32;
     public static final int PROOF_LENGTH = 32;

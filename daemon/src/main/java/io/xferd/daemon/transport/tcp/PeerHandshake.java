@@ -49,10 +49,10 @@ final class PeerHandshake
         final SocketChannel channel, final PeerAuthenticator authenticator, final int flags) throws IOException
     {
         final byte[] initiatorNonce = authenticator.newNonce();
+        final int helloFlags = (flags & ~PeerProtocol.FLAG_NO_PEER_AUTH) |
+            (authenticator.authenticates() ? 0 : PeerProtocol.FLAG_NO_PEER_AUTH);
         final ByteBuffer hello = ByteBuffer.allocate(PeerProtocol.HELLO_LENGTH).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-        hello.putInt(PeerProtocol.MAGIC).putInt(PeerProtocol.VERSION)
-            .putInt((flags & ~PeerProtocol.FLAG_NO_PEER_AUTH) |
-                (authenticator.authenticates() ? 0 : PeerProtocol.FLAG_NO_PEER_AUTH)).putInt(0)
+        hello.putInt(PeerProtocol.MAGIC).putInt(PeerProtocol.VERSION).putInt(helloFlags).putInt(0)
             .put(initiatorNonce).putLong(authenticator.epoch());
         FrameIo.sendFrame(channel, PeerProtocol.HELLO, hello.array());
 
@@ -65,7 +65,7 @@ final class PeerHandshake
         challenge.get(responderNonce);
         final long responderEpoch = challenge.getLong();
         final byte[] transcript = PeerAuthenticator.transcript(
-            initiatorNonce, responderNonce, authenticator.epoch(), responderEpoch);
+            initiatorNonce, responderNonce, authenticator.epoch(), responderEpoch, helloFlags);
 
         FrameIo.sendFrame(channel, PeerProtocol.PROOF, authenticator.initiatorProof(transcript));
         final ByteBuffer accept;
@@ -156,7 +156,7 @@ final class PeerHandshake
         final byte[] initiatorProof = new byte[PeerProtocol.PROOF_LENGTH];
         proof.get(initiatorProof);
         final byte[] transcript = PeerAuthenticator.transcript(
-            initiatorNonce, responderNonce, initiatorEpoch, authenticator.epoch());
+            initiatorNonce, responderNonce, initiatorEpoch, authenticator.epoch(), flags);
         if (authenticator.authenticates() &&
             !PeerAuthenticator.matches(authenticator.initiatorProof(transcript), initiatorProof))
         {

@@ -14,6 +14,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -157,7 +158,7 @@ class PeerHandshakeTest
                 final byte[] nonce = new byte[PeerProtocol.NONCE_LENGTH];
                 hello.position(16).get(nonce);
                 final byte[] transcript = PeerAuthenticator.transcript(nonce, new byte[PeerProtocol.NONCE_LENGTH],
-                    hello.getLong(16 + PeerProtocol.NONCE_LENGTH), 5);
+                    hello.getLong(16 + PeerProtocol.NONCE_LENGTH), 5, hello.getInt(8));
                 FrameIo.sendFrame(channel, PeerProtocol.ACCEPT,
                     PeerAuthenticator.withToken(OTHER_TOKEN, 5).responderProof(transcript));
                 return null;
@@ -177,7 +178,7 @@ class PeerHandshakeTest
     }
 
     @Test
-    void shouldProveBothSidesWithAnHmacOverBothNoncesBothEpochsAndTheRole() throws Exception
+    void shouldProveBothSidesWithAnHmacOverBothNoncesBothEpochsTheHelloFlagsAndTheRole() throws Exception
     {
         final CompletableFuture<PeerSession> responder = respond(PeerAuthenticator.withToken(TOKEN, 0x2222_3333L));
         try (SocketChannel channel = connect())
@@ -186,20 +187,22 @@ class PeerHandshakeTest
             final byte[] initiatorNonce = new byte[PeerProtocol.NONCE_LENGTH];
             java.util.Arrays.fill(initiatorNonce, (byte)0x5a);
             final long initiatorEpoch = 0x1111_4444L;
-            final ByteBuffer challenge = helloAndChallenge(channel, initiatorNonce, initiatorEpoch);
+            final int flags = PeerProtocol.FLAG_ANSWERS_BY_ID;
+            final ByteBuffer challenge = helloAndChallenge(channel, initiatorNonce, initiatorEpoch, flags);
             final byte[] responderNonce = new byte[PeerProtocol.NONCE_LENGTH];
             challenge.get(responderNonce);
             final long responderEpoch = challenge.getLong();
             assertThat(responderEpoch).isEqualTo(0x2222_3333L);
 
             FrameIo.sendFrame(channel, PeerProtocol.PROOF,
-                hmac("xferd/4 initiator", initiatorNonce, responderNonce, initiatorEpoch, responderEpoch));
+                hmac("xferd/4 initiator", initiatorNonce, responderNonce, initiatorEpoch, responderEpoch, flags));
             final ByteBuffer accept = FrameIo.receiveFrame(channel, PeerProtocol.ACCEPT, 4096);
             final byte[] responderProof = new byte[accept.remaining()];
             accept.get(responderProof);
 
             assertThat(responderProof)
-                .isEqualTo(hmac("xferd/4 responder", initiatorNonce, responderNonce, initiatorEpoch, responderEpoch));
+                .isEqualTo(hmac("xferd/4 responder", initiatorNonce, responderNonce, initiatorEpoch, responderEpoch,
+                    flags));
             assertThat(responder.get(10, TimeUnit.SECONDS).peerEpoch()).isEqualTo(initiatorEpoch);
         }
     }
@@ -218,9 +221,42 @@ class PeerHandshakeTest
 
             // a proof recorded when this initiator had epoch 2 does not admit it with epoch 1
             FrameIo.sendFrame(channel, PeerProtocol.PROOF,
-                hmac("xferd/4 initiator", initiatorNonce, responderNonce, 2, responderEpoch));
+                hmac("xferd/4 initiator", initiatorNonce, responderNonce, 2, responderEpoch, 0));
             assertThat(responder.get(10, TimeUnit.SECONDS)).isNull();
             assertThat(channel.read(ByteBuffer.allocate(1))).isEqualTo(-1);
+        }
+    }
+
+    @Test
+    void shouldRefuseAProofOverOtherFlagsThanTheHelloCarried() throws Exception
+    {
+        final List<Integer> flagsSeen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final CompletableFuture<PeerSession> responder = CompletableFuture.supplyAsync(() ->
+        {
+            try (SocketChannel channel = listener.accept())
+            {
+                return PeerHandshake.asResponder(channel, PeerAuthenticator.withToken(TOKEN, 22), flagsSeen::add);
+            }
+            catch (final IOException ex)
+            {
+                throw new java.io.UncheckedIOException(ex);
+            }
+        }, responderThread);
+        try (SocketChannel channel = connect())
+        {
+            // the initiator offered answers by id; on the way, the bit was cleared from its HELLO (the proof over
+            // the flags it sent no longer admits it)
+            final byte[] initiatorNonce = new byte[PeerProtocol.NONCE_LENGTH];
+            final ByteBuffer challenge = helloAndChallenge(channel, initiatorNonce, 1, 0);
+            final byte[] responderNonce = new byte[PeerProtocol.NONCE_LENGTH];
+            challenge.get(responderNonce);
+            final long responderEpoch = challenge.getLong();
+
+            FrameIo.sendFrame(channel, PeerProtocol.PROOF, hmac("xferd/4 initiator", initiatorNonce, responderNonce,
+                1, responderEpoch, PeerProtocol.FLAG_ANSWERS_BY_ID));
+            assertThat(responder.get(10, TimeUnit.SECONDS)).isNull();
+            assertThat(channel.read(ByteBuffer.allocate(1))).isEqualTo(-1);
+            assertThat(flagsSeen).isEmpty();
         }
     }
 
@@ -256,25 +292,36 @@ class PeerHandshakeTest
         }
     }
 
-    /** Send a version 4 HELLO by hand; return the CHALLENGE's body (nonce, epoch). */
+    /** Send a HELLO of this version by hand, without flags; return the CHALLENGE's body (nonce, epoch). */
     private static ByteBuffer helloAndChallenge(final SocketChannel channel, final byte[] nonce, final long epoch)
         throws IOException
     {
+        return helloAndChallenge(channel, nonce, epoch, 0);
+    }
+
+    private static ByteBuffer helloAndChallenge(
+        final SocketChannel channel, final byte[] nonce, final long epoch, final int flags) throws IOException
+    {
         final ByteBuffer hello = ByteBuffer.allocate(PeerProtocol.HELLO_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
-        hello.putInt(PeerProtocol.MAGIC).putInt(PeerProtocol.VERSION).putInt(0).putInt(0).put(nonce).putLong(epoch);
+        hello.putInt(PeerProtocol.MAGIC).putInt(PeerProtocol.VERSION).putInt(flags).putInt(0).put(nonce)
+            .putLong(epoch);
         FrameIo.sendFrame(channel, PeerProtocol.HELLO, hello.array());
         final ByteBuffer challenge = FrameIo.receiveFrame(channel, PeerProtocol.CHALLENGE, 4096);
         assertThat(challenge.remaining()).isEqualTo(PeerProtocol.NONCE_LENGTH + 8);
         return challenge;
     }
 
-    /** The proof by definition: HMAC-SHA256(token, role | nonce_i | nonce_r | epoch_i | epoch_r), epochs LE. */
+    /**
+     * The proof by definition: HMAC-SHA256(token, role | nonce_i | nonce_r | epoch_i | epoch_r | flags), epochs
+     * int64 and the HELLO's flags int32, little-endian.
+     */
     private static byte[] hmac(
         final String role,
         final byte[] initiatorNonce,
         final byte[] responderNonce,
         final long initiatorEpoch,
-        final long responderEpoch) throws IOException
+        final long responderEpoch,
+        final int helloFlags) throws IOException
     {
         try
         {
@@ -284,8 +331,8 @@ class PeerHandshakeTest
             mac.update(role.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
             mac.update(initiatorNonce);
             mac.update(responderNonce);
-            mac.update(ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN)
-                .putLong(initiatorEpoch).putLong(responderEpoch).array());
+            mac.update(ByteBuffer.allocate(20).order(ByteOrder.LITTLE_ENDIAN)
+                .putLong(initiatorEpoch).putLong(responderEpoch).putInt(helloFlags).array());
             return mac.doFinal();
         }
         catch (final java.security.GeneralSecurityException ex)
@@ -306,7 +353,7 @@ class PeerHandshakeTest
             FrameIo.sendFrame(channel, PeerProtocol.HELLO, hello.array());
             assertThatThrownBy(() -> FrameIo.receiveFrame(channel, PeerProtocol.CHALLENGE, 4096))
                 .isInstanceOf(PeerRefusedException.class)
-                .hasMessageContaining("peer protocol version 3, this daemon speaks 4");
+                .hasMessageContaining("peer protocol version 3, this daemon speaks " + PeerProtocol.VERSION);
             assertThat(responder.get(10, TimeUnit.SECONDS)).isNull();
         }
     }
