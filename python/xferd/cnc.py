@@ -1,8 +1,8 @@
 """The daemon's command-and-control file, ``<dir>/cnc.dat``: header, heartbeat and counters (layout version 2).
 
 Only the header matters to a client: the heartbeat (epoch ms at offset 48, written by the daemon at least every
-100 ms) and the liveness timeout (offset 40) tell whether the daemon is still alive, whatever process now holds
-its pid.
+quarter of the liveness timeout and every 250 ms) and the liveness timeout (offset 40) tell whether the daemon is
+still alive, whatever process now holds its pid.
 """
 
 from __future__ import annotations

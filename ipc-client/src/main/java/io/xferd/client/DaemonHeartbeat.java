@@ -10,7 +10,7 @@ import java.nio.MappedByteBuffer;
 import java.nio.file.Path;
 
 /**
- * Reads the daemon's heartbeat in cnc.dat (written at least every 100 ms while the daemon runs) against the
+ * Reads the daemon's heartbeat in cnc.dat (written at least every quarter of the liveness timeout while the daemon runs) against the
  * liveness timeout the daemon published there: a heartbeat older than that means the daemon is hung or gone, even
  * when its socket still looks open. The clock is injected so that tests can age the heartbeat without waiting.
  */

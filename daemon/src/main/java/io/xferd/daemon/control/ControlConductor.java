@@ -31,6 +31,7 @@ import io.xferd.ipc.SubmitRequestFlyweight;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.nativebindings.NativeException;
 import io.xferd.nativebindings.libc.MappedMemory;
+import io.xferd.nativebindings.libc.EventFd;
 import io.xferd.nativebindings.libc.Memfd;
 import io.xferd.nativebindings.libc.PeerCredentials;
 import io.xferd.nativebindings.libc.Poller;
@@ -59,11 +60,13 @@ public final class ControlConductor implements AutoCloseable
     private static final Logger LOG = LoggerFactory.getLogger(ControlConductor.class);
     private static final int POLL_TIMEOUT_MS = 5;
     /**
-     * After about a second of duty cycles without work, poll(2) waits longer: a socket event still wakes it at once;
-     * what other threads queue (cut-offs, control tasks) waits at most this long. Halves an idle daemon's wake-ups.
+     * After about a second of duty cycles without work, and with no region waiting to be freed, poll(2) waits up to
+     * a quarter of the liveness timeout, at most this long: a socket event or a task queued by another thread (the
+     * task bell) still wakes it at once; what waits is the heartbeat, a cut-off queued by the data plane and the
+     * check for exited processes. An idle daemon's conductor wakes 4 times a second instead of 50.
      */
-    private static final int QUIET_POLL_TIMEOUT_MS = 20;
-    private static final int QUIET_CYCLES = 200;
+    static final int MAX_QUIET_POLL_TIMEOUT_MS = 250;
+    static final int QUIET_CYCLES = 200;
     /** Longest segment name a HELLO may carry, in UTF-8 bytes. */
     static final int MAX_SEGMENT_NAME_LENGTH = 255;
     /** Longest message an ERROR answer carries; longer texts are cut (a frame's string has a limit). */
@@ -84,6 +87,9 @@ public final class ControlConductor implements AutoCloseable
     private final List<PendingUnregister> pendingUnregisters = new ArrayList<>();
     private final List<ControlChannel> greeting = new ArrayList<>();
     private final ManyToOneConcurrentArrayQueue<Runnable> controlTasks;
+    // rung after every task queued from another thread: part of every poll, so a task never waits out a quiet one
+    private final EventFd taskBell = EventFd.open();
+    private final int quietPollTimeoutMs;
     private final PeerTransport transport;
     private final ClusterMetadata metadata;
     private final GpuRegionMapper gpuRegions;
@@ -112,6 +118,26 @@ public final class ControlConductor implements AutoCloseable
         final PeerTransport transport,
         final ClusterMetadata metadata)
     {
+        this(context, directory, registry, cnc, disconnects, counters, clock, transport, metadata,
+            (int)Math.max(POLL_TIMEOUT_MS, Math.min(MAX_QUIET_POLL_TIMEOUT_MS, context.livenessTimeoutMs() / 4)));
+    }
+
+    /**
+     * @param quietPollTimeoutMs the longest poll once quiet (tests: long, so that only an event or the bell ends it).
+     */
+    ControlConductor(
+        final DaemonContext context,
+        final RuntimeDirectory directory,
+        final SessionTable registry,
+        final UnsafeBuffer cnc,
+        final ManyToOneConcurrentArrayQueue<ClientSession> disconnects,
+        final SystemCounters counters,
+        final EpochClock clock,
+        final PeerTransport transport,
+        final ClusterMetadata metadata,
+        final int quietPollTimeoutMs)
+    {
+        this.quietPollTimeoutMs = quietPollTimeoutMs;
         this.transport = transport;
         this.metadata = metadata;
         this.gpuRegions = new GpuRegionMapper(context.deviceMemory());
@@ -157,9 +183,15 @@ public final class ControlConductor implements AutoCloseable
         {
             poller.add(sessions.get(i).socket().fd());
         }
+        final int bellIndex = poller.add(taskBell.fd());
 
-        if (poller.poll(quietCycles >= QUIET_CYCLES ? QUIET_POLL_TIMEOUT_MS : POLL_TIMEOUT_MS) > 0)
+        final boolean quiet = quietCycles >= QUIET_CYCLES && pendingUnregisters.isEmpty() && closingRegions.isEmpty();
+        if (poller.poll(quiet ? quietPollTimeoutMs : POLL_TIMEOUT_MS) > 0)
         {
+            if (poller.isReadable(bellIndex))
+            {
+                taskBell.drain(); // before housekeeping polls the queue: a task queued after this rings again
+            }
             for (int i = sessions.size() - 1; i >= 0; i--)
             {
                 final int index = sessionBase + i;
@@ -908,6 +940,7 @@ public final class ControlConductor implements AutoCloseable
         {
             Thread.onSpinWait();
         }
+        taskBell.signal();
     }
 
     private void segmentChanged(final ClientSession session)
@@ -1159,5 +1192,6 @@ public final class ControlConductor implements AutoCloseable
     {
         processWatch.close();
         listener.close();
+        taskBell.close();
     }
 }

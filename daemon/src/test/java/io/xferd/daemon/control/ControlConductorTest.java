@@ -2,8 +2,12 @@ package io.xferd.daemon.control;
 
 import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.config.DaemonContext;
+import io.xferd.daemon.journal.TransferJournal;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.session.SessionTable;
+import io.xferd.daemon.transport.PeerTransport;
+import io.xferd.daemon.transport.RemoteRequest;
+import io.xferd.daemon.transport.RemoteSegments;
 import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.ControlFrame;
 import io.xferd.ipc.ControlMessages;
@@ -25,7 +29,13 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -120,6 +130,11 @@ class ControlConductorTest
      * @return the answer's type.
      */
     private int awaitAnswer(final UnixSocket socket)
+    {
+        return awaitAnswer(conductor, socket);
+    }
+
+    private int awaitAnswer(final ControlConductor conductor, final UnixSocket socket)
     {
         final int[] fd = {-1};
         int received = 0;
@@ -374,6 +389,104 @@ class ControlConductorTest
         finally
         {
             doWorkUntil(() -> conductor.clientCount() == 0, "the fuzzed connection is freed");
+        }
+    }
+
+    @Test
+    void shouldRunATaskQueuedByAnotherThreadAtOnceEvenInAQuietPoll() throws Exception
+    {
+        // a conductor whose quiet poll lasts an hour: only a socket event or its task bell ends that wait
+        final AtomicReference<Consumer<Object>> pendingOpen = new AtomicReference<>();
+        final Path otherDirectory = newDirectory();
+        final RuntimeDirectory otherRuntime = RuntimeDirectory.claim(otherDirectory, 1_000);
+        final ControlConductor quiet = new ControlConductor(context, otherRuntime, new SessionTable(4),
+            new UnsafeBuffer(ByteBuffer.allocateDirect(4096)), new ManyToOneConcurrentArrayQueue<>(16), counters,
+            clock, new OpenOnlyTransport(pendingOpen), null, 3_600_000);
+        final ExecutorService conductorThread = Executors.newSingleThreadExecutor();
+        try (UnixSocket client = UnixSocket.connect(otherRuntime.socketPath()))
+        {
+            client.configureBlocking(false);
+            sayHello(client, "opener");
+            assertThat(awaitAnswer(quiet, client)).isEqualTo(ControlMessages.WELCOME);
+
+            final ControlFrame open = new ControlFrame().wrap(frameBuffer, 0).begin(ControlMessages.OPEN_SEGMENT)
+                .putLong(ControlMessages.CORRELATION_ID, 77)
+                .putString(ControlMessages.OPEN_SEGMENT_NAME, "127.0.0.9:9/remote");
+            assertThat(client.send(frameMemory, 0, open.length())).isEqualTo(open.length());
+            for (int i = 0; i < MAX_CYCLES && pendingOpen.get() == null; i++)
+            {
+                quiet.doWork();
+            }
+            assertThat(pendingOpen.get()).as("the open went to the transport").isNotNull();
+            for (int i = 0; i < ControlConductor.QUIET_CYCLES; i++)
+            {
+                quiet.doWork(); // nothing to do: the conductor goes quiet
+            }
+
+            // the transport answers from its own thread while the conductor waits in its quiet poll (or is about to)
+            final Future<Integer> cycle = conductorThread.submit(quiet::doWork);
+            pendingOpen.get().accept(42L);
+            assertThat(cycle.get(10, TimeUnit.SECONDS)).as("the queued answer counted as work").isPositive();
+
+            final int received = client.receive(frameMemory, 0, ControlFrame.MAX_FRAME_LENGTH);
+            assertThat(received).isPositive();
+            final ControlFrame answer = new ControlFrame().wrap(frameBuffer, 0);
+            assertThat(answer.type()).isEqualTo(ControlMessages.OK);
+            assertThat(answer.getLong(ControlMessages.CORRELATION_ID)).isEqualTo(77);
+            assertThat(answer.getLong(8)).as("the handle the transport opened").isEqualTo(42);
+        }
+        finally
+        {
+            conductorThread.shutdownNow();
+            quiet.disconnectAll("test over");
+            for (int i = 0; i < MAX_CYCLES && !quiet.isQuiescent(); i++)
+            {
+                quiet.doWork();
+            }
+            quiet.close();
+            otherRuntime.close();
+            try (var files = Files.walk(otherDirectory))
+            {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+            }
+        }
+    }
+
+    /** A transport that only records the answer callback of the one open it is asked for. */
+    private record OpenOnlyTransport(AtomicReference<Consumer<Object>> pendingOpen) implements PeerTransport
+    {
+        @Override
+        public String name()
+        {
+            return "test";
+        }
+
+        @Override
+        public void journal(final TransferJournal journal)
+        {
+        }
+
+        @Override
+        public RemoteSegments remoteSegments()
+        {
+            return null;
+        }
+
+        @Override
+        public int submit(final RemoteRequest request)
+        {
+            throw new UnsupportedOperationException("no transfers in this test");
+        }
+
+        @Override
+        public void openAsync(final String peerAddress, final String segmentName, final Consumer<Object> onResult)
+        {
+            pendingOpen.set(onResult);
+        }
+
+        @Override
+        public void close()
+        {
         }
     }
 }
