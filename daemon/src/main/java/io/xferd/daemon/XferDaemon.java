@@ -140,9 +140,11 @@ public final class XferDaemon implements AutoCloseable
             counters.get(SystemCounter.STORAGE_BYTES_READ), counters.get(SystemCounter.STORAGE_BYTES_WRITTEN),
             counters.get(SystemCounter.STORAGE_ERRORS), counters.get(SystemCounter.STORAGE_SYNCS));
         // parks of up to 1 ms while operations may be in flight; after ~100 ms without any work, 20 ms dozes (an
-        // idle daemon's storage thread cost 3.8% of a core here in 1 ms parks): a submission unparks it at once
+        // idle daemon's storage thread cost 3.8% of a core here in 1 ms parks), after ~2 s 200 ms ones (0.3% -> ~0.05%):
+        // a submission unparks it at once; only a completion on a second busy device (one busy device is waited
+        // for in the kernel) could wait out a doze, and only after 2 s without any
         this.storageRunner = new AgentRunner(
-            new DozingBackoffIdleStrategy(100, 10, 1_000, 1_000_000, 100, 20_000_000),
+            new DozingBackoffIdleStrategy(100, 10, 1_000, 1_000_000, 100, 20_000_000, 200, 200_000_000),
             throwable -> LOG.error("storage stage error", throwable), null, storageStage);
         final SessionTable registry = new SessionTable(context.maxClients());
         this.registry = registry;
