@@ -22,6 +22,12 @@ import java.util.concurrent.locks.LockSupport;
  * With a {@link #doorbell(Doorbell, long) doorbell}, the deeper doze is a sleep instead: the strategy arms the
  * doorbell, lets one more duty cycle look for work, then waits on it for up to {@code sleepNanos}; a producer that
  * publishes meanwhile wakes it at once. Work disarms it.
+ * <p>
+ * With an {@link #inFlightWait(InFlightWait) in-flight wait}, while it has operations in flight the strategy spins
+ * as the back-off does and then waits for them in the kernel instead of parking, for as long as the back-off's park
+ * would be (growing from {@code minParkPeriodNs} to {@code maxParkPeriodNs}): a completion ends the wait at once
+ * rather than at the park's end, and other work is looked for as often as before. No yields there: on a loaded host
+ * a yield can give the core away for a whole time slice while the device answers.
  */
 public final class DozingBackoffIdleStrategy implements IdleStrategy
 {
@@ -31,6 +37,9 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
     private final long idlesBeforeDeepDoze;
     private final long deepDozeNanos;
     private final long spinNanos;
+    private final long maxSpins;
+    private final long minParkPeriodNs;
+    private final long maxParkPeriodNs;
     private final NanoClock clock;
     private long idles;
     private long spinUntilNanos;
@@ -39,6 +48,9 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
     private long sleepNanos;
     private boolean armed;
     private boolean marked;
+    private InFlightWait inFlightWait;
+    private long inFlightSpins;
+    private long inFlightWaitNanos;
 
     /**
      * @param idlesBeforeDozing idle calls without work before dozing (at the maximum park that is roughly
@@ -109,6 +121,10 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
         this.idlesBeforeDeepDoze = Math.max(idlesBeforeDozing, idlesBeforeDeepDoze);
         this.deepDozeNanos = deepDozeNanos;
         this.spinNanos = spinNanos;
+        this.maxSpins = maxSpins;
+        this.minParkPeriodNs = minParkPeriodNs;
+        this.maxParkPeriodNs = maxParkPeriodNs;
+        this.inFlightWaitNanos = minParkPeriodNs;
         this.clock = clock;
     }
 
@@ -136,6 +152,11 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
                 return;
             }
             spinning = false;
+        }
+        if (inFlightWait != null && inFlightWait.inFlight())
+        {
+            idleInFlight();
+            return;
         }
         if (idles < idlesBeforeDozing)
         {
@@ -170,6 +191,18 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
         }
     }
 
+    private void idleInFlight()
+    {
+        if (inFlightSpins < maxSpins)
+        {
+            inFlightSpins++;
+            Thread.onSpinWait();
+            return;
+        }
+        inFlightWait.await(inFlightWaitNanos);
+        inFlightWaitNanos = Math.min(inFlightWaitNanos << 1, maxParkPeriodNs);
+    }
+
     @Override
     public void reset()
     {
@@ -181,6 +214,8 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
         }
         idles = 0;
         backoff.reset();
+        inFlightSpins = 0;
+        inFlightWaitNanos = minParkPeriodNs;
         if (spinNanos > 0)
         {
             spinning = true;
@@ -198,6 +233,18 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
     {
         this.doorbell = doorbell;
         this.sleepNanos = sleepNanos;
+        return this;
+    }
+
+    /**
+     * While {@code wait} has operations in flight, wait for them in the kernel instead of yielding and parking.
+     * Before the thread starts.
+     *
+     * @return this.
+     */
+    public DozingBackoffIdleStrategy inFlightWait(final InFlightWait wait)
+    {
+        this.inFlightWait = wait;
         return this;
     }
 

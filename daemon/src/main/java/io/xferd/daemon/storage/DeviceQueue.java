@@ -138,6 +138,16 @@ final class DeviceQueue implements IoUring.CompletionHandler
         return reapAndResubmit(ring);
     }
 
+    /**
+     * Block until at least one operation completes (at once if one has and was not reaped yet) or
+     * {@code timeoutNanos} pass; reap nothing (an inline stage's next duty cycle does).
+     */
+    void awaitCompletion(final long timeoutNanos)
+    {
+        ring().submitAndWait(1, timeoutNanos);
+        prepared = 0;
+    }
+
     private int reapAndResubmit(final IoUring ring)
     {
         final int reaped = ring.reap(this);

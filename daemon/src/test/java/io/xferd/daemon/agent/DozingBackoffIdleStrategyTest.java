@@ -135,6 +135,83 @@ class DozingBackoffIdleStrategyTest
         assertEquals("arm arm arm ", doorbell.calls.toString(), "nothing marked, nothing to clear");
     }
 
+    @Test
+    void waitsInTheKernelForWhatIsInFlightInsteadOfParkingForAsLongAsTheParkWouldBe()
+    {
+        final RecordingInFlightWait files = new RecordingInFlightWait();
+        // 2 spins, 1 yield, parks of 1 to 10 us, a doze after 10 idles
+        final DozingBackoffIdleStrategy idle = new DozingBackoffIdleStrategy(2, 1, 1_000, 10_000, 10, 20_000)
+            .inFlightWait(files);
+        files.inFlight = true;
+        idle.idle(0);
+        idle.idle(0);
+        assertEquals("", files.calls.toString(), "spins first");
+        for (int i = 0; i < 6; i++)
+        {
+            idle.idle(0);
+        }
+        assertEquals("await(1000) await(2000) await(4000) await(8000) await(10000) await(10000) ",
+            files.calls.toString(), "then waits, no yield, as long as the growing park, up to its maximum");
+        for (int i = 0; i < 20; i++)
+        {
+            idle.idle(0);
+        }
+        assertFalse(idle.isDozing(), "never dozes while waiting for operations in flight");
+
+        files.calls.setLength(0);
+        idle.idle(1);
+        idle.idle(0);
+        idle.idle(0);
+        idle.idle(0);
+        assertEquals("await(1000) ", files.calls.toString(), "work starts the spins and waits over");
+
+        files.calls.setLength(0);
+        files.inFlight = false;
+        for (int i = 0; i < 10; i++)
+        {
+            idle.idle(0);
+        }
+        assertEquals("", files.calls.toString(), "nothing in flight: never waits on it");
+        assertTrue(idle.isDozing(), "and backs off and dozes as before");
+    }
+
+    @Test
+    void waitsOnlyOnTheOneWaitThatHasSomethingInFlight()
+    {
+        final RecordingInFlightWait first = new RecordingInFlightWait();
+        final RecordingInFlightWait second = new RecordingInFlightWait();
+        final InFlightWait either = InFlightWait.anyOne(first, second);
+        assertFalse(either.inFlight());
+        second.inFlight = true;
+        assertTrue(either.inFlight());
+        either.await(5);
+        assertEquals("", first.calls.toString());
+        assertEquals("await(5) ", second.calls.toString());
+        first.inFlight = true;
+        assertFalse(either.inFlight(), "two rings busy: no one ring to wait in, the thread parks");
+        either.await(5);
+        assertEquals("await(5) ", second.calls.toString(), "and a wait then does nothing");
+        assertTrue(InFlightWait.anyOne(first) == first, "one wait is itself");
+    }
+
+    private static final class RecordingInFlightWait implements InFlightWait
+    {
+        private final StringBuilder calls = new StringBuilder();
+        private boolean inFlight;
+
+        @Override
+        public boolean inFlight()
+        {
+            return inFlight;
+        }
+
+        @Override
+        public void await(final long timeoutNs)
+        {
+            calls.append("await(").append(timeoutNs).append(") ");
+        }
+    }
+
     private static final class RecordingDoorbell implements Doorbell
     {
         private final boolean arms;
