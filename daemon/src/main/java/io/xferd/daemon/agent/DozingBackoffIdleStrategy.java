@@ -24,10 +24,9 @@ import java.util.concurrent.locks.LockSupport;
  * publishes meanwhile wakes it at once. Work disarms it.
  * <p>
  * With an {@link #inFlightWait(InFlightWait) in-flight wait}, while it has operations in flight the strategy spins
- * as the back-off does and then waits for them in the kernel instead of parking, for as long as the back-off's park
- * would be (growing from {@code minParkPeriodNs} to {@code maxParkPeriodNs}): a completion ends the wait at once
- * rather than at the park's end, and other work is looked for as often as before. No yields there: on a loaded host
- * a yield can give the core away for a whole time slice while the device answers.
+ * and yields as the back-off does and then waits for them in the kernel instead of parking, for as long as the
+ * back-off's park would be (growing from {@code minParkPeriodNs} to {@code maxParkPeriodNs}): a completion ends the
+ * wait at once rather than at the park's end, and other work is looked for as often as before.
  */
 public final class DozingBackoffIdleStrategy implements IdleStrategy
 {
@@ -38,6 +37,7 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
     private final long deepDozeNanos;
     private final long spinNanos;
     private final long maxSpins;
+    private final long maxYields;
     private final long minParkPeriodNs;
     private final long maxParkPeriodNs;
     private final NanoClock clock;
@@ -50,6 +50,7 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
     private boolean marked;
     private InFlightWait inFlightWait;
     private long inFlightSpins;
+    private long inFlightYields;
     private long inFlightWaitNanos;
 
     /**
@@ -122,6 +123,7 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
         this.deepDozeNanos = deepDozeNanos;
         this.spinNanos = spinNanos;
         this.maxSpins = maxSpins;
+        this.maxYields = maxYields;
         this.minParkPeriodNs = minParkPeriodNs;
         this.maxParkPeriodNs = maxParkPeriodNs;
         this.inFlightWaitNanos = minParkPeriodNs;
@@ -199,6 +201,12 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
             Thread.onSpinWait();
             return;
         }
+        if (inFlightYields < maxYields)
+        {
+            inFlightYields++;
+            Thread.yield();
+            return;
+        }
         inFlightWait.await(inFlightWaitNanos);
         inFlightWaitNanos = Math.min(inFlightWaitNanos << 1, maxParkPeriodNs);
     }
@@ -215,6 +223,7 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
         idles = 0;
         backoff.reset();
         inFlightSpins = 0;
+        inFlightYields = 0;
         inFlightWaitNanos = minParkPeriodNs;
         if (spinNanos > 0)
         {
