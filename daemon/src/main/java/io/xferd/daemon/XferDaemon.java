@@ -3,7 +3,6 @@ package io.xferd.daemon;
 import io.xferd.daemon.agent.AgentWatch;
 import io.xferd.daemon.agent.Doorbell;
 import io.xferd.daemon.agent.DozingBackoffIdleStrategy;
-import io.xferd.daemon.agent.InFlightWait;
 import io.xferd.daemon.agent.DutyCycleTracker;
 import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.agent.ThreadingMode;
@@ -238,21 +237,12 @@ public final class XferDaemon implements AutoCloseable
             final List<Agent> all = new ArrayList<>();
             all.add(intake);
             all.addAll(workers);
-            // the thread waits in a worker's io_uring while that worker's local file operations are in flight
-            final List<InFlightWait> files = new ArrayList<>();
-            workers.forEach(worker -> fileOperationsOf(worker, files));
-            dataPlaneRunners.add(runner(new CompositeAgent(all), doorbells,
-                files.isEmpty() ? null : InFlightWait.anyOne(files.toArray(InFlightWait[]::new))));
+            dataPlaneRunners.add(runner(new CompositeAgent(all), doorbells));
         }
         else
         {
-            dataPlaneRunners.add(runner(intake, doorbells, null));
-            for (final Agent worker : workers)
-            {
-                final List<InFlightWait> files = new ArrayList<>(1);
-                fileOperationsOf(worker, files);
-                dataPlaneRunners.add(runner(worker, null, files.isEmpty() ? null : files.getFirst()));
-            }
+            dataPlaneRunners.add(runner(intake, doorbells));
+            workers.forEach(worker -> dataPlaneRunners.add(runner(worker, null)));
         }
 
         this.metadata = ClusterMetadata.create(context, peerServer::describe, transport);
@@ -395,15 +385,7 @@ public final class XferDaemon implements AutoCloseable
         return null;
     }
 
-    private static void fileOperationsOf(final Agent agent, final List<InFlightWait> into)
-    {
-        if (agent instanceof TransferWorker worker && worker.fileOperations() != null)
-        {
-            into.add(worker.fileOperations());
-        }
-    }
-
-    private AgentRunner runner(final Agent agent, final Doorbell doorbell, final InFlightWait inFlight)
+    private AgentRunner runner(final Agent agent, final Doorbell doorbell)
     {
         final DutyCycleTracker tracked = new DutyCycleTracker(agent);
         dutyCycles.add(tracked);
@@ -411,10 +393,6 @@ public final class XferDaemon implements AutoCloseable
         if (doorbell != null && idle instanceof DozingBackoffIdleStrategy dozing)
         {
             dozing.doorbell(doorbell, context.dataPlaneSleepNs());
-        }
-        if (inFlight != null && idle instanceof DozingBackoffIdleStrategy dozing)
-        {
-            dozing.inFlightWait(inFlight);
         }
         return new AgentRunner(idle,
             throwable -> LOG.error("data plane error in {}", agent.roleName(), throwable), null, tracked);

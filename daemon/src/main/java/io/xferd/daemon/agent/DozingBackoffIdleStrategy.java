@@ -22,11 +22,6 @@ import java.util.concurrent.locks.LockSupport;
  * With a {@link #doorbell(Doorbell, long) doorbell}, the deeper doze is a sleep instead: the strategy arms the
  * doorbell, lets one more duty cycle look for work, then waits on it for up to {@code sleepNanos}; a producer that
  * publishes meanwhile wakes it at once. Work disarms it.
- * <p>
- * With an {@link #inFlightWait(InFlightWait) in-flight wait}, while it has operations in flight the strategy spins
- * and yields as the back-off does and then waits for them in the kernel instead of parking, for as long as the
- * back-off's park would be (growing from {@code minParkPeriodNs} to {@code maxParkPeriodNs}): a completion ends the
- * wait at once rather than at the park's end, and other work is looked for as often as before.
  */
 public final class DozingBackoffIdleStrategy implements IdleStrategy
 {
@@ -36,10 +31,6 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
     private final long idlesBeforeDeepDoze;
     private final long deepDozeNanos;
     private final long spinNanos;
-    private final long maxSpins;
-    private final long maxYields;
-    private final long minParkPeriodNs;
-    private final long maxParkPeriodNs;
     private final NanoClock clock;
     private long idles;
     private long spinUntilNanos;
@@ -48,10 +39,6 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
     private long sleepNanos;
     private boolean armed;
     private boolean marked;
-    private InFlightWait inFlightWait;
-    private long inFlightSpins;
-    private long inFlightYields;
-    private long inFlightWaitNanos;
 
     /**
      * @param idlesBeforeDozing idle calls without work before dozing (at the maximum park that is roughly
@@ -122,11 +109,6 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
         this.idlesBeforeDeepDoze = Math.max(idlesBeforeDozing, idlesBeforeDeepDoze);
         this.deepDozeNanos = deepDozeNanos;
         this.spinNanos = spinNanos;
-        this.maxSpins = maxSpins;
-        this.maxYields = maxYields;
-        this.minParkPeriodNs = minParkPeriodNs;
-        this.maxParkPeriodNs = maxParkPeriodNs;
-        this.inFlightWaitNanos = minParkPeriodNs;
         this.clock = clock;
     }
 
@@ -154,11 +136,6 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
                 return;
             }
             spinning = false;
-        }
-        if (inFlightWait != null && inFlightWait.inFlight())
-        {
-            idleInFlight();
-            return;
         }
         if (idles < idlesBeforeDozing)
         {
@@ -193,24 +170,6 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
         }
     }
 
-    private void idleInFlight()
-    {
-        if (inFlightSpins < maxSpins)
-        {
-            inFlightSpins++;
-            Thread.onSpinWait();
-            return;
-        }
-        if (inFlightYields < maxYields)
-        {
-            inFlightYields++;
-            Thread.yield();
-            return;
-        }
-        inFlightWait.await(inFlightWaitNanos);
-        inFlightWaitNanos = Math.min(inFlightWaitNanos << 1, maxParkPeriodNs);
-    }
-
     @Override
     public void reset()
     {
@@ -222,9 +181,6 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
         }
         idles = 0;
         backoff.reset();
-        inFlightSpins = 0;
-        inFlightYields = 0;
-        inFlightWaitNanos = minParkPeriodNs;
         if (spinNanos > 0)
         {
             spinning = true;
@@ -242,18 +198,6 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
     {
         this.doorbell = doorbell;
         this.sleepNanos = sleepNanos;
-        return this;
-    }
-
-    /**
-     * While {@code wait} has operations in flight, wait for them in the kernel instead of yielding and parking.
-     * Before the thread starts.
-     *
-     * @return this.
-     */
-    public DozingBackoffIdleStrategy inFlightWait(final InFlightWait wait)
-    {
-        this.inFlightWait = wait;
         return this;
     }
 

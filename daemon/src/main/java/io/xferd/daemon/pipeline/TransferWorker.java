@@ -1,7 +1,6 @@
 package io.xferd.daemon.pipeline;
 
 import com.lmax.disruptor.EventPoller;
-import io.xferd.daemon.agent.InFlightWait;
 import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.journal.TransferJournal;
 import io.xferd.daemon.memory.DeviceMemory;
@@ -176,15 +175,6 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         this.memoryFaults = counters.get(SystemCounter.MEMORY_FAULTS);
         this.bytesRead = counters.get(SystemCounter.BYTES_READ);
         this.bytesWritten = counters.get(SystemCounter.BYTES_WRITTEN);
-    }
-
-    /**
-     * @return what this worker's idle strategy may wait for in the kernel instead of parking: the local file
-     * operations in flight on its own io_uring (null without a storage stage). This worker's thread only.
-     */
-    public InFlightWait fileOperations()
-    {
-        return localStage;
     }
 
     @Override

@@ -138,18 +138,6 @@ final class DeviceQueue implements IoUring.CompletionHandler
         return reapAndResubmit(ring);
     }
 
-    /**
-     * Block until a quarter of the operations in flight (at least one) have completed (at once if they have and were
-     * not reaped yet) or {@code timeoutNanos} pass; reap nothing (an inline stage's next duty cycle does). A quarter:
-     * waking for every completion of fast operations (1 MiB writes the host caches) costs a wake-up and a duty cycle
-     * each, where a park reaped several at once; three quarters of the depth stay on the device meanwhile.
-     */
-    void awaitCompletion(final long timeoutNanos)
-    {
-        ring().submitAndWait(Math.max(1, inFlight >> 2), timeoutNanos);
-        prepared = 0;
-    }
-
     private int reapAndResubmit(final IoUring ring)
     {
         final int reaped = ring.reap(this);

@@ -1,6 +1,5 @@
 package io.xferd.daemon.storage;
 
-import io.xferd.daemon.agent.InFlightWait;
 import io.xferd.ipc.TransferStatus;
 import io.xferd.nativebindings.NativeException;
 import io.xferd.nativebindings.libc.EventFd;
@@ -35,12 +34,10 @@ import java.util.function.Consumer;
  * An {@linkplain #inline inline} stage has no thread of its own: its owner (a transfer worker) submits and runs
  * {@link #doWork} on its own thread, so a local file request goes from the worker straight into the device's
  * submission ring and its completion is reaped by the same thread, without crossing to another one (no queue, no
- * wake-up, no eventfd); {@link #doWork} never sleeps in the kernel. Its owner's idle strategy may, as an
- * {@link InFlightWait}: with operations in flight on one device, it waits in that device's ring, bounded as the park
- * it replaces, so a completion is reaped when it lands, not when a park ends (the stage with a thread does the same
- * in {@link #doWork}, woken by its eventfd).
+ * wake-up, no eventfd); it never sleeps in the kernel, its owner's idle strategy polls the completion ring, which
+ * costs no system call.
  */
-public final class StorageStage implements Agent, AutoCloseable, InFlightWait
+public final class StorageStage implements Agent, AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(StorageStage.class);
     private static final AtomicLong STAGES = new AtomicLong();
@@ -302,56 +299,6 @@ public final class StorageStage implements Agent, AutoCloseable, InFlightWait
             }
         }
         return work;
-    }
-
-    /**
-     * @return true when this inline stage has operations in flight on exactly one device and nothing to start: its
-     * owner may {@link #await} that device's next completion. False for a stage with a thread (it waits itself).
-     */
-    @Override
-    public boolean inFlight()
-    {
-        return wake == null && !closed && pendingHead == null && busyDevice() != null;
-    }
-
-    /**
-     * Block in the busy device's ring until an operation completes or {@code timeoutNs} pass (an inline stage's
-     * owner, when {@link #inFlight()}); the next {@link #doWork} reaps. A ring that cannot be entered fails the
-     * requests of its device, as in {@link #doWork}.
-     */
-    @Override
-    public void await(final long timeoutNs)
-    {
-        final DeviceQueue queue = wake == null ? busyDevice() : null;
-        if (queue == null)
-        {
-            return;
-        }
-        try
-        {
-            queue.awaitCompletion(timeoutNs);
-        }
-        catch (final NativeException | IllegalStateException ex)
-        {
-            onBroken(queue, ex);
-        }
-    }
-
-    private DeviceQueue busyDevice()
-    {
-        DeviceQueue busy = null;
-        for (final DeviceQueue queue : devices)
-        {
-            if (queue.inFlight() > 0)
-            {
-                if (busy != null)
-                {
-                    return null;
-                }
-                busy = queue;
-            }
-        }
-        return busy;
     }
 
     /**

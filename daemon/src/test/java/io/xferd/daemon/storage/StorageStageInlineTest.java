@@ -195,63 +195,6 @@ class StorageStageInlineTest
         assertThat(refused.status(0)).as("never called").isEqualTo(UNSET);
     }
 
-    @Test
-    void shouldLetItsOwnerWaitInTheRingUntilAnOperationCompletesNotUntilTheTimeout() throws Exception
-    {
-        final int block = 64 * 1024;
-        final int count = 64;
-        // real blocks on the disk (a hole would read as zeros at once, in the submitting call)
-        final byte[] expected = data.randomBytes(block * count);
-        final Path file = dir.resolve("wait.bin");
-        try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(file,
-            java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE))
-        {
-            channel.write(ByteBuffer.wrap(expected));
-            channel.force(true);
-        }
-        final Region region = register(file, 0, (long)block * count, 0);
-        final MemorySegment memory = arena.allocate((long)block * count, 4096);
-        assertThat(stage.inFlight()).as("nothing in flight yet").isFalse();
-
-        final Completions reads = new Completions(count);
-        for (final int i : data.shuffled(count))
-        {
-            stage.submit(reads.request(i).set(region.file(), false, (long)i * block, memory.address() + (long)i * block,
-                block));
-        }
-        assertThat(stage.inFlight()).as("submitted but not started: the owner's next duty cycle must start them")
-            .isFalse();
-        int waits = 0;
-        for (int cycle = 0; cycle < MAX_DUTY_CYCLES && reads.completed < count; cycle++)
-        {
-            if (stage.doWork() == 0 && stage.inFlight())
-            {
-                // far past this test's own timeout: only a completion ends the wait
-                stage.await(3_600_000_000_000L);
-                waits++;
-                assertThat(stage.doWork()).as("the wait ended because something completed: reaped now").isPositive();
-            }
-        }
-        assertThat(reads.completed).isEqualTo(count);
-        reads.assertAll(TransferStatus.OK);
-        assertThat(memory.toArray(JAVA_BYTE)).isEqualTo(expected);
-        assertThat(waits).as("the owner waited in the ring at least once").isPositive();
-        assertThat(stage.inFlight()).as("nothing left in flight").isFalse();
-        assertThat(reads.otherThread).isFalse();
-    }
-
-    @Test
-    void aStageWithAThreadOfItsOwnNeverOffersItsRingToAnotherThread()
-    {
-        try (StorageStage threaded = new StorageStage(DEPTH, 16, counters.get(SystemCounter.STORAGE_BYTES_READ),
-            counters.get(SystemCounter.STORAGE_BYTES_WRITTEN), counters.get(SystemCounter.STORAGE_ERRORS),
-            counters.get(SystemCounter.STORAGE_SYNCS)))
-        {
-            assertThat(threaded.inFlight()).isFalse();
-            threaded.await(3_600_000_000_000L); // returns at once: nothing of it to wait for here
-        }
-    }
-
     private void runUntilDone(final Completions completions)
     {
         for (int cycle = 0; cycle < MAX_DUTY_CYCLES && completions.completed < completions.statuses.length; cycle++)
