@@ -8,7 +8,7 @@
 #
 #   perf/bench-netns.sh [--connections N] [--duration S] [--qps "2 4 8"] [--tokens 1024,8192] [--requests N]
 #                       [--operations "write read"] [--blocks "1MiB 64KiB"] [--threads "1 2"] [--warmup S]
-#                       [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth]
+#                       [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth] [--window N]
 #                       [--overlap "8192:1024 1024:8192"] [--overlap-delay 5ms] [--slow-start-after-idle 0|1]
 #
 #   --connections  connections per peer: iperf3 -P N and the daemons' --connections-per-peer (default 2)
@@ -19,6 +19,8 @@
 #   --operations, --blocks, --threads
 #                  which throughput runs (default all: "write read", "1MiB 64KiB", "1 2"); --qps "" skips the KV
 #                  workload. Ratios whose runs were skipped print "-".
+#   --window       batches of 32 requests each throughput thread keeps in flight (default: the bench's, 4): a
+#                  larger window for small blocks checks whether they are bound by the bytes in flight
 #   --warmup       seconds of untimed write and read before the timed runs (default 5; 0 skips)
 #   --overlap      KV prompts of two clients, FIRST:SECOND tokens, the second arriving --overlap-delay (default 5ms)
 #                  after the first started, --requests rounds each, and each size alone in the same run
@@ -56,6 +58,7 @@ no_peer_auth=0
 overlap="8192:1024 1024:8192"
 overlap_delay=5ms
 slow_start_after_idle=""
+window_options=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --connections) connections="$2"; shift 2 ;;
@@ -67,13 +70,14 @@ while [[ $# -gt 0 ]]; do
     --blocks) blocks="$2"; shift 2 ;;
     --threads) threads_list="$2"; shift 2 ;;
     --warmup) warmup="$2"; shift 2 ;;
+    --window) window_options=(--window "$2"); shift 2 ;;
     --client-idle) client_idle="$2"; shift 2 ;;
     --same-daemon) same_daemon=1; shift ;;
     --no-peer-auth) no_peer_auth=1; shift ;;
     --overlap) overlap="$2"; shift 2 ;;
     --overlap-delay) overlap_delay="$2"; shift 2 ;;
     --slow-start-after-idle) slow_start_after_idle="$2"; shift 2 ;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -243,7 +247,7 @@ for op in $operations; do
   for bs in $blocks; do
     for threads in $threads_list; do
       run_bench "$op-$bs-t$threads" --operation "$op" --block-size "$bs" --threads "$threads" \
-        --duration "${duration}s" --verify
+        --duration "${duration}s" --verify "${window_options[@]}"
     done
   done
 done
