@@ -3,11 +3,12 @@
 # its own xferd daemon. Measures iperf3 -P N on the same pair (N = the daemons' connections per peer), then
 # xferd bench write and read at 1 MiB and 64 KiB blocks with 1 and 2 client threads, and the KV workload, and
 # prints a summary with the ratios docs/performance.md quotes (xferd / iperf3, 64 KiB / 1 MiB, 2 threads / 1 thread,
-# KV transfer time / wire time).
+# KV transfer time / wire time), and per run the share of requests that rode in another's transfer ("merged": the
+# sending daemon's coalescing counter; the KV column is both prompt sizes of that rate together).
 #
 #   perf/bench-netns.sh [--connections N] [--duration S] [--qps "2 4 8"] [--tokens 1024,8192] [--requests N]
 #                       [--operations "write read"] [--blocks "1MiB 64KiB"] [--threads "1 2"] [--warmup S]
-#                       [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth]
+#                       [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth] [--window N]
 #                       [--overlap "8192:1024 1024:8192"] [--overlap-delay 5ms] [--slow-start-after-idle 0|1]
 #
 #   --connections  connections per peer: iperf3 -P N and the daemons' --connections-per-peer (default 2)
@@ -18,6 +19,8 @@
 #   --operations, --blocks, --threads
 #                  which throughput runs (default all: "write read", "1MiB 64KiB", "1 2"); --qps "" skips the KV
 #                  workload. Ratios whose runs were skipped print "-".
+#   --window       batches of 32 requests each throughput thread keeps in flight (default: the bench's, 4): a
+#                  larger window for small blocks checks whether they are bound by the bytes in flight
 #   --warmup       seconds of untimed write and read before the timed runs (default 5; 0 skips)
 #   --overlap      KV prompts of two clients, FIRST:SECOND tokens, the second arriving --overlap-delay (default 5ms)
 #                  after the first started, --requests rounds each, and each size alone in the same run
@@ -55,6 +58,7 @@ no_peer_auth=0
 overlap="8192:1024 1024:8192"
 overlap_delay=5ms
 slow_start_after_idle=""
+window_options=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --connections) connections="$2"; shift 2 ;;
@@ -66,13 +70,14 @@ while [[ $# -gt 0 ]]; do
     --blocks) blocks="$2"; shift 2 ;;
     --threads) threads_list="$2"; shift 2 ;;
     --warmup) warmup="$2"; shift 2 ;;
+    --window) window_options=(--window "$2"); shift 2 ;;
     --client-idle) client_idle="$2"; shift 2 ;;
     --same-daemon) same_daemon=1; shift ;;
     --no-peer-auth) no_peer_auth=1; shift ;;
     --overlap) overlap="$2"; shift 2 ;;
     --overlap-delay) overlap_delay="$2"; shift 2 ;;
     --slow-start-after-idle) slow_start_after_idle="$2"; shift 2 ;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -175,8 +180,25 @@ if [[ $same_daemon == 1 ]]; then
   say "--same-daemon: the bench runs in $ns_b through $ns_b's daemon: local copies, NOT the network"
 fi
 failures=0
+# daemon A's counter with this label (xferd status --json; it reads the daemon's files, no network), 0 when absent
+counter_a() {
+  local value
+  value="$("$xferd" status --dir "$bench_dir" --json 2>/dev/null | sed -n "s/^ *\"$1\" : \([0-9]*\),\{0,1\}$/\1/p" | head -1)"
+  echo "${value:-0}"
+}
+# requests that rode in another request's transfer (intake's RequestCoalescer), as a share of those submitted in
+# the run: adjacent blocks that coalesce cross the wire as slices of the slice size, not one frame per block
+coalesced_share() { # label submitted-before merged-before
+  local submitted=$(( $(counter_a "requests submitted") - $2 )) merged=$(( $(counter_a "requests merged with adjacent ones into one transfer") - $3 ))
+  awk -v m="$merged" -v s="$submitted" 'BEGIN { if (s <= 0) print "-"; else printf "%.2f", m / s }' > "$work/$1.merged"
+  say "  coalesced: $merged of $submitted requests rode in another's transfer ($(cat "$work/$1.merged"))"
+}
+merged_of() { cat "$work/$1.merged" 2>/dev/null || echo "-"; }
 run_bench() { # label, bench arguments...
   local label="$1"; shift
+  local submitted_before merged_before
+  submitted_before="$(counter_a "requests submitted")"
+  merged_before="$(counter_a "requests merged with adjacent ones into one transfer")"
   say "xferd bench $*"
   set +e
   ip netns exec "$bench_ns" "$xferd" bench --dir "$bench_dir" --target "$target_name" \
@@ -185,6 +207,7 @@ run_bench() { # label, bench arguments...
   local rc=$?
   set -e
   grep -vE '^\[' "$work/$label.log" | sed 's/^/    /'
+  coalesced_share "$label" "$submitted_before" "$merged_before"
   if ! kill -0 "$target_pid" 2>/dev/null; then
     wait "$target_pid" 2>/dev/null && target_rc=0 || target_rc=$?
     cat "$work/target.log" >&2
@@ -224,7 +247,7 @@ for op in $operations; do
   for bs in $blocks; do
     for threads in $threads_list; do
       run_bench "$op-$bs-t$threads" --operation "$op" --block-size "$bs" --threads "$threads" \
-        --duration "${duration}s" --verify
+        --duration "${duration}s" --verify "${window_options[@]}"
     done
   done
 done
@@ -244,9 +267,9 @@ echo "== xferd bench between two network namespaces, $connections connection(s) 
 [[ $same_daemon == 1 ]] && echo "   (--same-daemon: local copies through one daemon, not the network: ratios to iperf3 mean nothing)"
 echo "   iperf3 -P $connections: A->B $iperf_ab_gbs GB/s, B->A $iperf_ba_gbs GB/s"
 echo
-printf '| %-9s | %-6s | %-7s | %-10s | %-11s | %-14s | %-13s | %-10s | %-9s | %-9s |\n' operation block threads \
-  "xferd GB/s" "iperf3 GB/s" "xferd/iperf3" "64K/1M" "t2/t1" "p50 us" "p99 us"
-printf '|%s|\n' "-----------|--------|---------|------------|-------------|----------------|---------------|------------|-----------|-----------"
+printf '| %-9s | %-6s | %-7s | %-10s | %-11s | %-14s | %-13s | %-10s | %-9s | %-9s | %-6s |\n' operation block threads \
+  "xferd GB/s" "iperf3 GB/s" "xferd/iperf3" "64K/1M" "t2/t1" "p50 us" "p99 us" merged
+printf '|%s|\n' "-----------|--------|---------|------------|-------------|----------------|---------------|------------|-----------|-----------|--------"
 for op in $operations; do
   base="$iperf_ab_gbs"; [[ $op == read ]] && base="$iperf_ba_gbs"
   for bs in $blocks; do
@@ -257,26 +280,26 @@ for op in $operations; do
       one="$(field "$(result "$op-$bs-t1")" gb_per_s)"
       small_ratio="-"; [[ $bs == 64KiB ]] && small_ratio="$(ratio "$gbs" "$big") (>=0.75)"
       thread_ratio="-"; [[ $threads == 2 ]] && thread_ratio="$(ratio "$gbs" "$one") (>=1)"
-      printf '| %-9s | %-6s | %-7s | %-10s | %-11s | %-14s | %-13s | %-10s | %-9s | %-9s |\n' "$op" "$bs" \
+      printf '| %-9s | %-6s | %-7s | %-10s | %-11s | %-14s | %-13s | %-10s | %-9s | %-9s | %-6s |\n' "$op" "$bs" \
         "$threads" "${gbs:-FAILED}" "$base" "$(ratio "$gbs" "$base") (>=0.9)" "$small_ratio" "$thread_ratio" \
-        "$(field "$line" p50_us %.0f)" "$(field "$line" p99_us %.0f)"
+        "$(field "$line" p50_us %.0f)" "$(field "$line" p99_us %.0f)" "$(merged_of "$op-$bs-t$threads")"
     done
   done
 done
 echo
 echo "KV workload (Qwen2.5-7B, 57,344 bytes per token, 32 KiB block requests, one batch per request), write;"
 echo "wire time = bytes / iperf3 A->B bandwidth"
-printf '| %-6s | %-4s | %-11s | %-8s | %-8s | %-12s | %-8s | %-8s | %-7s |\n' tokens QPS bytes "p50 ms" "p99 ms" \
-  "wire ms" "p50/wire" "p99/wire" dropped
-printf '|%s|\n' "--------|------|-------------|----------|----------|--------------|----------|----------|---------"
+printf '| %-6s | %-4s | %-11s | %-8s | %-8s | %-12s | %-8s | %-8s | %-7s | %-6s |\n' tokens QPS bytes "p50 ms" "p99 ms" \
+  "wire ms" "p50/wire" "p99/wire" dropped merged
+printf '|%s|\n' "--------|------|-------------|----------|----------|--------------|----------|----------|---------|--------"
 for q in $qps_list; do
   for t in ${tokens//,/ }; do
     line="$(result "kv-qps$q" "$t")"
     bytes="$(field "$line" bytes)"
     wire="$(awk -v b="$bytes" -v g="$iperf_ab_gbs" 'BEGIN { if (b == "" || g == 0) print "-"; else printf "%.1f", b / g / 1e6 }')"
-    printf '| %-6s | %-4s | %-11s | %-8s | %-8s | %-12s | %-8s | %-8s | %-7s |\n' "$t" "$q" "${bytes:-FAILED}" \
+    printf '| %-6s | %-4s | %-11s | %-8s | %-8s | %-12s | %-8s | %-8s | %-7s | %-6s |\n' "$t" "$q" "${bytes:-FAILED}" \
       "$(field "$line" p50_ms %.1f)" "$(field "$line" p99_ms %.1f)" "$wire" "$(ratio "$(field "$line" p50_ms)" "$wire")" \
-      "$(ratio "$(field "$line" p99_ms)" "$wire")" "$(field "$line" dropped)"
+      "$(ratio "$(field "$line" p99_ms)" "$wire")" "$(field "$line" dropped)" "$(merged_of "kv-qps$q")"
   done
 done
 if [[ -n "$overlap" ]]; then

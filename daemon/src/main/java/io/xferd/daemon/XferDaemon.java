@@ -227,13 +227,14 @@ public final class XferDaemon implements AutoCloseable
         {
             workers.add(rdma.agent());
         }
-        // after a long quiet spell intake sleeps on its clients' doorbells, only while nothing is in flight (a remote
-        // request's completion rings none)
+        // once its spins and yields found nothing, intake sleeps on its clients' doorbells, only while nothing is in
+        // flight but requests the TCP transport answers itself (no other completion rings a doorbell)
         final org.agrona.concurrent.status.AtomicCounter submitted = counters.get(SystemCounter.REQUESTS_SUBMITTED);
         final org.agrona.concurrent.status.AtomicCounter completed = counters.get(SystemCounter.REQUESTS_COMPLETED);
         final org.agrona.concurrent.status.AtomicCounter failed = counters.get(SystemCounter.REQUESTS_FAILED);
         this.doorbells = new SubmitRingDoorbells(registry,
-            () -> pipeline.isIdle() && submitted.get() - completed.get() - failed.get() == 0);
+            () -> pipeline.isIdle() && submitted.get() - completed.get() - failed.get() -
+                (transport == null ? 0 : transport.requestsAnsweredOnItsOwn()) == 0);
         if (context.threadingMode() == ThreadingMode.SHARED)
         {
             final List<Agent> all = new ArrayList<>();
@@ -394,7 +395,8 @@ public final class XferDaemon implements AutoCloseable
         final org.agrona.concurrent.IdleStrategy idle = context.newIdleStrategy();
         if (doorbell != null && idle instanceof DozingBackoffIdleStrategy dozing)
         {
-            dozing.doorbell(doorbell, context.dataPlaneSleepNs());
+            // a sleep a client's submit ends, not the back-off's parks (a futex and a timer each, work or not)
+            dozing.doorbell(doorbell, context.dataPlaneSleepNs()).sleepOnDoorbellAfter(dozing.idlesBeforeParking());
         }
         return new AgentRunner(idle,
             throwable -> LOG.error("data plane error in {}", agent.roleName(), throwable), null, tracked);

@@ -21,11 +21,15 @@ import java.util.concurrent.locks.LockSupport;
  * <p>
  * With a {@link #doorbell(Doorbell, long) doorbell}, the deeper doze is a sleep instead: the strategy arms the
  * doorbell, lets one more duty cycle look for work, then waits on it for up to {@code sleepNanos}; a producer that
- * publishes meanwhile wakes it at once. Work disarms it.
+ * publishes meanwhile wakes it at once. Work disarms it. {@link #sleepOnDoorbellAfter(long)} tries the doorbell
+ * earlier, in place of the back-off's parks: each park is a futex wait and a timer whether or not work came (a
+ * thread that idles between every batch of a client's small requests parked ~10 times per batch), where one sleep
+ * ends when a producer rings. Where the doorbell will not arm, it parks as before.
  */
 public final class DozingBackoffIdleStrategy implements IdleStrategy
 {
     private final BackoffIdleStrategy backoff;
+    private final long idlesBeforeParking;
     private final long idlesBeforeDozing;
     private final long dozeNanos;
     private final long idlesBeforeDeepDoze;
@@ -37,6 +41,7 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
     private boolean spinning;
     private Doorbell doorbell;
     private long sleepNanos;
+    private long idlesBeforeDoorbell = Long.MAX_VALUE;
     private boolean armed;
     private boolean marked;
 
@@ -104,6 +109,7 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
         final NanoClock clock)
     {
         this.backoff = new BackoffIdleStrategy(maxSpins, maxYields, minParkPeriodNs, maxParkPeriodNs);
+        this.idlesBeforeParking = maxSpins + maxYields;
         this.idlesBeforeDozing = idlesBeforeDozing;
         this.dozeNanos = dozeNanos;
         this.idlesBeforeDeepDoze = Math.max(idlesBeforeDozing, idlesBeforeDeepDoze);
@@ -137,7 +143,14 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
             }
             spinning = false;
         }
-        if (idles < idlesBeforeDozing)
+        if (doorbell != null && idles >= Math.min(idlesBeforeDoorbell, idlesBeforeDeepDoze) && sleepOnDoorbell())
+        {
+            if (idles < idlesBeforeDeepDoze)
+            {
+                idles++;
+            }
+        }
+        else if (idles < idlesBeforeDozing)
         {
             idles++;
             backoff.idle();
@@ -147,27 +160,29 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
             idles++;
             LockSupport.parkNanos(dozeNanos);
         }
-        else if (doorbell == null)
+        else
         {
             LockSupport.parkNanos(deepDozeNanos);
         }
-        else if (!armed)
+    }
+
+    /**
+     * @return false when the doorbell would not arm (nothing marked, nothing slept): the caller parks instead.
+     */
+    private boolean sleepOnDoorbell()
+    {
+        if (!armed)
         {
             armed = doorbell.arm(); // then one more duty cycle sees what came before the marks were visible
             if (armed)
             {
                 marked = true;
             }
-            else
-            {
-                LockSupport.parkNanos(deepDozeNanos);
-            }
+            return armed;
         }
-        else
-        {
-            armed = false; // marks a producer cleared must be set again before the next sleep
-            doorbell.await(sleepNanos);
-        }
+        armed = false; // marks a producer cleared must be set again before the next sleep
+        doorbell.await(sleepNanos);
+        return true;
     }
 
     @Override
@@ -199,6 +214,26 @@ public final class DozingBackoffIdleStrategy implements IdleStrategy
         this.doorbell = doorbell;
         this.sleepNanos = sleepNanos;
         return this;
+    }
+
+    /**
+     * Try the {@link #doorbell(Doorbell, long) doorbell} once {@code idles} idle calls passed without work (say the
+     * back-off's spins and yields), not only at the deeper doze. Before the thread starts.
+     *
+     * @return this.
+     */
+    public DozingBackoffIdleStrategy sleepOnDoorbellAfter(final long idles)
+    {
+        this.idlesBeforeDoorbell = idles;
+        return this;
+    }
+
+    /**
+     * @return idle calls without work before the back-off parks (its spins and yields).
+     */
+    public long idlesBeforeParking()
+    {
+        return idlesBeforeParking;
     }
 
     /**

@@ -65,6 +65,16 @@ public interface PeerTransport extends AutoCloseable
         return false;
     }
 
+    /**
+     * @return the requests in flight in this transport that need nothing more from the data plane's threads until
+     * their completion, which the transport writes itself: while only such requests are in flight, intake may sleep
+     * on its clients' doorbells. 0 for a transport whose requests the data plane polls (RDMA's completion queue).
+     */
+    default long requestsAnsweredOnItsOwn()
+    {
+        return 0;
+    }
+
     @Override
     void close();
 }

@@ -38,6 +38,8 @@ final class RemoteTransfer
     int lastNicId;
     int notifyLength;
     boolean notifySent;
+    /** Requests of this transfer counted in the transport's in-flight requests that need no data-plane thread. */
+    int answeredOnItsOwn;
 
     void reset()
     {

@@ -65,6 +65,9 @@ public final class TcpTransport implements PeerTransport
     // made on demand, so the pool is as large as the most transfers ever in flight at once (up to TRANSFER_POOL):
     // made up front they were 16K objects, each with its notify buffer, at every start
     private final AtomicInteger transfersMade = new AtomicInteger();
+    // requests in flight here that need nothing more from the data plane's threads: this transport writes their
+    // completions itself (a batch that holds back its last entry needs intake to publish it: not counted)
+    private final java.util.concurrent.atomic.AtomicLong answeredOnItsOwn = new java.util.concurrent.atomic.AtomicLong();
     private final ManyToManyConcurrentArrayQueue<Slice> slices = new ManyToManyConcurrentArrayQueue<>(SLICE_POOL);
     private final ThreadLocal<CompletionSender> senders;
     private final ExecutorService resolver = Executors.newSingleThreadExecutor(runnable ->
@@ -202,6 +205,11 @@ public final class TcpTransport implements PeerTransport
             request.notification().getBytes(0, transfer.notify, 0, notifyLength);
             transfer.notifyLength = notifyLength;
         }
+        transfer.answeredOnItsOwn = answersOnItsOwn(transfer) ? Math.max(1, transfer.members.count()) : 0;
+        if (transfer.answeredOnItsOwn > 0)
+        {
+            answeredOnItsOwn.getAndAdd(transfer.answeredOnItsOwn); // before a slice can finish it
+        }
         final int sliceCount = (int)((length + sliceSize - 1) / sliceSize);
         transfer.pendingSlices.set(sliceCount);
         journal.onSliced(submitter.slot(), requestId, traceId, sliceCount, clock.nanoTime());
@@ -301,6 +309,12 @@ public final class TcpTransport implements PeerTransport
             enqueue(transfer, Slice.NOTIFY, 0, 0);
             return;
         }
+        if (transfer.answeredOnItsOwn > 0)
+        {
+            // before the completions count it: in between it looks in flight elsewhere, which keeps intake awake (the
+            // other order could show a sleeping intake nothing in flight while a local request still was)
+            answeredOnItsOwn.getAndAdd(-transfer.answeredOnItsOwn);
+        }
         final ClientSession submitter = transfer.submitter;
         final CoalescedRequests members = transfer.members;
         if (members.count() == 0)
@@ -321,6 +335,34 @@ public final class TcpTransport implements PeerTransport
         submitter.release();
         transfer.reset();
         transfers.offer(transfer);
+    }
+
+    /**
+     * @return true unless a request in the transfer is an entry of a batch that holds back its last entry (which
+     * intake publishes once the others landed).
+     */
+    private static boolean answersOnItsOwn(final RemoteTransfer transfer)
+    {
+        if (transfer.batch != null && transfer.batch.holdsBackLast)
+        {
+            return false;
+        }
+        final CoalescedRequests members = transfer.members;
+        for (int i = 0, n = members.count(); i < n; i++)
+        {
+            final io.xferd.daemon.session.BatchTracker batch = members.batch(i);
+            if (batch != null && batch.holdsBackLast)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public long requestsAnsweredOnItsOwn()
+    {
+        return answeredOnItsOwn.get();
     }
 
     /**

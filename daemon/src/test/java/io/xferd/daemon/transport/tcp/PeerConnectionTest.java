@@ -354,6 +354,52 @@ class PeerConnectionTest
     }
 
     @Test
+    void shouldCountRequestsInFlightAsAnsweredOnItsOwnUntilTheirCompletionsAreWritten() throws Exception
+    {
+        // what lets intake sleep on its clients' doorbells while these are in flight: it must never count one that
+        // is over (intake could then sleep through a local request), and count each merged request
+        start(new FakePeerServer(TOKEN, FakePeerServer.ReadAnswer.NONE), LocalNics.resolve(List.of()));
+        final long handle = open();
+        submitRead(3, handle);
+        awaitReadsReceived(1);
+        assertThat(transport.requestsAnsweredOnItsOwn()).as("a stalled READ").isEqualTo(1);
+        submitMergedRead(handle, 31);
+        awaitReadsReceived(2);
+        assertThat(transport.requestsAnsweredOnItsOwn()).as("and four merged in one transfer").isEqualTo(5);
+
+        transport.close(); // fails what is in flight
+
+        assertThat(awaitCompletions(5)).containsOnlyKeys(3L, 31L, 32L, 33L, 34L);
+        assertThat(transport.requestsAnsweredOnItsOwn()).as("uncounted before their completions were written")
+            .isZero();
+    }
+
+    @Test
+    void shouldNotCountAnEntryOfABatchThatHoldsBackItsLastEntry() throws Exception
+    {
+        // intake publishes the held-back entry once the others landed: it must stay awake while they are in flight
+        start(new FakePeerServer(TOKEN, FakePeerServer.ReadAnswer.NONE), LocalNics.resolve(List.of()));
+        final long handle = open();
+        final io.xferd.daemon.session.BatchTracker batch = new io.xferd.daemon.session.BatchTracker(
+            new ManyToOneConcurrentArrayQueue<>(1), new ManyToOneConcurrentArrayQueue<>(1));
+        batch.begin(submitter, 41, Opcode.READ, 2, handle, 0, 1, 2);
+        batch.holdsBackLast = true;
+        assertThat(submitter.tryAcquire()).isTrue();
+        assertThat(local.tryAcquire()).isTrue();
+        assertThat(transport.submit(request.reset()
+            .submitter(submitter)
+            .ids(41, 41)
+            .batch(batch, 0)
+            .opcode(Opcode.READ)
+            .local(local, LOCAL_ADDRESS)
+            .target(transport.remoteSegments().get(handle), FakePeerServer.BUFFER_ADDRESS)
+            .length(LENGTH))).isEqualTo(TransferStatus.OK);
+        awaitReadsReceived(1);
+
+        assertThat(transport.requestsAnsweredOnItsOwn()).isZero();
+    }
+
+    @Test
     void shouldFailEachMergedRequestWhenTheTransferFails() throws Exception
     {
         start(new FakePeerServer(TOKEN, FakePeerServer.ReadAnswer.EMPTY), LocalNics.resolve(List.of()));
