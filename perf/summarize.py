@@ -103,6 +103,19 @@ def main(path):
                   f"  (gc.alloc.rate {fmt(rate)} MB/s)")
 
 
+def percentile(e, q):
+    """The q-quantile (0..1) of a sample-mode result's pooled raw histogram, in its unit; None without one."""
+    pairs = sorted((float(v), int(c)) for fork in e["primaryMetric"].get("rawDataHistogram") or []
+                   for iteration in fork for v, c in iteration)
+    total = sum(c for _, c in pairs)
+    seen = 0
+    for value, count in pairs:
+        seen += count
+        if seen >= q * total:
+            return value
+    return None
+
+
 def iteration_medians(e):
     """The median op time of each measured iteration of a sample-mode result (its raw histogram), in its unit."""
     medians = []
@@ -123,12 +136,15 @@ def iteration_medians(e):
 
 def bandwidth(find, sizes, by):
     """Local bandwidth per block size, xferd against memcpy. Sample mode (the benchmarks' own since round five):
-    GB/s of the median batch (robust to batches the VM's scheduler stalled) and of the mean, and the spread of the
-    iterations' medians. Throughput mode (older results, or -bm thrpt): the mean and JMH's error only."""
+    GB/s of the median batch (robust to batches the VM's scheduler stalled) and of the mean, the spread of the
+    iterations' medians, and the ratio at the fastest tenth of the batches (p10: what a batch costs when neither
+    thread was descheduled; on a loaded VM even the median can be a stalled batch). Throughput mode (older results,
+    or -bm thrpt): the mean and JMH's error only."""
     print(f"\nLOCAL BANDWIDTH, batches of {BATCH} WRITE requests (GB/s = 1e9 bytes/s; p50: of the median batch, "
           "mean: of the mean batch time; +-: half the range of the iterations' p50s, or JMH's error in thrpt mode)")
     print(f"{'block':>16s} {'xferd p50':>10s} {'memcpy p50':>11s} {'ratio':>6s} {'xferd mean':>11s} "
-          f"{'memcpy mean':>12s} {'ratio':>6s} {'xferd us':>9s} {'memcpy us':>10s} {'xferd +-':>9s} {'memcpy +-':>10s}")
+          f"{'memcpy mean':>12s} {'ratio':>6s} {'xferd us':>9s} {'memcpy us':>10s} {'xferd +-':>9s} {'memcpy +-':>10s} "
+          f"{'p10 ratio':>9s}")
     # api=requests: 32 SUBMIT records, 32 completions; api=batch: one SUBMIT_BATCH record, one completion
     apis = sorted({dict(p).get("api", "requests") for (b, m, p) in by
                    if b == "LocalBandwidthBenchmark.writeBatch"}, reverse=True) or ["requests"]
@@ -141,34 +157,35 @@ def bandwidth(find, sizes, by):
         return find(bench, "sample", **params) or find(bench, "thrpt", **params)
 
     def figures(e, size):
-        """(GB/s at p50, GB/s at mean, us per batch at p50, spread as a share) of one result, or Nones."""
+        """(GB/s at p50, GB/s at mean, us per batch at p50, spread as a share, time at p10) of one result, or Nones."""
         if e is None:
-            return None, None, None, None
+            return None, None, None, None, None
         metric = e["primaryMetric"]
         unit = metric["scoreUnit"]
         if e["mode"] == "thrpt":
             per_s = metric["score"] * {"ops/s": 1, "ops/ms": 1e3, "ops/us": 1e6}.get(unit, 1)
             half = metric.get("scoreError")
             spread = half / metric["score"] if half is not None and half == half and metric["score"] else None
-            return None, per_s * BATCH * size / 1e9, None, spread
+            return None, per_s * BATCH * size / 1e9, None, spread, None
         to_us = {"us/op": 1.0, "ns/op": 1e-3, "ms/op": 1e3, "s/op": 1e6}.get(unit, 1.0)
         p50 = metric.get("scorePercentiles", {}).get("50.0")
         mean = metric["score"]
         medians = iteration_medians(e)
         spread = (max(medians) - min(medians)) / 2 / p50 if medians and p50 else None
         gb = lambda us: BATCH * size / (us * 1e3) if us else None
-        return gb(p50 * to_us if p50 else None), gb(mean * to_us), p50 * to_us if p50 else None, spread
+        return (gb(p50 * to_us if p50 else None), gb(mean * to_us), p50 * to_us if p50 else None, spread,
+                percentile(e, 0.1))
 
     for size, api in [(size, api) for size in sizes for api in apis]:
-        x50, xmean, xus, xspread = figures(pick("LocalBandwidthBenchmark.writeBatch", size, api), size)
-        m50, mmean, mus, mspread = figures(pick("MemcpyBaselineBenchmark.copyBatch", size), size)
+        x50, xmean, xus, xspread, x10 = figures(pick("LocalBandwidthBenchmark.writeBatch", size, api), size)
+        m50, mmean, mus, mspread, m10 = figures(pick("MemcpyBaselineBenchmark.copyBatch", size), size)
         label = f"{size // 1024} KiB" if size < 1 << 20 else f"{size >> 20} MiB"
         if api != "requests":
             label += f" ({api})"
         pc = lambda v: "-" if v is None else f"{100 * v:.0f}%"
         print(f"{label:>16s} {fmt(x50, 2):>10s} {fmt(m50, 2):>11s} {fmt(ratio(x50, m50), 2):>6s} "
               f"{fmt(xmean, 2):>11s} {fmt(mmean, 2):>12s} {fmt(ratio(xmean, mmean), 2):>6s} {fmt(xus, 1):>9s} "
-              f"{fmt(mus, 2):>10s} {pc(xspread):>9s} {pc(mspread):>10s}")
+              f"{fmt(mus, 2):>10s} {pc(xspread):>9s} {pc(mspread):>10s} {fmt(ratio(m10, x10), 2):>9s}")
 
 
 def thread_allocations(log_path):
