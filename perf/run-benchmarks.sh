@@ -57,6 +57,8 @@ args=("$include" "${settings[@]}")
 if [[ $gc -eq 1 ]]; then
   # -jvmArgsPrepend: BenchmarkMain adds it after the flags of jvm.flags; @Fork jvmArgsAppend stays in force
   args+=(-prof gc -jvmArgsPrepend -Dxferd.perf.threadAlloc=true)
+  # the bandwidth benchmarks sample batch times; bytes per op are read from a throughput run
+  [[ "$only" == bandwidth ]] && args+=(-bm thrpt -tu s)
 fi
 
 mkdir -p "$here/results"

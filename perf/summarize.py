@@ -89,41 +89,7 @@ def main(path):
 
     sizes = sorted({int(dict(p)["blockSize"]) for (b, m, p) in by if "blockSize" in dict(p)})
     if sizes:
-        print(f"\nLOCAL BANDWIDTH, batches of {BATCH} WRITE requests (GB/s = 1e9 bytes/s)")
-        print(f"{'block':>16s} {'xferd GB/s':>11s} {'memcpy GB/s':>12s} {'ratio':>7s} {'xferd us/batch':>15s} "
-              f"{'memcpy us/batch':>16s} {'xferd +-':>9s} {'memcpy +-':>10s}")
-        # api=requests: 32 SUBMIT records, 32 completions; api=batch: one SUBMIT_BATCH record, one completion
-        apis = sorted({dict(p).get("api", "requests") for (b, m, p) in by
-                       if b == "LocalBandwidthBenchmark.writeBatch"}, reverse=True) or ["requests"]
-        for size, api in [(size, api) for size in sizes for api in apis]:
-            x = find("LocalBandwidthBenchmark.writeBatch", "thrpt", blockSize=str(size), **(
-                {"api": api} if any("api" in dict(p) for (b, m, p) in by) else {}))
-            m = find("MemcpyBaselineBenchmark.copyBatch", "thrpt", blockSize=str(size))
-
-            def gbps(e):
-                if e is None:
-                    return None
-                unit = e["primaryMetric"]["scoreUnit"]
-                per_s = e["primaryMetric"]["score"] * {"ops/s": 1, "ops/ms": 1e3, "ops/us": 1e6}.get(unit, 1)
-                return per_s * BATCH * size / 1e9
-
-            gx, gm = gbps(x), gbps(m)
-            label = f"{size // 1024} KiB" if size < 1 << 20 else f"{size >> 20} MiB"
-            if api != "requests":
-                label += f" ({api})"
-            ux = BATCH * size / (gx * 1e3) if gx else None
-            um = BATCH * size / (gm * 1e3) if gm else None
-            def err(e):
-                # JMH's 99.9% confidence half-width, as a share of the score
-                if e is None or not e["primaryMetric"]["score"]:
-                    return "-"
-                half = e["primaryMetric"].get("scoreError")
-                if half is None or half != half:
-                    return "-"
-                return f"{100 * half / e['primaryMetric']['score']:.0f}%"
-
-            print(f"{label:>16s} {fmt(gx, 2):>11s} {fmt(gm, 2):>12s} {fmt(ratio(gx, gm), 2):>7s} {fmt(ux, 1):>15s} "
-                  f"{fmt(um, 1):>16s} {err(x):>9s} {err(m):>10s}")
+        bandwidth(find, sizes, by)
 
     gc_rows = [(b, m, dict(p), e["secondaryMetrics"]["gc.alloc.rate.norm"]) for (b, m, p), e in sorted(by.items())
                if "gc.alloc.rate.norm" in e.get("secondaryMetrics", {})]
@@ -135,6 +101,91 @@ def main(path):
             ps = ",".join(f"{k}={v}" for k, v in sorted(p.items()))
             print(f"  {b:42s} {m:7s} {ps:28s} gc.alloc.rate.norm {g['score']:10.3f} {g['scoreUnit']:5s}"
                   f"  (gc.alloc.rate {fmt(rate)} MB/s)")
+
+
+def percentile(e, q):
+    """The q-quantile (0..1) of a sample-mode result's pooled raw histogram, in its unit; None without one."""
+    pairs = sorted((float(v), int(c)) for fork in e["primaryMetric"].get("rawDataHistogram") or []
+                   for iteration in fork for v, c in iteration)
+    total = sum(c for _, c in pairs)
+    seen = 0
+    for value, count in pairs:
+        seen += count
+        if seen >= q * total:
+            return value
+    return None
+
+
+def iteration_medians(e):
+    """The median op time of each measured iteration of a sample-mode result (its raw histogram), in its unit."""
+    medians = []
+    for fork in e["primaryMetric"].get("rawDataHistogram") or []:
+        for iteration in fork:
+            pairs = sorted((float(v), int(c)) for v, c in iteration)
+            total = sum(c for _, c in pairs)
+            if total == 0:
+                continue
+            seen = 0
+            for value, count in pairs:
+                seen += count
+                if 2 * seen >= total:
+                    medians.append(value)
+                    break
+    return medians
+
+
+def bandwidth(find, sizes, by):
+    """Local bandwidth per block size, xferd against memcpy. Sample mode (the benchmarks' own since round five):
+    GB/s of the median batch (robust to batches the VM's scheduler stalled) and of the mean, the spread of the
+    iterations' medians, and the ratio at the fastest tenth of the batches (p10: what a batch costs when neither
+    thread was descheduled; on a loaded VM even the median can be a stalled batch). Throughput mode (older results,
+    or -bm thrpt): the mean and JMH's error only."""
+    print(f"\nLOCAL BANDWIDTH, batches of {BATCH} WRITE requests (GB/s = 1e9 bytes/s; p50: of the median batch, "
+          "mean: of the mean batch time; +-: half the range of the iterations' p50s, or JMH's error in thrpt mode)")
+    print(f"{'block':>16s} {'xferd p50':>10s} {'memcpy p50':>11s} {'ratio':>6s} {'xferd mean':>11s} "
+          f"{'memcpy mean':>12s} {'ratio':>6s} {'xferd us':>9s} {'memcpy us':>10s} {'xferd +-':>9s} {'memcpy +-':>10s} "
+          f"{'p10 ratio':>9s}")
+    # api=requests: 32 SUBMIT records, 32 completions; api=batch: one SUBMIT_BATCH record, one completion
+    apis = sorted({dict(p).get("api", "requests") for (b, m, p) in by
+                   if b == "LocalBandwidthBenchmark.writeBatch"}, reverse=True) or ["requests"]
+    with_api = any("api" in dict(p) for (b, m, p) in by)
+
+    def pick(bench, size, api=None):
+        params = {"blockSize": str(size)}
+        if api is not None and with_api:
+            params["api"] = api
+        return find(bench, "sample", **params) or find(bench, "thrpt", **params)
+
+    def figures(e, size):
+        """(GB/s at p50, GB/s at mean, us per batch at p50, spread as a share, time at p10) of one result, or Nones."""
+        if e is None:
+            return None, None, None, None, None
+        metric = e["primaryMetric"]
+        unit = metric["scoreUnit"]
+        if e["mode"] == "thrpt":
+            per_s = metric["score"] * {"ops/s": 1, "ops/ms": 1e3, "ops/us": 1e6}.get(unit, 1)
+            half = metric.get("scoreError")
+            spread = half / metric["score"] if half is not None and half == half and metric["score"] else None
+            return None, per_s * BATCH * size / 1e9, None, spread, None
+        to_us = {"us/op": 1.0, "ns/op": 1e-3, "ms/op": 1e3, "s/op": 1e6}.get(unit, 1.0)
+        p50 = metric.get("scorePercentiles", {}).get("50.0")
+        mean = metric["score"]
+        medians = iteration_medians(e)
+        spread = (max(medians) - min(medians)) / 2 / p50 if medians and p50 else None
+        gb = lambda us: BATCH * size / (us * 1e3) if us else None
+        return (gb(p50 * to_us if p50 else None), gb(mean * to_us), p50 * to_us if p50 else None, spread,
+                percentile(e, 0.1))
+
+    for size, api in [(size, api) for size in sizes for api in apis]:
+        x50, xmean, xus, xspread, x10 = figures(pick("LocalBandwidthBenchmark.writeBatch", size, api), size)
+        m50, mmean, mus, mspread, m10 = figures(pick("MemcpyBaselineBenchmark.copyBatch", size), size)
+        label = f"{size // 1024} KiB" if size < 1 << 20 else f"{size >> 20} MiB"
+        if api != "requests":
+            label += f" ({api})"
+        pc = lambda v: "-" if v is None else f"{100 * v:.0f}%"
+        print(f"{label:>16s} {fmt(x50, 2):>10s} {fmt(m50, 2):>11s} {fmt(ratio(x50, m50), 2):>6s} "
+              f"{fmt(xmean, 2):>11s} {fmt(mmean, 2):>12s} {fmt(ratio(xmean, mmean), 2):>6s} {fmt(xus, 1):>9s} "
+              f"{fmt(mus, 2):>10s} {pc(xspread):>9s} {pc(mspread):>10s} {fmt(ratio(m10, x10), 2):>9s}")
 
 
 def thread_allocations(log_path):

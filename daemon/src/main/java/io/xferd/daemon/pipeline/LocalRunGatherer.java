@@ -5,7 +5,9 @@ import io.xferd.daemon.session.BatchTracker;
 import io.xferd.daemon.session.ClientSession;
 import io.xferd.daemon.transport.RemoteSegments;
 import io.xferd.ipc.Opcode;
+import io.xferd.ipc.SubmitBatchFlyweight;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * Intake's gathering of small local requests into one pipeline command ({@link LocalRun}): a command intake just
@@ -71,6 +73,40 @@ final class LocalRunGatherer
             return false;
         }
         return true;
+    }
+
+    /**
+     * Add a batch's entries {@code [from, to)} to the open command's run, straight from the batch record, once
+     * {@link #tryAppend} took the entry before them into it: the run is then open for this batch's submitter, opcode
+     * and segment, so only what differs per entry is checked (its length; the run's room).
+     *
+     * @param entriesAt the offset of the record's first entry in {@code buffer}.
+     * @return how many entries, from {@code from} on, now ride in the run: it stops at the first that does not fit
+     * (which goes the usual way: a run full is closed, as {@link #tryAppend} closes it).
+     */
+    int appendEntries(final BatchTracker batch, final UnsafeBuffer buffer, final int entriesAt, final int from,
+        final int to)
+    {
+        final LocalRun run = open.run;
+        int entry = from;
+        for (int at = entriesAt + from * SubmitBatchFlyweight.ENTRY_LENGTH; entry < to;
+            entry++, at += SubmitBatchFlyweight.ENTRY_LENGTH)
+        {
+            final long length = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LENGTH_OFFSET);
+            if (length <= 0 || length > LocalRun.MAX_MEMBER_LENGTH)
+            {
+                break;
+            }
+            final long localAddress = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LOCAL_ADDRESS_OFFSET);
+            final long targetAddress = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_TARGET_ADDRESS_OFFSET);
+            if (!run.add(batch.requestId, batch, entry, localAddress, targetAddress, length, batch.traceId,
+                batch.submitNanos, batch.intakeNanos))
+            {
+                open = null; // full: the next entry starts a command of its own
+                break;
+            }
+        }
+        return entry - from;
     }
 
     /**

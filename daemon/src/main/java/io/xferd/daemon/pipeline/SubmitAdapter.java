@@ -489,6 +489,11 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             {
                 batch.nextEntry++; // journaled by the worker, with its completion
                 budget--;
+                // the entries after it ride in the same run while they fit, each checked for what differs per entry
+                final int appended = runs.appendEntries(batch, buffer, offset + batch.entriesOffset,
+                    batch.nextEntry, Math.min(last, batch.nextEntry + budget));
+                batch.nextEntry += appended;
+                budget -= appended;
                 continue;
             }
             if (coalescer.tryAppend(batch.submitter, batch.opcode, batch.segmentHandle, localAddress, targetAddress,

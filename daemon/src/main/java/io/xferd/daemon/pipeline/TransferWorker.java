@@ -54,6 +54,8 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     static final long CLOCK_REFRESH_BYTES = 64 * 1024;
     /** Not a status: a merged command's requests were each answered or handed off on their own. */
     private static final int SPLIT = -2;
+    /** Not a status: a span of a run's members is not between two host mappings; its members go one by one. */
+    private static final int NOT_ONE_COPY = -3;
 
     private final int index;
     private final AccessPolicy access;
@@ -100,6 +102,9 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     private Region runRemote;
     /** True while {@link #executeInline} runs a request intake took on this thread. */
     private boolean inline;
+    /** True while a span of a run's adjacent members is executed as one (see executeMembers); its bytes. */
+    private boolean spanning;
+    private long spanLength;
 
     public TransferWorker(
         final int index,
@@ -369,22 +374,94 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
      * so a member within the regions the one before it found uses them without a lookup (a region unregistered
      * meanwhile is closed: it is looked up afresh, and a borrow still refuses one closed after that check); every
      * other check is made per member.
+     * <p>
+     * Members that follow each other in both memories (each starts where the one before ended, on both sides) are
+     * checked and copied as one span: one segment, grant and length check, one lookup of each region, one copy. The
+     * span lies inside both regions exactly when each of its members does (they tile it), so the bounds still hold
+     * for every member. A span goes as one only between two host mappings (anything else, a file's storage stage
+     * above all, takes its members one by one); when it fails with anything but a memory fault, its members are
+     * tried one by one, so each gets the status it would have got alone. A memory fault fails the whole span (its
+     * owner is cut off once; nothing of it is reported complete).
      */
     private void executeMembers(final TransferCommand command, final LocalRun run, final int n)
     {
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n; )
         {
-            command.requestId = run.requestId(i);
-            command.batch = run.batch(i);
-            command.batchEntry = run.batchEntry(i);
-            command.localAddress = run.localAddress(i);
-            command.targetAddress = run.targetAddress(i);
-            command.length = run.length(i);
-            command.traceId = run.traceId(i);
-            command.submitNanos = run.submitNanos(i);
-            command.intakeNanos = run.intakeNanos(i);
-            run.result(i, executeOrFail(command), localNic);
+            final int end = spanEnd(run, i, n);
+            loadMember(command, run, i);
+            if (end == i + 1)
+            {
+                run.result(i, executeOrFail(command), localNic);
+                i = end;
+                continue;
+            }
+            command.length = spanLength;
+            spanning = true;
+            final int status;
+            try
+            {
+                status = executeOrFail(command);
+            }
+            finally
+            {
+                spanning = false;
+            }
+            if (status == TransferStatus.OK || status == TransferStatus.MEMORY_FAULT)
+            {
+                for (int member = i; member < end; member++)
+                {
+                    run.result(member, status, localNic);
+                }
+            }
+            else
+            {
+                for (int member = i; member < end; member++)
+                {
+                    loadMember(command, run, member);
+                    run.result(member, executeOrFail(command), localNic);
+                }
+            }
+            i = end;
         }
+    }
+
+    /**
+     * @return the member after the last one of the span starting at {@code first}: members adjacent on both sides,
+     * together at most {@code maxRequestLength} bytes ({@link #spanLength} is set to their bytes).
+     */
+    private int spanEnd(final LocalRun run, final int first, final int n)
+    {
+        long length = run.length(first);
+        long nextLocal = run.localAddress(first) + length;
+        long nextTarget = run.targetAddress(first) + length;
+        int end = first + 1;
+        while (end < n && run.localAddress(end) == nextLocal && run.targetAddress(end) == nextTarget)
+        {
+            final long memberLength = run.length(end);
+            if (memberLength <= 0 || memberLength > maxRequestLength - length)
+            {
+                break;
+            }
+            length += memberLength;
+            nextLocal += memberLength;
+            nextTarget += memberLength;
+            end++;
+        }
+        spanLength = length;
+        return end;
+    }
+
+    private static void loadMember(final TransferCommand command, final LocalRun run, final int member)
+    {
+        command.requestId = run.requestId(member);
+        command.batch = run.batch(member);
+        command.batchEntry = run.batchEntry(member);
+        command.localAddress = run.localAddress(member);
+        command.targetAddress = run.targetAddress(member);
+        command.length = run.length(member);
+        command.traceId = run.traceId(member);
+        command.submitNanos = run.submitNanos(member);
+        command.intakeNanos = run.intakeNanos(member);
     }
 
     /**
@@ -594,6 +671,10 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         {
             runLocal = local;
             runRemote = remote;
+        }
+        if (spanning && !(local.isMapped() && remote.isMapped()))
+        {
+            return NOT_ONE_COPY;
         }
         if (!localBorrow.borrow(local))
         {

@@ -275,6 +275,121 @@ class LocalRunTest
         assertThat(alice.completions()).extracting(TestClient.Completion::status).containsOnly(TransferStatus.OK);
     }
 
+    @Test
+    void shouldCopyAdjacentMembersAsOneSpanAndStillFailTheOnesOutsideTheirRegions()
+    {
+        // 0..5 follow each other on both sides; 4 and 5 run past the target's end, 6 starts a new span
+        final long end = TARGET + (long)BLOCKS * BLOCK;
+        for (int i = 0; i < 4; i++)
+        {
+            submit(i, LOCAL + (long)i * BLOCK, end - 4L * BLOCK + (long)i * BLOCK, BLOCK);
+        }
+        submit(4, LOCAL + 4L * BLOCK, end, BLOCK);
+        submit(5, LOCAL + 5L * BLOCK, end + BLOCK, BLOCK);
+        submit(6, LOCAL, TARGET, 2 * BLOCK);
+
+        intake.doWork();
+        assertThat(pipeline.ring().getCursor()).as("one run").isZero();
+        worker.doWork();
+
+        assertThat(alice.completions()).extracting(TestClient.Completion::status).containsExactly(TransferStatus.OK,
+            TransferStatus.OK, TransferStatus.OK, TransferStatus.OK, TransferStatus.TARGET_RANGE_NOT_REGISTERED,
+            TransferStatus.TARGET_RANGE_NOT_REGISTERED, TransferStatus.OK);
+        for (int i = 0; i < 4; i++)
+        {
+            assertThat(slice(target, BLOCKS - 4 + i)).as("member " + i).isEqualTo(slice(source, i));
+        }
+        assertThat(slice(target, 0)).isEqualTo(slice(source, 0));
+        assertThat(slice(target, 1)).isEqualTo(slice(source, 1));
+        assertThat(counters.get(SystemCounter.BYTES_WRITTEN).get()).isEqualTo(6L * BLOCK);
+    }
+
+    @Test
+    void shouldTakeABatchsEntriesIntoARunUntilOneDoesNotFitAndSendThatOneTheUsualWay()
+    {
+        final int entries = 8;
+        final SubmitBatchFlyweight batch = new SubmitBatchFlyweight().wrap(scratch, 0)
+            .header(11, Opcode.WRITE, entries, alice.session.segmentHandle(), 0, 1, null, 0, 0);
+        for (int i = 0; i < entries; i++)
+        {
+            final long length = i == 3 ? 0 : i == 5 ? 32L * BLOCK : BLOCK; // 3: refused; 5: too long for a run
+            batch.entry(i, LOCAL + (long)i * BLOCK, TARGET + (long)(i == 5 ? 16 : i) * BLOCK, length);
+        }
+        assertThat(alice.submitter.write(RecordTypes.SUBMIT_BATCH, scratch, 0,
+            SubmitBatchFlyweight.bodyLength(entries, 0))).isTrue();
+
+        intake.doWork();
+        assertThat(pipeline.ring().getCursor()).as("0-2 in a run, 3 alone, 4 alone, 5 alone, 6-7 in a run")
+            .isEqualTo(4);
+        worker.doWork();
+
+        assertThat(alice.completions())
+            .containsExactly(new TestClient.Completion(11, TransferStatus.INVALID_LENGTH, 0));
+        for (final int i : new int[] {0, 1, 2, 4, 6, 7})
+        {
+            assertThat(slice(target, i)).as("entry " + i).isEqualTo(slice(source, i));
+        }
+        assertThat(slice(target, 3)).isEqualTo(new byte[BLOCK]);
+        assertThat(target.asSlice(16L * BLOCK, 32L * BLOCK).toArray(ValueLayout.JAVA_BYTE))
+            .isEqualTo(source.asSlice(5L * BLOCK, 32L * BLOCK).toArray(ValueLayout.JAVA_BYTE));
+        assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isEqualTo(7);
+        assertThat(counters.get(SystemCounter.REQUESTS_FAILED).get()).isEqualTo(1);
+    }
+
+    @Test
+    void shouldAnswerEveryMemberOfSeededRunsAsIfEachWentAloneWhereSpansCrossRegions()
+    {
+        // the target is two regions back to back: a span across their seam is two copies, a member across it fails
+        final long half = (long)BLOCKS / 2 * BLOCK;
+        alice.regions(new Region(LOCAL, source.byteSize(), "cpu:0", source, source),
+            new Region(TARGET, half, "cpu:0", target.asSlice(0, half), target),
+            new Region(TARGET + half, half, "cpu:0", target.asSlice(half, half), target));
+        final byte[] expected = new byte[(int)target.byteSize()];
+        final byte[] from = source.toArray(ValueLayout.JAVA_BYTE);
+        final SplittableRandom random = new SplittableRandom(1616);
+        long requestId = 0;
+        for (int round = 0; round < 200; round++)
+        {
+            final List<Integer> statuses = new ArrayList<>();
+            long local = LOCAL;
+            long to = TARGET;
+            for (int member = 0, members = 2 + random.nextInt(15); member < members; member++)
+            {
+                final long length = 1 + random.nextInt(2 * BLOCK);
+                if (member == 0 || random.nextInt(4) == 0)
+                {
+                    // anywhere, a little outside either side now and then
+                    local = LOCAL - BLOCK + random.nextLong(source.byteSize() + BLOCK);
+                    to = TARGET - BLOCK + random.nextLong(target.byteSize() + BLOCK);
+                }
+                submit(requestId++, local, to, length);
+                final boolean localIn = local >= LOCAL && local + length <= LOCAL + source.byteSize();
+                final boolean targetIn = to >= TARGET && (to + length <= TARGET + half ||
+                    to >= TARGET + half && to + length <= TARGET + target.byteSize());
+                statuses.add(!localIn ? TransferStatus.LOCAL_RANGE_NOT_REGISTERED :
+                    !targetIn ? TransferStatus.TARGET_RANGE_NOT_REGISTERED : TransferStatus.OK);
+                if (localIn && targetIn)
+                {
+                    System.arraycopy(from, (int)(local - LOCAL), expected, (int)(to - TARGET), (int)length);
+                }
+                local += length; // the next member follows on both sides, unless it jumps
+                to += length;
+            }
+            for (int pass = 0; pass < 3; pass++) // at most 16 records a pass, and a read stops at the ring's end
+            {
+                intake.doWork();
+                worker.doWork();
+            }
+
+            final List<TestClient.Completion> completions = new ArrayList<>(alice.completions());
+            completions.addAll(alice.completions()); // a read stops at the ring's end: the rest is after its wrap
+            assertThat(completions).as("round " + round).extracting(TestClient.Completion::status)
+                .containsExactlyElementsOf(statuses);
+        }
+        assertThat(target.toArray(ValueLayout.JAVA_BYTE)).isEqualTo(expected);
+        assertThat(disconnects.isEmpty()).isTrue();
+    }
+
     private void submit(final long requestId, final long local, final long targetAddress, final long length)
     {
         new SubmitRequestFlyweight().wrap(scratch, 0).clearReserved().opcode(Opcode.WRITE).requestId(requestId)

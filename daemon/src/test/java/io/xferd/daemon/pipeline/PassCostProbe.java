@@ -38,8 +38,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * of the thread, not wall time, so that a loaded machine changes the figure little (its caches still do). The file
  * copies unchanged into an older checkout, for a before/after on the same machine in the same minutes.
  * <p>
- * Four sets of rounds: "requests" (32 SUBMIT records, one completion each) and "batch" (one SUBMIT_BATCH record of
- * 32 entries, one completion), each with the journal off and on ("+journal": a real recorder, drained on the same
+ * Eight sets of rounds: "requests" (32 SUBMIT records, one completion each) and "batch" (one SUBMIT_BATCH record of
+ * 32 entries, one completion), each also "-scattered" (requests that do not follow each other in the target: no
+ * span of a local run can be copied in one) and each with the journal off and on ("+journal": a real recorder, drained on the same
  * thread by the journal's agent into the metrics' statistics, without a queue on disk: the CPU the journal's thread
  * spends per request beside the data plane's, less the Chronicle append).
  */
@@ -57,12 +58,17 @@ class PassCostProbe
         {
             for (final boolean oneRecord : new boolean[] {false, true})
             {
-                probe(oneRecord, journalOn);
+                probe(oneRecord, journalOn, false);
+                probe(oneRecord, journalOn, true);
             }
         }
     }
 
-    private static void probe(final boolean oneRecord, final boolean journalOn)
+    /**
+     * @param scattered request i goes to block 31 - i of the target, so no two entries follow each other in both
+     *                  memories (the adjacent layout, request i to block i, lets the worker copy a run in one span).
+     */
+    private static void probe(final boolean oneRecord, final boolean journalOn, final boolean scattered)
     {
         try (Arena arena = Arena.ofShared())
         {
@@ -99,7 +105,9 @@ class PassCostProbe
             final int batchLength = SubmitBatchFlyweight.bodyLength(BATCH, 0);
             final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
             final long[] completions = new long[1];
-            final String name = (oneRecord ? "batch" : "requests") + (journalOn ? "+journal" : "");
+            final String name = (oneRecord ? "batch" : "requests") + (scattered ? "-scattered" : "") +
+                (journalOn ? "+journal" : "");
+            final int last = BATCH - 1;
 
             for (int round = 0; round < 7; round++)
             {
@@ -113,7 +121,8 @@ class PassCostProbe
                             System.nanoTime(), null, 0, 0);
                         for (int i = 0; i < BATCH; i++)
                         {
-                            batchRecord.entry(i, LOCAL + (long)i * BLOCK, TARGET + (long)i * BLOCK, BLOCK);
+                            batchRecord.entry(i, LOCAL + (long)i * BLOCK,
+                                TARGET + (long)(scattered ? last - i : i) * BLOCK, BLOCK);
                         }
                         client.submitter.write(RecordTypes.SUBMIT_BATCH, record, 0, batchLength);
                     }
@@ -123,7 +132,8 @@ class PassCostProbe
                         {
                             request.clearReserved().opcode(Opcode.WRITE).requestId(i)
                                 .segmentHandle(client.session.segmentHandle())
-                                .localAddress(LOCAL + (long)i * BLOCK).targetAddress(TARGET + (long)i * BLOCK)
+                                .localAddress(LOCAL + (long)i * BLOCK)
+                                .targetAddress(TARGET + (long)(scattered ? last - i : i) * BLOCK)
                                 .length(BLOCK).traceId(0).submitNanos(System.nanoTime()).noNotify();
                             client.submitter.write(RecordTypes.SUBMIT, record, 0, recordLength);
                         }
