@@ -278,15 +278,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
      */
     void executeInline(final TransferCommand command)
     {
-        if (command.intakeNanos > clockNanos || !clockRead)
-        {
-            // intake read the clock for this request a moment ago, on this thread: its completion takes that time,
-            // as the requests after a duty cycle's first take one read, until CLOCK_REFRESH_BYTES were copied since
-            // (so one clock read per lone request, not two; a 64 KiB copy reads it again after the copy)
-            clockNanos = command.intakeNanos;
-            clockRead = true;
-            bytesSinceClock = 0;
-        }
+        clockRead = false; // the last duty cycle's clock read may be long past
         inline = true;
         try
         {

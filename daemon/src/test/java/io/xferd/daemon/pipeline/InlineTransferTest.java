@@ -15,7 +15,6 @@ import io.xferd.ipc.SubmitRequestFlyweight;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
-import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.CountersManager;
@@ -116,7 +115,7 @@ class InlineTransferTest
         assertThat(counters.get(SystemCounter.REQUESTS_SUBMITTED).get()).isEqualTo(1);
         assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isEqualTo(1);
         assertThat(counters.get(SystemCounter.BYTES_WRITTEN).get()).isEqualTo(64);
-        worker.doWork(); // the composite cycle's worker turn
+        worker.doWork(); // the composite cycle's worker turn ends the region borrows
         alice.session.markClosed();
         assertThat(alice.session.isReclaimable()).as("no borrow of the client left behind").isTrue();
     }
@@ -189,56 +188,6 @@ class InlineTransferTest
         assertThat(alice.completions()).isEmpty();
         worker.doWork();
         assertThat(alice.completions()).extracting(TestClient.Completion::requestId).containsExactly(0L, 1L, 2L);
-    }
-
-    /**
-     * A lone small request costs one clock read, intake's: its completion takes that time, as the requests after a
-     * duty cycle's first share one read; a request that copied {@link TransferWorker#CLOCK_REFRESH_BYTES} reads the
-     * clock again after its copy. Never a completion before its intake.
-     */
-    @Test
-    void shouldTakeOneClockReadPerLoneSmallRequestAndReadAgainAfterALongCopy()
-    {
-        final long[] reads = new long[1];
-        final NanoClock clock = () -> 1_000 * ++reads[0];
-        final List<long[]> times = new ArrayList<>();
-        final TransferJournal timing = new TransferJournal()
-        {
-            @Override
-            public void onSubmitted(final int clientSlot, final long requestId, final long traceId, final int opcode,
-                final long length, final long submitNanos, final long intakeNanos)
-            {
-            }
-
-            @Override
-            public void onCompleted(final int clientSlot, final long requestId, final long traceId, final int opcode,
-                final int status, final long length, final long bytes, final int peerId, final int nicId,
-                final long submitNanos, final long intakeNanos, final long completeNanos)
-            {
-                times.add(new long[] {requestId, intakeNanos, completeNanos});
-            }
-        };
-        final TransferWorker timedWorker = new TransferWorker(0, pipeline, registry,
-            new CompletionSender(disconnects, counters), null, counters, clock, 1 << 20, Long.MAX_VALUE, timing,
-            new RegionCopierTest.RecordingDeviceMemory(), AccessPolicy.OWNER_ONLY);
-        final SubmitAdapter timedIntake = new SubmitAdapter(pipeline.ring(), registry, disconnects, counters, clock,
-            timing, 64, 4, 0, timedWorker);
-
-        for (int i = 0; i < 3; i++)
-        {
-            submit(Opcode.WRITE, i, LOCAL, TARGET, 64);
-            timedIntake.doWork();
-            timedWorker.doWork();
-        }
-        assertThat(reads[0]).as("one read per request").isEqualTo(3);
-        assertThat(times).extracting(t -> t[2] - t[1]).as("completed at the intake time").containsOnly(0L);
-
-        submit(Opcode.WRITE, 3, LOCAL, TARGET, TransferWorker.CLOCK_REFRESH_BYTES);
-        timedIntake.doWork();
-        timedWorker.doWork();
-        assertThat(reads[0]).as("read again after the long copy").isEqualTo(5);
-        assertThat(times.get(3)[2]).isGreaterThan(times.get(3)[1]);
-        assertThat(alice.completions()).extracting(TestClient.Completion::status).containsOnly(TransferStatus.OK);
     }
 
     @Test
