@@ -5,7 +5,9 @@ import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBuffer;
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -23,8 +25,12 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The floor under {@link RoundTripBenchmark}: a raw Agrona ping-pong over two {@link OneToOneRingBuffer}s on
- * direct buffers. The benchmark thread writes a 64-byte message into the ping ring and spins on the pong ring;
+ * The floor under {@link RoundTripBenchmark}: a raw Agrona ping-pong over two rings on direct buffers, of the kinds
+ * the daemon's protocol uses: the ping ring a {@link OneToOneRingBuffer}, as a client's submit ring is, and the pong
+ * ring a {@link ManyToOneRingBuffer}, as a client's completion ring is (several daemon threads write a client's
+ * completions, so a claim there is a compare-and-set), and also a {@link OneToOneRingBuffer} (a plain-store claim: the
+ * floor used until round four), see {@link #completionRing}. The benchmark thread writes a 64-byte message into the ping ring and spins
+ * on the pong ring;
  * a responder thread reads each ping and echoes its 64 bytes into the pong ring, idling between messages with
  * the very idle strategy the daemon's data plane uses ({@link DaemonContext#newIdleStrategy()} for the same
  * {@link #idle} name). So both benchmarks have one spinning caller and one answering thread that idles alike;
@@ -45,8 +51,15 @@ public class RawRingPingPongBenchmark extends ForkedWithXferdFlags
     @Param({"backoff"})
     public String idle;
 
+    /**
+     * The pong ring's kind: "many-to-one" (a client's completion ring: the floor the target is measured against) or
+     * "one-to-one" (the floor until round four); both by default, so every run shows both.
+     */
+    @Param({"many-to-one", "one-to-one"})
+    public String completionRing;
+
     private OneToOneRingBuffer ping;
-    private OneToOneRingBuffer pong;
+    private RingBuffer pong;
     private final UnsafeBuffer message = new UnsafeBuffer(ByteBuffer.allocateDirect(RoundTripBenchmark.MESSAGE_LENGTH));
     private final PongHandler pongHandler = new PongHandler();
     private Thread responder;
@@ -65,9 +78,9 @@ public class RawRingPingPongBenchmark extends ForkedWithXferdFlags
 
     private static final class Echo implements MessageHandler
     {
-        private final OneToOneRingBuffer out;
+        private final RingBuffer out;
 
-        Echo(final OneToOneRingBuffer out)
+        Echo(final RingBuffer out)
         {
             this.out = out;
         }
@@ -85,8 +98,14 @@ public class RawRingPingPongBenchmark extends ForkedWithXferdFlags
     @Setup(Level.Trial)
     public void setUp()
     {
-        ping = newRing();
-        pong = newRing();
+        ping = new OneToOneRingBuffer(newBuffer());
+        pong = switch (completionRing)
+        {
+            case "many-to-one" -> new ManyToOneRingBuffer(newBuffer());
+            case "one-to-one" -> new OneToOneRingBuffer(newBuffer());
+            default -> throw new IllegalArgumentException("completionRing: many-to-one or one-to-one, not " +
+                completionRing);
+        };
         for (int i = 0; i < RoundTripBenchmark.MESSAGE_LENGTH; i++)
         {
             message.putByte(i, (byte)1);
@@ -105,10 +124,9 @@ public class RawRingPingPongBenchmark extends ForkedWithXferdFlags
         responder.start();
     }
 
-    private static OneToOneRingBuffer newRing()
+    private static UnsafeBuffer newBuffer()
     {
-        return new OneToOneRingBuffer(
-            new UnsafeBuffer(ByteBuffer.allocateDirect(RING_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH)));
+        return new UnsafeBuffer(ByteBuffer.allocateDirect(RING_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH));
     }
 
     @TearDown(Level.Trial)

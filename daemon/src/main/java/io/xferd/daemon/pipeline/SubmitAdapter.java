@@ -168,9 +168,9 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         clockRead = false;
         int work = publishHeldEntries();
         publishClaimed();
-        final int slots = registry.capacity();
-        final int start = nextStart;
-        nextStart = start + 1 == slots ? 0 : start + 1;
+        final int slots = registry.slotsInUse(); // not every slot: an idle cycle is what a new record waits out
+        final int start = nextStart < slots ? nextStart : 0;
+        nextStart = start + 1 >= slots ? 0 : start + 1;
         for (int i = 0; i < slots && !pipelineFull; i++)
         {
             final int slot = start + i < slots ? start + i : start + i - slots;

@@ -41,7 +41,9 @@ import org.slf4j.LoggerFactory;
  * {@link #CLOCK_REFRESH_BYTES} have been copied since the last read, not after every request: a clock read costs
  * about as much as a 4 KiB copy on a VM, and a run of small requests finishing within a few microseconds of each
  * other share one time (never earlier than a request's intake). Likewise a run of requests between the same two
- * regions borrows each region once ({@link RegionBorrow}), not once per request; the borrows end with the duty cycle.
+ * regions borrows each region once ({@link RegionBorrow}), not once per request; a borrow is kept across duty cycles
+ * for the requests that follow through the same region, and given back at the end of the cycle in which its region was
+ * closed, or after an idle spell.
  */
 public final class TransferWorker implements Agent, EventPoller.Handler<TransferCommand>, StorageRequest.Listener
 {
@@ -200,9 +202,10 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         }
         finally
         {
-            // no borrow outlives the duty cycle: an unregister waits at most one cycle for it
-            localBorrow.release();
-            remoteBorrow.release();
+            // the borrows carry over to the next cycle's requests, but not a region closed meanwhile (an unregister
+            // waits at most one cycle for it) nor past an idle spell (RegionBorrow)
+            localBorrow.endCycle();
+            remoteBorrow.endCycle();
         }
     }
 
@@ -275,7 +278,8 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
      * exactly as {@link #onEvent} would, except that the command holds no borrow of its submitter of its own
      * (intake's borrow for its pass covers the call; a hand-off to the storage stage takes one of its own) and has no
      * SUBMITTED record (its COMPLETED carries its submit and intake times; one handed to the storage stage gets its
-     * SUBMITTED record there). Its region borrows end with this worker's next duty cycle, the same composite cycle.
+     * SUBMITTED record there). Its region borrows are this worker's, kept or given back at the end of its next duty
+     * cycle (the same composite cycle) as any request's.
      */
     void executeInline(final TransferCommand command)
     {
@@ -976,6 +980,8 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     @Override
     public void onClose()
     {
+        localBorrow.release();
+        remoteBorrow.release();
         if (localStage != null)
         {
             localStage.close(); // takes back what the kernel holds before failing it (borrows released after)

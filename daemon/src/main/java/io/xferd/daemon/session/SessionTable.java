@@ -13,6 +13,8 @@ public final class SessionTable
     private final AtomicReferenceArray<ClientSession> bySlot;
     private final int[] generations;
     private final Map<String, ClientSession> byName = new ConcurrentHashMap<>();
+    /** One past the highest slot in use: the data plane's scans stop there (one client: one slot, not all 128). */
+    private volatile int slotsInUse;
 
     public SessionTable(final int maxClients)
     {
@@ -48,12 +50,22 @@ public final class SessionTable
     {
         bySlot.set(session.slot(), session);
         byName.put(session.segmentName(), session);
+        if (session.slot() >= slotsInUse)
+        {
+            slotsInUse = session.slot() + 1; // after the slot's store: a scan that sees the bound sees the session
+        }
     }
 
     public void remove(final ClientSession session)
     {
         bySlot.compareAndSet(session.slot(), session, null);
         byName.remove(session.segmentName(), session);
+        int bound = slotsInUse;
+        while (bound > 0 && bySlot.get(bound - 1) == null)
+        {
+            bound--;
+        }
+        slotsInUse = bound;
     }
 
     /**
@@ -62,6 +74,15 @@ public final class SessionTable
     public int capacity()
     {
         return bySlot.length();
+    }
+
+    /**
+     * @return one past the highest slot a session was in when last added or removed: slots from here on are empty
+     * (a scan that read it before an add misses that session until its next look). Any thread.
+     */
+    public int slotsInUse()
+    {
+        return slotsInUse;
     }
 
     /**

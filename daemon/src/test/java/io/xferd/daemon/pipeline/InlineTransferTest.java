@@ -115,7 +115,7 @@ class InlineTransferTest
         assertThat(counters.get(SystemCounter.REQUESTS_SUBMITTED).get()).isEqualTo(1);
         assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isEqualTo(1);
         assertThat(counters.get(SystemCounter.BYTES_WRITTEN).get()).isEqualTo(64);
-        worker.doWork(); // the composite cycle's worker turn ends the region borrows
+        worker.doWork(); // the composite cycle's worker turn
         alice.session.markClosed();
         assertThat(alice.session.isReclaimable()).as("no borrow of the client left behind").isTrue();
     }

@@ -9,8 +9,9 @@ import java.lang.foreign.Arena;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A worker's borrow of a region across the requests of one duty cycle: one borrow for a run, given back when another
- * region comes or at release, and never a way to keep copying through a region that was unregistered meanwhile.
+ * A worker's borrow of a region across requests and duty cycles: one borrow for a stream of requests, given back when
+ * another region comes, at the end of the cycle in which the region was closed, after an idle spell or at release,
+ * and never a way to keep copying through a region that was unregistered meanwhile.
  */
 class RegionBorrowTest
 {
@@ -73,5 +74,73 @@ class RegionBorrowTest
         assertThat(borrow.borrow(region)).as("closed since the last request").isFalse();
         assertThat(region.isReclaimable()).as("the conductor may free it now").isTrue();
         assertThat(borrow.borrow(region)).isFalse();
+    }
+
+    @Test
+    void shouldKeepTheBorrowAcrossDutyCyclesWhileRequestsUseIt()
+    {
+        final Region region = region(0x1000);
+        for (int cycle = 0; cycle < 3 * RegionBorrow.IDLE_CYCLES; cycle++)
+        {
+            assertThat(borrow.borrow(region)).isTrue();
+            borrow.endCycle();
+        }
+        assertThat(borrow.isHeld()).as("one borrow for every cycle's request").isTrue();
+
+        region.markClosed();
+        assertThat(region.isReclaimable()).as("held: the conductor may not free it yet").isFalse();
+        borrow.endCycle();
+        assertThat(region.isReclaimable()).as("given back at the end of the cycle after the close").isTrue();
+    }
+
+    @Test
+    void shouldGiveTheBorrowBackAtTheEndOfTheCycleInWhichItsRegionClosed()
+    {
+        final Region region = region(0x1000);
+        assertThat(borrow.borrow(region)).isTrue();
+        region.markClosed(); // an unregister while the cycle's copy runs: the copy still holds it
+
+        assertThat(region.isReclaimable()).isFalse();
+        borrow.endCycle();
+        assertThat(region.isReclaimable()).isTrue();
+        assertThat(borrow.isHeld()).isFalse();
+        assertThat(borrow.borrow(region)).as("and it is never borrowed again").isFalse();
+    }
+
+    @Test
+    void shouldGiveAnUnusedBorrowBackAfterAnIdleSpellSoThatAnIdleThreadHoldsNothing()
+    {
+        final Region region = region(0x1000);
+        assertThat(borrow.borrow(region)).isTrue();
+        borrow.endCycle(); // the cycle that used it
+        for (int cycle = 1; cycle < RegionBorrow.IDLE_CYCLES; cycle++)
+        {
+            borrow.endCycle();
+            assertThat(borrow.isHeld()).as("idle cycle %d", cycle).isTrue();
+        }
+
+        borrow.endCycle();
+        assertThat(borrow.isHeld()).isFalse();
+        assertThat(unborrowedOnceClosed(region)).as("nothing left for an unregister to wait on").isTrue();
+    }
+
+    @Test
+    void shouldCountTheIdleSpellFromTheLastRequest()
+    {
+        final Region region = region(0x1000);
+        assertThat(borrow.borrow(region)).isTrue();
+        for (int cycle = 0; cycle < RegionBorrow.IDLE_CYCLES - 1; cycle++)
+        {
+            borrow.endCycle();
+        }
+        assertThat(borrow.borrow(region)).as("a request just before the spell ends").isTrue();
+        borrow.endCycle();
+        for (int cycle = 1; cycle < RegionBorrow.IDLE_CYCLES; cycle++)
+        {
+            borrow.endCycle();
+        }
+        assertThat(borrow.isHeld()).isTrue();
+        borrow.endCycle();
+        assertThat(borrow.isHeld()).isFalse();
     }
 }

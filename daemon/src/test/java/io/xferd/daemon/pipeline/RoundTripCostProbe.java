@@ -1,6 +1,7 @@
 package io.xferd.daemon.pipeline;
 
 import io.xferd.daemon.agent.SystemCounters;
+import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.control.TestClient;
 import io.xferd.daemon.journal.JournalAgent;
 import io.xferd.daemon.journal.JournalNames;
@@ -109,7 +110,8 @@ class RoundTripCostProbe
             final TransferJournal journal = journalOn ? recorder : TransferJournal.DISABLED;
             journalAgent = journalOn ? new JournalAgent(recorder, null, 0, new TransferStats(), -1) : null;
             final ManyToOneConcurrentArrayQueue<ClientSession> disconnects = new ManyToOneConcurrentArrayQueue<>(8);
-            final SessionTable registry = new SessionTable(4);
+            // as many slots as the daemon has by default: intake's pass looks at the slots in use
+            final SessionTable registry = new SessionTable(new DaemonContext().maxClients());
             final TransferPipeline pipeline = new TransferPipeline(1024, 1);
             final TransferWorker worker = new TransferWorker(0, pipeline, registry,
                 new CompletionSender(disconnects, counters), null, counters, SystemNanoClock.INSTANCE, 1 << 20,

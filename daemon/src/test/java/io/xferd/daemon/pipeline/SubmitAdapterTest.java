@@ -174,6 +174,40 @@ class SubmitAdapterTest
         assertThat(counters.get(SystemCounter.REQUESTS_SUBMITTED).get()).isEqualTo(102);
     }
 
+    /**
+     * Intake scans only up to the highest slot in use (an idle cycle is what a new record waits out); clients that
+     * come and go in any slot, the highest included, are all served, in turn.
+     */
+    @Test
+    void shouldServeClientsInWhicheverSlotsTheyComeAndGo()
+    {
+        start(1024);
+        final TestClient carol = new TestClient(3, "carol", 64 * 1024);
+        registry.add(carol.session);
+        submit(carol, 30);
+        intake.doWork();
+        assertThat(drain()).as("the highest slot").containsExactly(new Published("carol", 30, -1));
+
+        registry.remove(carol.session);
+        registry.remove(bob.session);
+        submit(alice, 1);
+        intake.doWork();
+        assertThat(drain()).as("the lowest slot, once the others left").containsExactly(new Published("alice", 1, -1));
+
+        final TestClient dave = new TestClient(2, "dave", 64 * 1024);
+        registry.add(dave.session);
+        for (int i = 0; i < 2 * SubmitAdapter.RECORDS_PER_CLIENT; i++)
+        {
+            submit(alice, 100 + i);
+            submit(dave, 200 + i);
+        }
+        intake.doWork();
+        final List<Published> cycle = drain();
+        assertThat(countOf(cycle, "alice")).as("both served in the same cycle")
+            .isEqualTo(SubmitAdapter.RECORDS_PER_CLIENT);
+        assertThat(countOf(cycle, "dave")).isEqualTo(SubmitAdapter.RECORDS_PER_CLIENT);
+    }
+
     @Test
     void shouldCutOffOnlyTheAuthorOfAMalformedRecord()
     {

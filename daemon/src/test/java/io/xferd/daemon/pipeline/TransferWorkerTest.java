@@ -110,9 +110,14 @@ class TransferWorkerTest
         registry.add(target.session);
     }
 
-    private static void assertNotBorrowed(final io.xferd.daemon.memory.RefCounted borrowed)
+    /**
+     * Closes it (as an unregister or a disconnect does) and checks that nobody borrows it once the worker's duty cycle
+     * after the close ended: a region borrow kept from the last request ends with that cycle.
+     */
+    private void assertNotBorrowed(final io.xferd.daemon.memory.RefCounted borrowed)
     {
         borrowed.markClosed();
+        worker.doWork();
         assertThat(borrowed.isReclaimable()).as(borrowed + " has no borrower left").isTrue();
     }
 
@@ -158,6 +163,57 @@ class TransferWorkerTest
         assertNotBorrowed(local);
         assertNotBorrowed(remote);
         assertNotBorrowed(submitter.session);
+    }
+
+    /**
+     * The worker keeps its borrows of a request's regions for the requests that follow (no atomic per request), but
+     * the conductor never frees a region the worker may still copy through: an unregister between two requests finds
+     * the region borrowed until the worker's next duty cycle ends, the request in that cycle is refused and copies
+     * nothing, and after that cycle nothing holds the region.
+     */
+    @Test
+    void shouldHoldARegionUnregisteredBetweenRequestsOnlyUntilTheNextCycleAndCopyNothingIntoIt()
+    {
+        final Region local = region(LOCAL, 7);
+        final Region remote = region(TARGET, 0);
+        submitter.regions(local);
+        target.regions(remote);
+        connectBoth();
+        publish(Opcode.WRITE, target.session.segmentHandle(), 81, LENGTH);
+        worker.doWork();
+        assertThat(submitter.completions()).containsExactly(new TestClient.Completion(81, TransferStatus.OK, LENGTH));
+
+        remote.markClosed(); // unregistered: the conductor waits until nobody borrows it before unmapping it
+        assertThat(remote.isReclaimable()).as("the worker still holds it from the last request").isFalse();
+        remote.mapping().fill((byte)0);
+        publish(Opcode.WRITE, target.session.segmentHandle(), 82, LENGTH);
+        worker.doWork();
+
+        assertThat(submitter.completions()).containsExactly(new TestClient.Completion(82, TransferStatus.TARGET_GONE, 0));
+        assertThat(remote.mapping().toArray(ValueLayout.JAVA_BYTE)).as("nothing copied into it").containsOnly(0);
+        assertThat(remote.isReclaimable()).as("given back with the cycle that found it closed").isTrue();
+        assertNotBorrowed(local);
+    }
+
+    @Test
+    void shouldGiveItsBorrowsBackAfterAnIdleSpell()
+    {
+        final Region local = region(LOCAL, 7);
+        final Region remote = region(TARGET, 0);
+        submitter.regions(local);
+        target.regions(remote);
+        connectBoth();
+        publish(Opcode.WRITE, target.session.segmentHandle(), 91, LENGTH);
+        worker.doWork();
+        for (int cycle = 0; cycle < RegionBorrow.IDLE_CYCLES; cycle++)
+        {
+            assertThat(worker.doWork()).isZero();
+        }
+
+        local.markClosed();
+        remote.markClosed();
+        assertThat(local.isReclaimable()).as("an idle worker holds nothing an unregister waits for").isTrue();
+        assertThat(remote.isReclaimable()).isTrue();
     }
 
     @Test
