@@ -62,6 +62,15 @@ public final class MappedMemory
     }
 
     /**
+     * As {@link #mapShared}, readable only: for a descriptor opened read-only (a read-write shared mapping needs
+     * {@code O_RDWR}).
+     */
+    public static MemorySegment mapSharedReadOnly(final int fd, final long offset, final long length)
+    {
+        return map(length, PROT_READ, MAP_SHARED, fd, offset);
+    }
+
+    /**
      * Maps {@code length} bytes of private, zero-filled anonymous memory.
      */
     public static MemorySegment mapAnonymous(final long length)
@@ -109,6 +118,12 @@ public final class MappedMemory
 
     private static MemorySegment map(final long length, final int flags, final int fd, final long offset)
     {
+        return map(length, PROT_READ | PROT_WRITE, flags, fd, offset);
+    }
+
+    private static MemorySegment map(
+        final long length, final int protection, final int flags, final int fd, final long offset)
+    {
         if (length <= 0)
         {
             throw new IllegalArgumentException("length must be positive: " + length);
@@ -117,7 +132,7 @@ public final class MappedMemory
         final long address;
         try
         {
-            address = (long)MMAP.invokeExact(capture, 0L, length, PROT_READ | PROT_WRITE, flags, fd, offset);
+            address = (long)MMAP.invokeExact(capture, 0L, length, protection, flags, fd, offset);
         }
         catch (final Throwable t)
         {

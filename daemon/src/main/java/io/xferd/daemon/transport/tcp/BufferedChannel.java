@@ -7,7 +7,6 @@ import org.agrona.concurrent.NanoClock;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.locks.LockSupport;
 
@@ -477,42 +476,6 @@ final class BufferedChannel
             }
         }
         send(headerCount);
-    }
-
-    /**
-     * Send every queued answer (the last one's header promising this payload), then {@code length} bytes of
-     * {@code file} from {@code position} straight from the page cache into the socket ({@code sendfile(2)}).
-     *
-     * @throws IOException when the connection failed, or the file ended before {@code length} bytes were sent (it
-     *                     was truncated after its size was checked): the answer cannot be taken back, so the
-     *                     connection must close.
-     */
-    void sendFile(final FileChannel file, final long position, final long length) throws IOException
-    {
-        flush();
-        final long busySince = busySinceNanos;
-        if (busySince == 0)
-        {
-            busySinceNanos = clock.nanoTime();
-        }
-        try
-        {
-            long sent = 0;
-            while (sent < length)
-            {
-                final long n = file.transferTo(position + sent, length - sent, channel);
-                if (n <= 0)
-                {
-                    throw new EOFException("the file ended " + (length - sent) + " bytes short of a READ answer " +
-                        "already promised (truncated while it was sent)");
-                }
-                sent += n;
-            }
-        }
-        finally
-        {
-            busySinceNanos = busySince;
-        }
     }
 
     /**
