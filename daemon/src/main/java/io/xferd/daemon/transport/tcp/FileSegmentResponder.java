@@ -4,6 +4,7 @@ import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.storage.StorageFile;
 import io.xferd.daemon.storage.StorageStage;
+import io.xferd.daemon.storage.StorageStatus;
 import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
@@ -156,20 +157,28 @@ final class FileSegmentResponder implements AutoCloseable
      * A READ of a file on tmpfs, answered as a memory region's: its size checked (a file truncated under its region
      * is answered {@link TransferStatus#STORAGE_TRUNCATED}, the connection goes on), then {@code header} and a
      * window onto the file's pages queued together, to leave with the answers around them in one gathering write.
-     * The borrow is the channel's from here (released once the bytes have left, or by its discard), or released here.
+     * A slice over a hole of a sparse file is left to the stage: a fault on a hole of a tmpfs mapping allocates its
+     * page (and fails on a full tmpfs), where a read returns zeros.
      *
      * @param header the answer's header, taken before the region was borrowed.
+     * @return true when answered: the borrow is the channel's from here (released once the bytes have left, or by
+     * its discard), or was released; false (a hole) when the caller serves it, the borrow still the caller's.
      */
-    void answerFromPages(
+    boolean answerFromPages(
         final ByteBuffer header, final MemorySegment pages, final long sliceId, final Region region,
         final long address, final long length) throws IOException
     {
         final StorageFile storage = region.file();
+        final long offset = region.offsetOf(address);
         final ByteBuffer payload;
         try
         {
-            payload = truncated(storage, false) ? null :
-                answerWindows.window(region, pages, region.offsetOf(address), length);
+            final boolean truncated = truncated(storage, false);
+            if (!truncated && hasHole(storage, offset, length))
+            {
+                return false;
+            }
+            payload = truncated ? null : answerWindows.window(region, pages, offset, length);
         }
         catch (final RuntimeException ex)
         {
@@ -182,7 +191,7 @@ final class FileSegmentResponder implements AutoCloseable
             header.putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
                 .putLong(sliceId).putInt(TransferStatus.STORAGE_TRUNCATED).putInt(0).putLong(0);
             channel.answer(null, null);
-            return;
+            return true;
         }
         header.putInt(PeerProtocol.ACK_FIELDS_LENGTH + (int)length).putInt(PeerProtocol.ACK)
             .putLong(sliceId).putInt(TransferStatus.OK).putInt(0).putLong(length);
@@ -192,32 +201,49 @@ final class FileSegmentResponder implements AutoCloseable
         bytesSent.getAndAdd(length);
         storage.onCompleted(false, length, true);
         channel.answer(payload, region);
+        return true;
     }
 
     /**
      * A WRITE into a file on tmpfs, received as into a memory region: straight from the socket into the file's
-     * pages (a file truncated under its region gets {@link TransferStatus#STORAGE_TRUNCATED}, its payload skipped,
-     * and the connection goes on). The bytes are in the file once received: its pages are the file, and an
-     * fdatasync of tmpfs has nothing to do. The borrow is released here, on every path.
+     * pages. The bytes are in the file once received (its pages are the file; an fdatasync of tmpfs has nothing to
+     * do). A file truncated under its region gets {@link TransferStatus#STORAGE_TRUNCATED}; a hole that tmpfs has
+     * no room to fill, {@link TransferStatus#STORAGE_NO_SPACE} (its blocks are allocated first: a fault on a full
+     * tmpfs would fail the copy half way); either way the payload is skipped and the connection goes on. The borrow
+     * is released here, on every path.
      */
     void receiveIntoPages(
         final MemorySegment pages, final long sliceId, final Region region, final long address, final long length)
         throws IOException
     {
         final StorageFile storage = region.file();
+        final long offset = region.offsetOf(address);
         int status = TransferStatus.OK;
         try
         {
             if (truncated(storage, true))
             {
                 status = TransferStatus.STORAGE_TRUNCATED;
+            }
+            else if (hasHole(storage, offset, length))
+            {
+                final int result = FileIo.allocateKeepingSize(storage.fd(), storage.fileOffset() + offset, length);
+                if (result < 0)
+                {
+                    status = StorageStatus.of(-result);
+                    errors.increment();
+                    storage.onCompleted(true, 0, false);
+                }
+            }
+            if (status != TransferStatus.OK)
+            {
                 channel.skip(length);
             }
             else
             {
                 // a truncate racing this read fails it with EFAULT (the kernel copies, no Java access): the
                 // connection closes and the peer fails the slice, as when a peer stops mid-frame
-                channel.readFully(landing.window(region, pages, region.offsetOf(address), length));
+                channel.readFully(landing.window(region, pages, offset, length));
                 bytesWritten.getAndAdd(length);
                 storage.onCompleted(true, length, true);
             }
@@ -229,6 +255,16 @@ final class FileSegmentResponder implements AutoCloseable
         channel.nextAnswerHeader().putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
             .putLong(sliceId).putInt(status).putInt(0).putLong(0);
         channel.answer(null, null, length);
+    }
+
+    /**
+     * @return true when {@code [offset, offset + length)} of the region has a hole in the file (one lseek).
+     */
+    private static boolean hasHole(final StorageFile storage, final long offset, final long length)
+    {
+        final long from = storage.fileOffset() + offset;
+        final long hole = FileIo.nextHole(storage.fd(), from);
+        return hole < from + length;
     }
 
     /**

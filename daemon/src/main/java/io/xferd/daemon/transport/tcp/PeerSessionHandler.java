@@ -404,11 +404,9 @@ final class PeerSessionHandler implements Runnable
         if (region.isFile())
         {
             final MemorySegment pages = filePages(region, false);
-            if (pages != null)
+            if (pages != null && files.answerFromPages(header, pages, sliceId, region, address, length))
             {
-                // a file on tmpfs, answered from as memory: the borrow is the channel's or released
-                files.answerFromPages(header, pages, sliceId, region, address, length);
-                return;
+                return; // a file on tmpfs, answered from as memory: the borrow is the channel's or released
             }
             if (fileRead(sliceId, region, address, length))
             {

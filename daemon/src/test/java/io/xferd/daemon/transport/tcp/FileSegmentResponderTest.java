@@ -437,6 +437,61 @@ class FileSegmentResponderTest
     }
 
     @Test
+    void shouldLeaveReadsOverAHoleOfASparseFileOnTmpfsToTheStageAndFillHolesThatAWriteLandsIn() throws Exception
+    {
+        final Path shm = Path.of("/dev/shm");
+        assumeTrue(Files.isDirectory(shm) && "tmpfs".equals(Files.getFileStore(shm).type()), "no tmpfs");
+        final Path onTmpfs = Files.write(Files.createTempFile(shm, "xferd-responder", ".bin"),
+            Arrays.copyOf(seeded, 65_536));
+        try (RandomAccessFile raf = new RandomAccessFile(onTmpfs.toFile(), "rw"))
+        {
+            raf.setLength(FILE_SIZE); // a hole from 64 KiB to the end
+        }
+        final long blocks = allocatedBlocks(onTmpfs);
+        final int fd = FileIo.open(onTmpfs.toString(), FileIo.O_RDWR, 0);
+        assertThat(fd).isNotNegative();
+        direct = new StorageFile(fd, 0, FILE_SIZE, false, false, StorageFile.FILE);
+        SessionRegions.set(owner, RegionTable.EMPTY.with(memoryRegion).with(fileRegion)
+            .with(Region.inFile(DIRECT_BASE, FILE_SIZE, direct)));
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+            peer.read(1, handle, DIRECT_BASE + 60_000, 40_000);
+            final Thread driver = driveStage();
+            try
+            {
+                assertAnswer(peer.ack(), 1, 40_000);
+                assertThat(peer.payload(40_000)).isEqualTo(Arrays.copyOf(Arrays.copyOfRange(seeded, 60_000, 65_536),
+                    40_000));
+            }
+            finally
+            {
+                driver.interrupt();
+                driver.join();
+            }
+            assertThat(allocatedBlocks(onTmpfs)).as("the hole read stays a hole").isEqualTo(blocks);
+
+            peer.send(peer.writeFrame(2, handle, DIRECT_BASE + 200_000, 10_000, 10_000, (byte)9, true));
+            assertThat(peer.ack()).containsExactly(2, TransferStatus.OK, 0);
+            final byte[] expected = Arrays.copyOf(Arrays.copyOf(seeded, 65_536), FILE_SIZE);
+            Arrays.fill(expected, 200_000, 210_000, (byte)9);
+            assertThat(Files.readAllBytes(onTmpfs)).isEqualTo(expected);
+        }
+        finally
+        {
+            Files.deleteIfExists(onTmpfs);
+        }
+    }
+
+    private static long allocatedBlocks(final Path file) throws IOException, InterruptedException
+    {
+        final Process stat = new ProcessBuilder("stat", "-c", "%b", file.toString()).start();
+        final String out = new String(stat.getInputStream().readAllBytes()).trim();
+        assertThat(stat.waitFor()).isZero();
+        return Long.parseLong(out);
+    }
+
+    @Test
     void shouldSendReadsOfAFileOnTmpfsOpenedReadOnlyFromItsPages() throws Exception
     {
         final Path shm = Path.of("/dev/shm");
