@@ -34,7 +34,6 @@ public final class FileIo
     static final long STAT_MODE_OFFSET = 24;
     static final long STAT_SIZE_OFFSET = 48;
     static final int SEEK_END = 2;
-    static final int SEEK_HOLE = 4;
     static final int FALLOC_FL_KEEP_SIZE = 1;
     /** {@code statfs.f_type} of tmpfs and shmem: the file's pages are its only copy, always in memory. */
     public static final long TMPFS_MAGIC = 0x01021994L;
@@ -178,28 +177,6 @@ public final class FileIo
         try
         {
             result = (long)LSEEK.invokeExact(capture, fd, 0L, SEEK_END);
-        }
-        catch (final Throwable t)
-        {
-            throw Libc.rethrow(t);
-        }
-        return result < 0 ? -CallScratch.errno(capture) : result;
-    }
-
-    /**
-     * {@code lseek(SEEK_HOLE)}, without allocating: where the first hole at or after {@code offset} begins (the end
-     * of the file counts as one; a file system without holes answers the end). Moves the file offset, which
-     * positioned I/O does not use.
-     *
-     * @return the hole's offset, or {@code -errno} ({@code -ENXIO}: {@code offset} is at or past the end).
-     */
-    public static long nextHole(final int fd, final long offset)
-    {
-        final MemorySegment capture = CallScratch.capture();
-        final long result;
-        try
-        {
-            result = (long)LSEEK.invokeExact(capture, fd, offset, SEEK_HOLE);
         }
         catch (final Throwable t)
         {

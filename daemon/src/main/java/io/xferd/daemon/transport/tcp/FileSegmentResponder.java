@@ -9,11 +9,13 @@ import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
 import io.xferd.nativebindings.libc.FileIo;
+import io.xferd.nativebindings.libc.MappedMemory;
 import org.agrona.concurrent.status.AtomicCounter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.concurrent.locks.LockSupport;
@@ -56,6 +58,8 @@ final class FileSegmentResponder implements AutoCloseable
     // the connection thread's windows: READ answers queued (held until sent), and the WRITE being received
     private final RegionWindows answerWindows;
     private final RegionWindows landing;
+    // mincore's answer for 4 MiB of pages a call (hasHole)
+    private final MemorySegment residency = Arena.ofAuto().allocate(1024);
     private final AtomicCounter errors;
 
     /**
@@ -174,7 +178,7 @@ final class FileSegmentResponder implements AutoCloseable
         try
         {
             final boolean truncated = truncated(storage, false);
-            if (!truncated && hasHole(storage, offset, length))
+            if (!truncated && hasHole(pages, offset, length))
             {
                 return false;
             }
@@ -225,7 +229,7 @@ final class FileSegmentResponder implements AutoCloseable
             {
                 status = TransferStatus.STORAGE_TRUNCATED;
             }
-            else if (hasHole(storage, offset, length))
+            else if (hasHole(pages, offset, length))
             {
                 final int result = FileIo.allocateKeepingSize(storage.fd(), storage.fileOffset() + offset, length);
                 if (result < 0)
@@ -258,13 +262,13 @@ final class FileSegmentResponder implements AutoCloseable
     }
 
     /**
-     * @return true when {@code [offset, offset + length)} of the region has a hole in the file (one lseek).
+     * @return true when {@code [offset, offset + length)} of the region's pages is not all in memory: a hole of a
+     * sparse file (or pages swapped out). {@code mincore} looks at this range only, where {@code lseek(SEEK_HOLE)}
+     * on tmpfs walks the file to its next hole (the whole rest of a file without any: milliseconds per slice).
      */
-    private static boolean hasHole(final StorageFile storage, final long offset, final long length)
+    private boolean hasHole(final MemorySegment pages, final long offset, final long length)
     {
-        final long from = storage.fileOffset() + offset;
-        final long hole = FileIo.nextHole(storage.fd(), from);
-        return hole < from + length;
+        return !MappedMemory.allResident(pages.address() + offset, length, residency);
     }
 
     /**
