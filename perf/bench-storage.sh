@@ -22,7 +22,8 @@
 #   --client-idle  how xferd bench's client waits for its oldest request (default gentle: parks up to 500 us, so as
 #               not to take the daemon's core; spin: the client library's default). fio blocks in io_uring_enter.
 #   --rounds    remote part: measure file and memory N times (default 1), in alternating order (file first in odd
-#               rounds), printing each round and the ratio of the sums over all rounds
+#               rounds), printing each round and the ratio of the sums over all rounds. Each row also gives the
+#               serving daemon's (B's) CPU seconds per GB moved, memory / file
 #
 # For each local run it also prints the queue depth the device actually had: the mean of /sys/block/DEV/inflight
 # (reads + writes) sampled every 0.5 ms for the run's middle seconds (other I/O on the device counts too).
@@ -213,6 +214,7 @@ if [[ $remote == 1 ]]; then
   mkdir -p "$run_dir-a" "$run_dir-b"
   start_daemon "$run_dir-a" "$work/daemon-a.log" "$ns_a" "$addr_a"
   start_daemon "$run_dir-b" "$work/daemon-b.log" "$ns_b" "$addr_b"
+  daemon_b_pid="${NETNS_PIDS[-1]}"
   start_target "$work/target-b-file.log" "$ns_b" -- --dir "$run_dir-b" --name file --file "$file" --size "$bytes"
   start_target "$work/target-b-memory.log" "$ns_b" -- --dir "$run_dir-b" --name memory --size "$bytes" --pattern 7
   # warm both daemons' JIT on the memory path first (result dropped): otherwise the first measured phase (the
@@ -224,16 +226,28 @@ if [[ $remote == 1 ]]; then
     --block-size 1MiB --batch-size 1 --window "$qd")
   # each round measures file and memory back to back, file first in odd rounds and memory first in even ones (an
   # A/B/B/A over two rounds), so that a drift of the shared machine does not favour one side
+  # the serving daemon's CPU (user + system) over one bench call, per GB that call measured: the call's 2 s warm-up
+  # counts in the CPU but not in the bytes, the same for file and memory. Less swayed by a loaded machine than GB/s
+  cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+  cpu_per_gb() { # ticks-before ticks-after bench-log
+    local bytes
+    bytes=$(sed -n 's/^RESULT .* bytes=\([0-9]*\).*/\1/p' "$3" | head -1)
+    awk -v t="$(( $2 - $1 ))" -v hz="$(getconf CLK_TCK)" -v b="${bytes:-0}" \
+      'BEGIN { if (b > 0) printf "%.3f", t / hz / (b / 1e9); else print "-" }'
+  }
   sum() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", a + b }'; }
   r_file_sum=0; r_memory_sum=0; w_file_sum=0; w_memory_sum=0
-  printf '\n%-34s %10s %10s %8s\n' "remote 1 MiB, two namespaces" "memory" "file" "ratio"
+  printf '\n%-34s %10s %10s %8s %16s\n' "remote 1 MiB, two namespaces" "memory" "file" "ratio" "B cpu-s/GB m / f"
   for round in $(seq 1 "$rounds"); do
     for op in read write; do
       if (( round % 2 == 1 )); then order=(file memory); else order=(memory file); fi
       for side in "${order[@]}"; do
+        cpu_before=$(cpu_ticks "$daemon_b_pid")
         gbs=$(xferd_gbs "r-$side-$op-$round" "$run_dir-a" "$work/target-b-$side.log" "$ns_a" -- --operation "$op" \
           --block-size 1MiB --batch-size 1 --window "$qd")
         printf -v "${op}_$side" '%s' "$gbs"
+        printf -v "${op}_${side}_cpu" '%s' "$(cpu_per_gb "$cpu_before" "$(cpu_ticks "$daemon_b_pid")" \
+          "$work/r-$side-$op-$round.log")"
       done
       if [[ $op == read ]]; then
         r_file_sum=$(sum "$r_file_sum" "$read_file"); r_memory_sum=$(sum "$r_memory_sum" "$read_memory")
@@ -243,8 +257,8 @@ if [[ $remote == 1 ]]; then
         label="A writes B's segment (GB/s)"
       fi
       [[ $rounds -gt 1 ]] && label="${label%% (GB/s)}, round $round"
-      eval "m=\$${op}_memory f=\$${op}_file"
-      printf '%-34s %10s %10s %8s\n' "$label" "$m" "$f" "$(ratio "$f" "$m")"
+      eval "m=\$${op}_memory f=\$${op}_file mc=\$${op}_memory_cpu fc=\$${op}_file_cpu"
+      printf '%-34s %10s %10s %8s %16s\n' "$label" "$m" "$f" "$(ratio "$f" "$m")" "$mc / $fc"
     done
   done
   if [[ $rounds -gt 1 ]]; then
