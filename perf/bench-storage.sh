@@ -23,7 +23,8 @@
 #               not to take the daemon's core; spin: the client library's default). fio blocks in io_uring_enter.
 #   --rounds    remote part: measure file and memory N times (default 1), in alternating order (file first in odd
 #               rounds), printing each round and the ratio of the sums over all rounds. Each row also gives the
-#               serving daemon's (B's) CPU seconds per GB moved, memory / file
+#               serving daemon's (B's) CPU seconds per GB moved and, with perf, its system calls per request,
+#               memory / file
 #
 # For each local run it also prints the queue depth the device actually had: the mean of /sys/block/DEV/inflight
 # (reads + writes) sampled every 0.5 ms for the run's middle seconds (other I/O on the device counts too).
@@ -235,16 +236,39 @@ if [[ $remote == 1 ]]; then
     awk -v t="$(( $2 - $1 ))" -v hz="$(getconf CLK_TCK)" -v b="${bytes:-0}" \
       'BEGIN { if (b > 0) printf "%.3f", t / hz / (b / 1e9); else print "-" }'
   }
+  # with perf: every system call of the serving daemon over one bench call (raw_syscalls:sys_enter), per request
+  # that call measured (the warm-up's count too, as for the CPU above)
+  perf_pid=""
+  count_syscalls_start() {
+    perf_pid=""
+    command -v perf >/dev/null || return 0
+    perf stat -x, -e raw_syscalls:sys_enter -p "$daemon_b_pid" -o "$1" >/dev/null 2>&1 &
+    perf_pid=$!
+  }
+  count_syscalls_stop() {
+    [[ -n "$perf_pid" ]] || return 0
+    kill -INT "$perf_pid" 2>/dev/null || true
+    wait "$perf_pid" 2>/dev/null || true
+  }
+  syscalls_per_request() { # perf-output bench-log
+    local calls requests
+    calls=$(awk -F, '/raw_syscalls:sys_enter/ { print $1 }' "$1" 2>/dev/null | head -1)
+    requests=$(sed -n 's/^RESULT .* requests=\([0-9]*\).*/\1/p' "$2" | head -1)
+    awk -v c="${calls:-0}" -v r="${requests:-0}" 'BEGIN { if (c > 0 && r > 0) printf "%.1f", c / r; else print "-" }'
+  }
   sum() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", a + b }'; }
   r_file_sum=0; r_memory_sum=0; w_file_sum=0; w_memory_sum=0
-  printf '\n%-34s %10s %10s %8s %16s\n' "remote 1 MiB, two namespaces" "memory" "file" "ratio" "B cpu-s/GB m / f"
+  printf '\n%-34s %10s %10s %8s %16s %16s\n' "remote 1 MiB, two namespaces" "memory" "file" "ratio" \
+    "B cpu-s/GB m / f" "B calls/req m / f"
   for round in $(seq 1 "$rounds"); do
     for op in read write; do
       if (( round % 2 == 1 )); then order=(file memory); else order=(memory file); fi
       for side in "${order[@]}"; do
         cpu_before=$(cpu_ticks "$daemon_b_pid")
+        count_syscalls_start "$work/syscalls-$side-$op-$round"
         gbs=$(xferd_gbs "r-$side-$op-$round" "$run_dir-a" "$work/target-b-$side.log" "$ns_a" -- --operation "$op" \
           --block-size 1MiB --batch-size 1 --window "$qd")
+        count_syscalls_stop
         printf -v "${op}_$side" '%s' "$gbs"
         printf -v "${op}_${side}_cpu" '%s' "$(cpu_per_gb "$cpu_before" "$(cpu_ticks "$daemon_b_pid")" \
           "$work/r-$side-$op-$round.log")"
@@ -258,7 +282,9 @@ if [[ $remote == 1 ]]; then
       fi
       [[ $rounds -gt 1 ]] && label="${label%% (GB/s)}, round $round"
       eval "m=\$${op}_memory f=\$${op}_file mc=\$${op}_memory_cpu fc=\$${op}_file_cpu"
-      printf '%-34s %10s %10s %8s %16s\n' "$label" "$m" "$f" "$(ratio "$f" "$m")" "$mc / $fc"
+      ms=$(syscalls_per_request "$work/syscalls-memory-$op-$round" "$work/r-memory-$op-$round.log")
+      fs=$(syscalls_per_request "$work/syscalls-file-$op-$round" "$work/r-file-$op-$round.log")
+      printf '%-34s %10s %10s %8s %16s %16s\n' "$label" "$m" "$f" "$(ratio "$f" "$m")" "$mc / $fc" "$ms / $fs"
     done
   done
   if [[ $rounds -gt 1 ]]; then
