@@ -263,7 +263,7 @@ final class FileSegmentResponder implements AutoCloseable
 
     /**
      * @return true when {@code [offset, offset + length)} of the region's pages is not all in memory: a hole of a
-     * sparse file (or pages swapped out). {@code mincore} looks at this range only, where {@code lseek(SEEK_HOLE)}
+     * sparse file (or pages swapped out, or allocated and never written: those read as zeros too). {@code mincore} looks at this range only, where {@code lseek(SEEK_HOLE)}
      * on tmpfs walks the file to its next hole (the whole rest of a file without any: milliseconds per slice).
      */
     private boolean hasHole(final MemorySegment pages, final long offset, final long length)
