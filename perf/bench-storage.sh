@@ -7,7 +7,7 @@
 # (host A's memory into B's file, against into B's memory).
 #
 #   perf/bench-storage.sh [--dir DIR] [--size SIZE] [--qd N] [--duration S] [--no-remote | --remote-only]
-#                         [--build CHECKOUT] [--fio-whole-file] [--client-idle gentle|spin]
+#                         [--build CHECKOUT] [--fio-whole-file] [--client-idle gentle|spin] [--rounds N]
 #
 #   --dir       where the test file lives (default /var/tmp: the machine's disk; /dev/shm for tmpfs)
 #   --size      file size (default 1GiB)
@@ -21,6 +21,10 @@
 #               same bytes of the same file (the virtio host caches a 64 MiB span better than 512 MiB)
 #   --client-idle  how xferd bench's client waits for its oldest request (default gentle: parks up to 500 us, so as
 #               not to take the daemon's core; spin: the client library's default). fio blocks in io_uring_enter.
+#   --rounds    remote part: measure file and memory N times (default 1), in alternating order (file first in odd
+#               rounds), printing each round and the ratio of the sums over all rounds. Each row also gives the
+#               serving daemon's (B's) CPU seconds per GB moved and, with perf, its system calls per request,
+#               memory / file
 #
 # For each local run it also prints the queue depth the device actually had: the mean of /sys/block/DEV/inflight
 # (reads + writes) sampled every 0.5 ms for the run's middle seconds (other I/O on the device counts too).
@@ -40,6 +44,7 @@ remote=1
 local_runs=1
 fio_whole=0
 client_idle=gentle
+rounds=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --dir) dir="$2"; shift 2 ;;
@@ -51,7 +56,8 @@ while [[ $# -gt 0 ]]; do
     --build) build="$(cd "$2" && pwd)"; shift 2 ;;
     --fio-whole-file) fio_whole=1; shift ;;
     --client-idle) client_idle="$2"; shift 2 ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    --rounds) rounds="$2"; shift 2 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -209,6 +215,7 @@ if [[ $remote == 1 ]]; then
   mkdir -p "$run_dir-a" "$run_dir-b"
   start_daemon "$run_dir-a" "$work/daemon-a.log" "$ns_a" "$addr_a"
   start_daemon "$run_dir-b" "$work/daemon-b.log" "$ns_b" "$addr_b"
+  daemon_b_pid="${NETNS_PIDS[-1]}"
   start_target "$work/target-b-file.log" "$ns_b" -- --dir "$run_dir-b" --name file --file "$file" --size "$bytes"
   start_target "$work/target-b-memory.log" "$ns_b" -- --dir "$run_dir-b" --name memory --size "$bytes" --pattern 7
   # warm both daemons' JIT on the memory path first (result dropped): otherwise the first measured phase (the
@@ -218,16 +225,73 @@ if [[ $remote == 1 ]]; then
     --block-size 1MiB --batch-size 1 --window "$qd")
   _=$(xferd_gbs r-warmup-write "$run_dir-a" "$work/target-b-memory.log" "$ns_a" -- --operation write \
     --block-size 1MiB --batch-size 1 --window "$qd")
-  r_file=$(xferd_gbs r-file-read "$run_dir-a" "$work/target-b-file.log" "$ns_a" -- --operation read \
-    --block-size 1MiB --batch-size 1 --window "$qd")
-  r_memory=$(xferd_gbs r-memory-read "$run_dir-a" "$work/target-b-memory.log" "$ns_a" -- --operation read \
-    --block-size 1MiB --batch-size 1 --window "$qd")
-  w_file=$(xferd_gbs r-file-write "$run_dir-a" "$work/target-b-file.log" "$ns_a" -- --operation write \
-    --block-size 1MiB --batch-size 1 --window "$qd")
-  w_memory=$(xferd_gbs r-memory-write "$run_dir-a" "$work/target-b-memory.log" "$ns_a" -- --operation write \
-    --block-size 1MiB --batch-size 1 --window "$qd")
-  printf '\n%-34s %10s %10s %8s\n' "remote 1 MiB, two namespaces" "memory" "file" "ratio"
-  printf '%-34s %10s %10s %8s\n' "A reads B's segment (GB/s)" "$r_memory" "$r_file" "$(ratio "$r_file" "$r_memory")"
-  printf '%-34s %10s %10s %8s\n' "A writes B's segment (GB/s)" "$w_memory" "$w_file" "$(ratio "$w_file" "$w_memory")"
+  # each round measures file and memory back to back, file first in odd rounds and memory first in even ones (an
+  # A/B/B/A over two rounds), so that a drift of the shared machine does not favour one side
+  # the serving daemon's CPU (user + system) over one bench call, per GB that call measured: the call's 2 s warm-up
+  # counts in the CPU but not in the bytes, the same for file and memory. Less swayed by a loaded machine than GB/s
+  cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+  cpu_per_gb() { # ticks-before ticks-after bench-log
+    local bytes
+    bytes=$(sed -n 's/^RESULT .* bytes=\([0-9]*\).*/\1/p' "$3" | head -1)
+    awk -v t="$(( $2 - $1 ))" -v hz="$(getconf CLK_TCK)" -v b="${bytes:-0}" \
+      'BEGIN { if (b > 0) printf "%.3f", t / hz / (b / 1e9); else print "-" }'
+  }
+  # with perf: every system call of the serving daemon over one bench call (raw_syscalls:sys_enter), per request
+  # that call measured (the warm-up's count too, as for the CPU above)
+  perf_pid=""
+  count_syscalls_start() {
+    perf_pid=""
+    command -v perf >/dev/null || return 0
+    perf stat -x, -e raw_syscalls:sys_enter -p "$daemon_b_pid" -o "$1" >/dev/null 2>&1 &
+    perf_pid=$!
+  }
+  count_syscalls_stop() {
+    [[ -n "$perf_pid" ]] || return 0
+    kill -INT "$perf_pid" 2>/dev/null || true
+    wait "$perf_pid" 2>/dev/null || true
+  }
+  syscalls_per_request() { # perf-output bench-log
+    local calls requests
+    calls=$(awk -F, '/raw_syscalls:sys_enter/ { print $1 }' "$1" 2>/dev/null | head -1)
+    requests=$(sed -n 's/^RESULT .* requests=\([0-9]*\).*/\1/p' "$2" | head -1)
+    awk -v c="${calls:-0}" -v r="${requests:-0}" 'BEGIN { if (c > 0 && r > 0) printf "%.1f", c / r; else print "-" }'
+  }
+  sum() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", a + b }'; }
+  r_file_sum=0; r_memory_sum=0; w_file_sum=0; w_memory_sum=0
+  printf '\n%-34s %10s %10s %8s %16s %16s\n' "remote 1 MiB, two namespaces" "memory" "file" "ratio" \
+    "B cpu-s/GB m / f" "B calls/req m / f"
+  for round in $(seq 1 "$rounds"); do
+    for op in read write; do
+      if (( round % 2 == 1 )); then order=(file memory); else order=(memory file); fi
+      for side in "${order[@]}"; do
+        cpu_before=$(cpu_ticks "$daemon_b_pid")
+        count_syscalls_start "$work/syscalls-$side-$op-$round"
+        gbs=$(xferd_gbs "r-$side-$op-$round" "$run_dir-a" "$work/target-b-$side.log" "$ns_a" -- --operation "$op" \
+          --block-size 1MiB --batch-size 1 --window "$qd")
+        count_syscalls_stop
+        printf -v "${op}_$side" '%s' "$gbs"
+        printf -v "${op}_${side}_cpu" '%s' "$(cpu_per_gb "$cpu_before" "$(cpu_ticks "$daemon_b_pid")" \
+          "$work/r-$side-$op-$round.log")"
+      done
+      if [[ $op == read ]]; then
+        r_file_sum=$(sum "$r_file_sum" "$read_file"); r_memory_sum=$(sum "$r_memory_sum" "$read_memory")
+        label="A reads B's segment (GB/s)"
+      else
+        w_file_sum=$(sum "$w_file_sum" "$write_file"); w_memory_sum=$(sum "$w_memory_sum" "$write_memory")
+        label="A writes B's segment (GB/s)"
+      fi
+      [[ $rounds -gt 1 ]] && label="${label%% (GB/s)}, round $round"
+      eval "m=\$${op}_memory f=\$${op}_file mc=\$${op}_memory_cpu fc=\$${op}_file_cpu"
+      ms=$(syscalls_per_request "$work/syscalls-memory-$op-$round" "$work/r-memory-$op-$round.log")
+      fs=$(syscalls_per_request "$work/syscalls-file-$op-$round" "$work/r-file-$op-$round.log")
+      printf '%-34s %10s %10s %8s %16s %16s\n' "$label" "$m" "$f" "$(ratio "$f" "$m")" "$mc / $fc" "$ms / $fs"
+    done
+  done
+  if [[ $rounds -gt 1 ]]; then
+    printf '%-34s %10s %10s %8s\n' "reads, all rounds (sum)" "$r_memory_sum" "$r_file_sum" \
+      "$(ratio "$r_file_sum" "$r_memory_sum")"
+    printf '%-34s %10s %10s %8s\n' "writes, all rounds (sum)" "$w_memory_sum" "$w_file_sum" \
+      "$(ratio "$w_file_sum" "$w_memory_sum")"
+  fi
 fi
 say "load after: $(cat /proc/loadavg)"

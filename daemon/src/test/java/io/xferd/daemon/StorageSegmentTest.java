@@ -229,6 +229,13 @@ class StorageSegmentTest
             .isInstanceOfSatisfying(TransferFailedException.class,
                 ex -> assertThat(ex.status()).isEqualTo(TransferStatus.STORAGE_NO_SPACE));
         assertThat(SystemTests.counter(daemon, SystemCounter.STORAGE_ERRORS)).isPositive();
+        // a peer's WRITE lands in the file's pages straight from the socket: the holes are allocated first, so a
+        // full tmpfs fails it typed and the connection goes on
+        final long remoteSegment = remote.openSegment(daemon.rpcAddress() + "/owner");
+        SystemTests.fill(remoteBuffer.segment(), 6);
+        assertThatThrownBy(() -> remote.transferSyncWrite(remoteSegment, remoteBuffer.address(), address, LENGTH))
+            .isInstanceOfSatisfying(TransferFailedException.class,
+                ex -> assertThat(ex.status()).isEqualTo(TransferStatus.STORAGE_NO_SPACE));
 
         assertOthersServed();
     }

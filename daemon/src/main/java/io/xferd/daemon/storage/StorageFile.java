@@ -2,13 +2,11 @@ package io.xferd.daemon.storage;
 
 import io.xferd.nativebindings.NativeException;
 import io.xferd.nativebindings.libc.FileIo;
+import io.xferd.nativebindings.libc.MappedMemory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
-import java.nio.channels.FileChannel;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
+import java.lang.foreign.MemorySegment;
 
 /**
  * The open file behind one storage region: the descriptor the client passed (the daemon never opens a path a
@@ -43,10 +41,12 @@ public final class StorageFile
     long sizeCheckedBatch = -1;
     // this region's counters in the cnc file; null when not counted (set before the region is published)
     private StorageCounters counters;
-    // a read-only channel onto the file's pages for sendfile when they are always in memory (tmpfs), opened at the
-    // first peer READ: NO_PAGE_CACHE when the file is not such a file (or cannot be reopened), null before the first
-    // look. Closed with the region: close comes only after every borrow of the region ended
+    // the region's bytes and the whole mapping under them when the file's pages are always in memory (tmpfs), mapped
+    // at the first peer request: NO_PAGE_CACHE when the file is not such a file (or cannot be mapped), null before
+    // the first look. Unmapped with the region: close comes only after every borrow of the region ended
     private volatile Object pageCache;
+    // written before pageCache is published, read after it
+    private boolean pageCacheWritable;
     private boolean closed; // guarded by this
     // serialises the read-modify-write of partly written blocks on an O_DIRECT file (edges only; see StorageIo)
     private final Object edgeLock = new Object();
@@ -165,16 +165,21 @@ public final class StorageFile
     }
 
     /**
-     * A channel to answer a peer's READ of this region from with {@code sendfile(2)}, when the file's pages are
-     * always in memory: a file on tmpfs (its pages are the file, O_DIRECT or not; no read of it waits for a device).
-     * A file on a device, buffered or not, has none: a read of it may wait for the device, and the storage stage keeps
-     * many of those in flight. The channel is a second open file description of the file this region holds (reopened
-     * through {@code /proc/self/fd}, never by a path a client names), without O_DIRECT so that {@code sendfile} reads
-     * the page cache; made once per region, shared by every connection (position-based reads only), closed with it.
+     * The region's bytes mapped shared, for a peer connection to send a READ's answer from and receive a WRITE's
+     * payload into as it does a memory region's, when the file's pages are always in memory: a file on tmpfs (its
+     * pages are the file, O_DIRECT or not; no access waits for a device, and a WRITE is in the file once its bytes
+     * are in the pages, so there is nothing for an fdatasync to do). A file on a device, buffered or not, has none:
+     * its reads may wait for the device, and the storage stage keeps many of those in flight.
+     * <p>
+     * Only system calls touch these bytes (the socket's read and write), never Java code: should the file be
+     * truncated under the mapping, the call fails with EFAULT (the connection closes) where an access from Java
+     * would be a SIGBUS. Mapped once per region at the first peer request, without populating (a sparse file keeps
+     * its holes), read-only when the descriptor is (then {@link #pageCacheWritable()} is false); unmapped with
+     * the region, which closes only after every borrow of it ended.
      *
-     * @return the channel, or null when this region's READs go to the storage stage.
+     * @return the region's {@link #length()} bytes, or null when this region's requests go to the storage stage.
      */
-    public FileChannel pageCacheChannel()
+    public MemorySegment pageCacheBytes()
     {
         Object known = pageCache;
         if (known == null)
@@ -184,19 +189,27 @@ public final class StorageFile
                 known = pageCache;
                 if (known == null)
                 {
-                    known = closed ? NO_PAGE_CACHE : openPageCache();
+                    known = closed ? NO_PAGE_CACHE : mapPageCache();
                     pageCache = known;
                 }
             }
         }
-        return known == NO_PAGE_CACHE ? null : (FileChannel)known;
+        return known == NO_PAGE_CACHE ? null : ((MemorySegment[])known)[0];
     }
 
-    private Object openPageCache()
+    /**
+     * @return true when {@link #pageCacheBytes()} may be written (the descriptor is read-write).
+     */
+    public boolean pageCacheWritable()
+    {
+        return pageCacheWritable;
+    }
+
+    private Object mapPageCache()
     {
         if (!FILE.equals(label))
         {
-            return NO_PAGE_CACHE; // a block device: its size is not fstat's, and its reads are the stage's
+            return NO_PAGE_CACHE; // a block device: its size is not the file's, and its I/O is the stage's
         }
         try
         {
@@ -204,11 +217,22 @@ public final class StorageFile
             {
                 return NO_PAGE_CACHE;
             }
-            return FileChannel.open(Path.of("/proc/self/fd/" + fd), StandardOpenOption.READ);
+            final int access = FileIo.accessMode(fd);
+            if (access == FileIo.O_WRONLY)
+            {
+                return NO_PAGE_CACHE; // no mapping without read access
+            }
+            final long alignedOffset = fileOffset & ~(BLOCK - 1L);
+            final long lead = fileOffset - alignedOffset;
+            final MemorySegment whole = access == FileIo.O_RDWR ?
+                MappedMemory.mapShared(fd, alignedOffset, lead + length) :
+                MappedMemory.mapSharedReadOnly(fd, alignedOffset, lead + length);
+            pageCacheWritable = access == FileIo.O_RDWR;
+            return new MemorySegment[] {whole.asSlice(lead, length), whole};
         }
-        catch (final IOException | NativeException | SecurityException ex)
+        catch (final NativeException ex)
         {
-            LOG.debug("{} cannot be reopened for sendfile ({}): its READs go through the storage stage", this,
+            LOG.debug("{} cannot be mapped ({}): its peer requests go through the storage stage", this,
                 ex.toString());
             return NO_PAGE_CACHE;
         }
@@ -219,16 +243,9 @@ public final class StorageFile
         synchronized (this)
         {
             closed = true;
-            if (pageCache instanceof FileChannel channel)
+            if (pageCache instanceof MemorySegment[] mapping)
             {
-                try
-                {
-                    channel.close();
-                }
-                catch (final IOException ignore)
-                {
-                    // read-only: nothing is lost
-                }
+                MappedMemory.unmap(mapping[1]);
             }
             pageCache = NO_PAGE_CACHE;
         }

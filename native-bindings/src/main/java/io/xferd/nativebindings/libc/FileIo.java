@@ -34,6 +34,7 @@ public final class FileIo
     static final long STAT_MODE_OFFSET = 24;
     static final long STAT_SIZE_OFFSET = 48;
     static final int SEEK_END = 2;
+    static final int FALLOC_FL_KEEP_SIZE = 1;
     /** {@code statfs.f_type} of tmpfs and shmem: the file's pages are its only copy, always in memory. */
     public static final long TMPFS_MAGIC = 0x01021994L;
     // struct statfs on x86-64 and aarch64: 120 bytes, f_type (a long) first
@@ -47,6 +48,9 @@ public final class FileIo
         Libc.downcallCapturingErrno("fstatfs", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
     private static final MethodHandle LSEEK =
         Libc.downcallCapturingErrno("lseek", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT));
+
+    private static final MethodHandle FALLOCATE = Libc.downcallCapturingErrno("fallocate",
+        FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
 
     private static final MethodHandle DUP = Libc.downcallCapturingErrno("dup", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
@@ -179,6 +183,28 @@ public final class FileIo
             throw Libc.rethrow(t);
         }
         return result < 0 ? -CallScratch.errno(capture) : result;
+    }
+
+    /**
+     * {@code fallocate(FALLOC_FL_KEEP_SIZE)}, without allocating on the heap: gives {@code [offset, offset +
+     * length)} blocks (a no-op where it has them), the file's size unchanged, so that a later write there through a
+     * mapping cannot fail for want of space.
+     *
+     * @return 0, or {@code -errno} ({@code -ENOSPC}: the file system is full; {@code -EOPNOTSUPP}).
+     */
+    public static int allocateKeepingSize(final int fd, final long offset, final long length)
+    {
+        final MemorySegment capture = CallScratch.capture();
+        final int result;
+        try
+        {
+            result = (int)FALLOCATE.invokeExact(capture, fd, FALLOC_FL_KEEP_SIZE, offset, length);
+        }
+        catch (final Throwable t)
+        {
+            throw Libc.rethrow(t);
+        }
+        return result < 0 ? -CallScratch.errno(capture) : 0;
     }
 
     /**

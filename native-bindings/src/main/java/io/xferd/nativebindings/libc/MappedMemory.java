@@ -7,6 +7,7 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -34,6 +35,9 @@ public final class MappedMemory
         FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG));
     private static final MethodHandle MUNMAP =
         Libc.downcallCapturingErrno("munmap", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG));
+    private static final MethodHandle MINCORE =
+        Libc.downcallCapturingErrno("mincore", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+    private static final long PAGE = 4096;
     private static final MethodHandle MLOCK =
         Libc.downcallCapturingErrno("mlock", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG));
     private static final MethodHandle MADVISE =
@@ -62,6 +66,15 @@ public final class MappedMemory
     }
 
     /**
+     * As {@link #mapShared}, readable only: for a descriptor opened read-only (a read-write shared mapping needs
+     * {@code O_RDWR}).
+     */
+    public static MemorySegment mapSharedReadOnly(final int fd, final long offset, final long length)
+    {
+        return map(length, PROT_READ, MAP_SHARED, fd, offset);
+    }
+
+    /**
      * Maps {@code length} bytes of private, zero-filled anonymous memory.
      */
     public static MemorySegment mapAnonymous(final long length)
@@ -72,6 +85,48 @@ public final class MappedMemory
     public static void unmap(final MemorySegment segment)
     {
         call(MUNMAP, "munmap", segment);
+    }
+
+    /**
+     * {@code mincore(2)}, a chunk at a time: whether every page under {@code [address, address + length)} of a
+     * mapping is in memory. For a shared mapping of a tmpfs file, a page that is not is a hole (or swapped out).
+     * Costs a page-cache lookup per page of the range, nothing beyond it.
+     *
+     * @param vector scratch of at least one byte (one per page of a chunk; its size sets the chunk).
+     * @return true when all are; false when one is not, or the range is not mapped.
+     */
+    public static boolean allResident(final long address, final long length, final MemorySegment vector)
+    {
+        final long chunk = vector.byteSize() * PAGE;
+        long from = address & -PAGE;
+        final long end = address + length;
+        while (from < end)
+        {
+            final long span = Math.min(chunk, end - from);
+            final int result;
+            try
+            {
+                result = (int)MINCORE.invokeExact(CallScratch.capture(), from, span, vector.address());
+            }
+            catch (final Throwable t)
+            {
+                throw Libc.rethrow(t);
+            }
+            if (result != 0)
+            {
+                return false;
+            }
+            final long pages = (span + PAGE - 1) / PAGE;
+            for (long i = 0; i < pages; i++)
+            {
+                if ((vector.get(JAVA_BYTE, i) & 1) == 0)
+                {
+                    return false;
+                }
+            }
+            from += span;
+        }
+        return true;
     }
 
     /**
@@ -109,6 +164,12 @@ public final class MappedMemory
 
     private static MemorySegment map(final long length, final int flags, final int fd, final long offset)
     {
+        return map(length, PROT_READ | PROT_WRITE, flags, fd, offset);
+    }
+
+    private static MemorySegment map(
+        final long length, final int protection, final int flags, final int fd, final long offset)
+    {
         if (length <= 0)
         {
             throw new IllegalArgumentException("length must be positive: " + length);
@@ -117,7 +178,7 @@ public final class MappedMemory
         final long address;
         try
         {
-            address = (long)MMAP.invokeExact(capture, 0L, length, PROT_READ | PROT_WRITE, flags, fd, offset);
+            address = (long)MMAP.invokeExact(capture, 0L, length, protection, flags, fd, offset);
         }
         catch (final Throwable t)
         {

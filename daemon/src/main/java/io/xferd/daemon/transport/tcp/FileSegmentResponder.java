@@ -4,16 +4,20 @@ import io.xferd.daemon.agent.SystemCounters;
 import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.storage.StorageFile;
 import io.xferd.daemon.storage.StorageStage;
+import io.xferd.daemon.storage.StorageStatus;
 import io.xferd.daemon.transport.PeerProtocol;
 import io.xferd.ipc.SystemCounter;
 import io.xferd.ipc.TransferStatus;
+import io.xferd.nativebindings.libc.FileIo;
+import io.xferd.nativebindings.libc.MappedMemory;
 import org.agrona.concurrent.status.AtomicCounter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 
@@ -27,9 +31,10 @@ import java.util.function.Supplier;
  * does not), so the device reads ahead of the socket by as many buffers as the peer keeps slices in flight, up to
  * the pool's bound.
  * <p>
- * A READ of a file whose pages are always in memory (on tmpfs: {@link StorageFile#pageCacheChannel}) skips the
- * stage: it is answered on the connection's thread with {@code sendfile} from the file's pages, the one way of the
- * three (stage, staging buffer, sendfile) that crosses no thread and copies nothing on this side.
+ * A READ of a file whose pages are always in memory (on tmpfs: {@link StorageFile#pageCacheBytes}) and a WRITE into
+ * one skip the stage: the connection's thread serves them as a memory region's, between the socket and a mapping of
+ * the file's pages, so a READ's answer leaves with the answers around it in one gathering write (no thread crossed,
+ * no buffer, one system call for several answers; {@code sendfile} cost two per answer, the header's and its own).
  * <p>
  * What the stage cannot take stays with the caller (synchronous, through the thread's staging buffer): a slice
  * larger than a buffer, an O_DIRECT file addressed off its 4 KiB blocks (the read-modify-write of partial blocks is
@@ -48,22 +53,35 @@ final class FileSegmentResponder implements AutoCloseable
     private final FileAnswers answers;
     // the daemon's storage totals, which READs sent from the page cache count as the stage counts its own
     private final AtomicCounter bytesRead;
+    private final AtomicCounter bytesWritten;
     private final AtomicCounter bytesSent;
+    // the connection thread's windows: READ answers queued (held until sent), and the WRITE being received
+    private final RegionWindows answerWindows;
+    private final RegionWindows landing;
+    // mincore's answer for 4 MiB of pages a call (hasHole)
+    private final MemorySegment residency = Arena.ofAuto().allocate(1024);
     private final AtomicCounter errors;
 
     /**
      * @param stage    the daemon's storage stage, or null when it has none (asked per request: it is set after start).
      * @param answers  the connection's pool of file answers.
-     * @param counters the daemon's: storage bytes read, storage errors, and the bytes of READs answered to peers.
+     * @param counters the daemon's: storage bytes read and written, storage errors, and the bytes of READs
+     *                 answered to peers.
+     * @param answerWindows the connection's windows for READ answers waiting to be sent (shared with its memory
+     *                      answers: together they hold at most one per queued answer).
+     * @param landing  the connection's window for a WRITE's payload being received.
      */
     FileSegmentResponder(
         final BufferedChannel channel, final Supplier<StorageStage> stage, final FileAnswers answers,
-        final SystemCounters counters)
+        final SystemCounters counters, final RegionWindows answerWindows, final RegionWindows landing)
     {
         this.channel = channel;
         this.stage = stage;
         this.answers = answers;
+        this.answerWindows = answerWindows;
+        this.landing = landing;
         this.bytesRead = counters.get(SystemCounter.STORAGE_BYTES_READ);
+        this.bytesWritten = counters.get(SystemCounter.STORAGE_BYTES_WRITTEN);
         this.bytesSent = counters.get(SystemCounter.REMOTE_BYTES_SENT);
         this.errors = counters.get(SystemCounter.STORAGE_ERRORS);
         channel.fileAnswersFrom(answers);
@@ -89,18 +107,12 @@ final class FileSegmentResponder implements AutoCloseable
     /**
      * A READ of {@code length} bytes of a file region at the owner's {@code address}; the region is borrowed.
      *
-     * @return true when the stage took it (the answer is queued and owns the borrow from here) or it was answered
-     * here from a file on tmpfs (the borrow released), false when the caller serves it.
+     * @return true when the stage took it (the answer is queued and owns the borrow from here), false when the
+     * caller serves it.
      * @throws IOException when the connection failed (nothing was submitted; the borrow is still the caller's).
      */
     boolean read(final long sliceId, final Region region, final long address, final long length) throws IOException
     {
-        final FileChannel cached = region.file().pageCacheChannel();
-        if (cached != null)
-        {
-            sendFromPageCache(cached, sliceId, region, address, length);
-            return true;
-        }
         final StorageStage current = stage.get();
         if (current == null || !fits(region, address, length))
         {
@@ -134,39 +146,145 @@ final class FileSegmentResponder implements AutoCloseable
     }
 
     /**
-     * A READ of a file on tmpfs, answered now on this thread: its size checked (a file truncated under its region is
-     * answered {@link TransferStatus#STORAGE_TRUNCATED}, the connection goes on), then the header and the bytes
-     * straight from the file's pages ({@link BufferedChannel#sendFile}). The borrow is released
-     * here once the bytes have left; on an exception it is still the caller's.
+     * @return the region's bytes in the file's pages when a peer's READ ({@code write} false) or WRITE of it is
+     * served as a memory region's ({@link #answerFromPages}, {@link #receiveIntoPages}): a file on tmpfs, mapped
+     * writable for a WRITE. Null when it goes through {@link #read} or {@link #write}.
      */
-    private void sendFromPageCache(
-        final FileChannel file, final long sliceId, final Region region, final long address, final long length)
-        throws IOException
+    static MemorySegment pagesOf(final Region region, final boolean write)
+    {
+        final StorageFile file = region.file();
+        final MemorySegment pages = file.pageCacheBytes();
+        return pages != null && (!write || file.pageCacheWritable()) ? pages : null;
+    }
+
+    /**
+     * A READ of a file on tmpfs, answered as a memory region's: its size checked (a file truncated under its region
+     * is answered {@link TransferStatus#STORAGE_TRUNCATED}, the connection goes on), then {@code header} and a
+     * window onto the file's pages queued together, to leave with the answers around them in one gathering write.
+     * A slice over a hole of a sparse file is left to the stage: a fault on a hole of a tmpfs mapping allocates its
+     * page (and fails on a full tmpfs), where a read returns zeros.
+     *
+     * @param header the answer's header, taken before the region was borrowed.
+     * @return true when answered: the borrow is the channel's from here (released once the bytes have left, or by
+     * its discard), or was released; false (a hole) when the caller serves it, the borrow still the caller's.
+     */
+    boolean answerFromPages(
+        final ByteBuffer header, final MemorySegment pages, final long sliceId, final Region region,
+        final long address, final long length) throws IOException
     {
         final StorageFile storage = region.file();
-        final long position = storage.fileOffset() + region.offsetOf(address);
-        final ByteBuffer header = channel.nextAnswerHeader();
-        // as the stage: the file must still cover the whole region, not only this slice (fstat, no allocation)
-        if (file.size() < storage.end())
+        final long offset = region.offsetOf(address);
+        final ByteBuffer payload;
+        try
         {
+            final boolean truncated = truncated(storage, false);
+            if (!truncated && hasHole(pages, offset, length))
+            {
+                return false;
+            }
+            payload = truncated ? null : answerWindows.window(region, pages, offset, length);
+        }
+        catch (final RuntimeException ex)
+        {
+            region.release();
+            throw ex;
+        }
+        if (payload == null)
+        {
+            region.release();
             header.putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
                 .putLong(sliceId).putInt(TransferStatus.STORAGE_TRUNCATED).putInt(0).putLong(0);
             channel.answer(null, null);
-            errors.increment();
-            storage.onCompleted(false, 0, false);
-            region.release();
-            return;
+            return true;
         }
         header.putInt(PeerProtocol.ACK_FIELDS_LENGTH + (int)length).putInt(PeerProtocol.ACK)
             .putLong(sliceId).putInt(TransferStatus.OK).putInt(0).putLong(length);
-        channel.answer(null, null);
-        // counted before the bytes leave, so that a peer holding them finds them counted (were the send to fail, the
+        // counted when queued, so that a peer holding the bytes finds them counted (were the send to fail, the
         // connection breaks and the peer fails the slice)
         bytesRead.getAndAdd(length);
         bytesSent.getAndAdd(length);
         storage.onCompleted(false, length, true);
-        channel.sendFile(file, position, length);
-        region.release();
+        channel.answer(payload, region);
+        return true;
+    }
+
+    /**
+     * A WRITE into a file on tmpfs, received as into a memory region: straight from the socket into the file's
+     * pages. The bytes are in the file once received (its pages are the file; an fdatasync of tmpfs has nothing to
+     * do). A file truncated under its region gets {@link TransferStatus#STORAGE_TRUNCATED}; a hole that tmpfs has
+     * no room to fill, {@link TransferStatus#STORAGE_NO_SPACE} (its blocks are allocated first: a fault on a full
+     * tmpfs would fail the copy half way); either way the payload is skipped and the connection goes on. The borrow
+     * is released here, on every path.
+     */
+    void receiveIntoPages(
+        final MemorySegment pages, final long sliceId, final Region region, final long address, final long length)
+        throws IOException
+    {
+        final StorageFile storage = region.file();
+        final long offset = region.offsetOf(address);
+        int status = TransferStatus.OK;
+        try
+        {
+            if (truncated(storage, true))
+            {
+                status = TransferStatus.STORAGE_TRUNCATED;
+            }
+            else if (hasHole(pages, offset, length))
+            {
+                final int result = FileIo.allocateKeepingSize(storage.fd(), storage.fileOffset() + offset, length);
+                if (result < 0)
+                {
+                    status = StorageStatus.of(-result);
+                    errors.increment();
+                    storage.onCompleted(true, 0, false);
+                }
+            }
+            if (status != TransferStatus.OK)
+            {
+                channel.skip(length);
+            }
+            else
+            {
+                // a truncate racing this read fails it with EFAULT (the kernel copies, no Java access): the
+                // connection closes and the peer fails the slice, as when a peer stops mid-frame
+                channel.readFully(landing.window(region, pages, offset, length));
+                bytesWritten.getAndAdd(length);
+                storage.onCompleted(true, length, true);
+            }
+        }
+        finally
+        {
+            region.release();
+        }
+        channel.nextAnswerHeader().putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
+            .putLong(sliceId).putInt(status).putInt(0).putLong(0);
+        channel.answer(null, null, length);
+    }
+
+    /**
+     * @return true when {@code [offset, offset + length)} of the region's pages is not all in memory: a hole of a
+     * sparse file (or pages swapped out, or allocated and never written: those read as zeros too). {@code mincore} looks at this range only, where {@code lseek(SEEK_HOLE)}
+     * on tmpfs walks the file to its next hole (the whole rest of a file without any: milliseconds per slice).
+     */
+    private boolean hasHole(final MemorySegment pages, final long offset, final long length)
+    {
+        return !MappedMemory.allResident(pages.address() + offset, length, residency);
+    }
+
+    /**
+     * As the storage stage: the file must still cover the whole region, not only this slice (one lseek, no
+     * allocation); one that does not counts as an error of the region.
+     */
+    private boolean truncated(final StorageFile storage, final boolean write)
+    {
+        final long size = FileIo.size(storage.fd());
+        if (size >= storage.end())
+        {
+            return false;
+        }
+        errors.increment();
+        storage.onCompleted(write, 0, false);
+        return true;
     }
 
     /**

@@ -20,6 +20,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.EOFException;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
@@ -129,7 +130,7 @@ final class PeerSessionHandler implements Runnable
             final int bufferSize = server.context().stagingBufferSize();
             files = new FileSegmentResponder(buffered, server::storageStage, new FileAnswers(
                 FileSegmentResponder.answerCount(bufferSize, FileSegmentResponder.CONNECTION_BUDGET_BYTES),
-                bufferSize, server.fileBuffers()), server.counters());
+                bufferSize, server.fileBuffers()), server.counters(), answerWindows, landing);
             admitted = true;
             while (true)
             {
@@ -320,6 +321,14 @@ final class PeerSessionHandler implements Runnable
             final Region region = target.regions().find(address, length);
             if (region != null && region.tryAcquire())
             {
+                final MemorySegment pages = region.isFile() ? filePages(region, true) : null;
+                if (pages != null)
+                {
+                    // a file on tmpfs, received into as memory: the responder answers and releases the borrow
+                    files.receiveIntoPages(pages, sliceId, region, address, length);
+                    bytesReceived.getAndAdd(length);
+                    return;
+                }
                 if (region.isFile() && fileWrite(sliceId, region, address, length))
                 {
                     // the answer owns the borrow and carries the write's status once the stage has written it
@@ -394,6 +403,11 @@ final class PeerSessionHandler implements Runnable
         }
         if (region.isFile())
         {
+            final MemorySegment pages = filePages(region, false);
+            if (pages != null && files.answerFromPages(header, pages, sliceId, region, address, length))
+            {
+                return; // a file on tmpfs, answered from as memory: the borrow is the channel's or released
+            }
             if (fileRead(sliceId, region, address, length))
             {
                 return; // its bytes are counted by the file responder, as they leave
@@ -421,6 +435,23 @@ final class PeerSessionHandler implements Runnable
         // from here the channel owns the borrow: it releases the region once the bytes have left (or failed to)
         buffered.answer(payload, region);
         bytesSent.getAndAdd(length);
+    }
+
+    /**
+     * @return the file region's pages when they are served as memory ({@link FileSegmentResponder#pagesOf}); the
+     * borrow is released here if mapping them throws.
+     */
+    private static MemorySegment filePages(final Region region, final boolean write)
+    {
+        try
+        {
+            return FileSegmentResponder.pagesOf(region, write);
+        }
+        catch (final RuntimeException ex)
+        {
+            region.release();
+            throw ex;
+        }
     }
 
     /**

@@ -2,6 +2,7 @@ package io.xferd.daemon.transport.tcp;
 
 import io.xferd.daemon.memory.Region;
 
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 
 /**
@@ -34,17 +35,26 @@ final class RegionWindows
      */
     ByteBuffer window(final Region region, final long offset, final long length)
     {
+        return window(region, region.mapping(), offset, length);
+    }
+
+    /**
+     * {@link #window(Region, long, long)} over {@code bytes}, the region's bytes in another mapping than its own
+     * (a tmpfs file region's pages: {@code StorageFile.pageCacheBytes}); always the same for one region.
+     */
+    ByteBuffer window(final Region region, final MemorySegment bytes, final long offset, final long length)
+    {
         final long chunkStart = offset & -CHUNK;
         if (offset + length - chunkStart > CHUNK)
         {
-            return region.mapping().asSlice(offset, length).asByteBuffer();
+            return bytes.asSlice(offset, length).asByteBuffer();
         }
         final int slot = next;
         next = slot + 1 == views.length ? 0 : slot + 1;
         ByteBuffer view = views[slot];
         if (regions[slot] != region || chunkStarts[slot] != chunkStart)
         {
-            view = region.mapping().asSlice(chunkStart, Math.min(CHUNK, region.length() - chunkStart)).asByteBuffer();
+            view = bytes.asSlice(chunkStart, Math.min(CHUNK, bytes.byteSize() - chunkStart)).asByteBuffer();
             views[slot] = view;
             regions[slot] = region;
             chunkStarts[slot] = chunkStart;

@@ -387,6 +387,136 @@ class FileSegmentResponderTest
             .isEqualTo(FileSegmentResponder.DAEMON_BUDGET_BYTES);
     }
 
+    @Test
+    void shouldReceiveWritesIntoAFileOnTmpfsStraightIntoItsPagesAndFailThemTypedOnceTheFileIsTruncated()
+        throws Exception
+    {
+        final Path shm = Path.of("/dev/shm");
+        assumeTrue(Files.isDirectory(shm) && "tmpfs".equals(Files.getFileStore(shm).type()), "no tmpfs");
+        final Path onTmpfs = Files.write(Files.createTempFile(shm, "xferd-responder", ".bin"), seeded);
+        final int fd = FileIo.open(onTmpfs.toString(), FileIo.O_RDWR, 0);
+        assertThat(fd).isNotNegative();
+        direct = new StorageFile(fd, 4096, FILE_SIZE - 4096, FileIo.trySetDirect(fd), false, StorageFile.FILE);
+        SessionRegions.set(owner, RegionTable.EMPTY.with(memoryRegion).with(fileRegion)
+            .with(Region.inFile(DIRECT_BASE, FILE_SIZE - 4096, direct)));
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+            memory.fill((byte)3);
+
+            // the stage never runs in this test: the bytes are in the file once answered, unaligned or not
+            peer.send(peer.writeFrame(1, handle, DIRECT_BASE + 1, 100_000, 100_000, (byte)5, true),
+                peer.writeFrame(2, handle, DIRECT_BASE + FILE_SIZE - 4096 - 7, 7, 7, (byte)6, true));
+            assertThat(peer.ack()).containsExactly(1, TransferStatus.OK, 0);
+            assertThat(peer.ack()).containsExactly(2, TransferStatus.OK, 0);
+            final byte[] expected = seeded.clone();
+            Arrays.fill(expected, 4097, 4097 + 100_000, (byte)5);
+            Arrays.fill(expected, FILE_SIZE - 7, FILE_SIZE, (byte)6);
+            assertThat(Files.readAllBytes(onTmpfs)).isEqualTo(expected);
+            assertThat(counters.get(SystemCounter.STORAGE_BYTES_WRITTEN).get()).isEqualTo(100_007);
+
+            try (RandomAccessFile raf = new RandomAccessFile(onTmpfs.toFile(), "rw"))
+            {
+                raf.setLength(FILE_SIZE - 1);
+            }
+            peer.send(peer.writeFrame(3, handle, DIRECT_BASE, 4096, 4096, (byte)7, true));
+            peer.read(4, handle, BASE, 10);
+            assertThat(peer.ack()).as("nothing written into a file shorter than its region")
+                .containsExactly(3, TransferStatus.STORAGE_TRUNCATED, 0);
+            assertAnswer(peer.ack(), 4, 10);
+            assertThat(peer.payload(10)).containsOnly(3);
+            assertThat(Files.readAllBytes(onTmpfs)).isEqualTo(Arrays.copyOf(expected, FILE_SIZE - 1));
+            assertThat(counters.get(SystemCounter.STORAGE_ERRORS).get()).isEqualTo(1);
+        }
+        finally
+        {
+            Files.deleteIfExists(onTmpfs);
+        }
+        assertThat(server.fileBuffers().left()).as("no buffer of the stage's path was taken")
+            .isEqualTo(FileSegmentResponder.DAEMON_BUDGET_BYTES);
+    }
+
+    @Test
+    void shouldLeaveReadsOverAHoleOfASparseFileOnTmpfsToTheStageAndFillHolesThatAWriteLandsIn() throws Exception
+    {
+        final Path shm = Path.of("/dev/shm");
+        assumeTrue(Files.isDirectory(shm) && "tmpfs".equals(Files.getFileStore(shm).type()), "no tmpfs");
+        final Path onTmpfs = Files.write(Files.createTempFile(shm, "xferd-responder", ".bin"),
+            Arrays.copyOf(seeded, 65_536));
+        try (RandomAccessFile raf = new RandomAccessFile(onTmpfs.toFile(), "rw"))
+        {
+            raf.setLength(FILE_SIZE); // a hole from 64 KiB to the end
+        }
+        final long blocks = allocatedBlocks(onTmpfs);
+        final int fd = FileIo.open(onTmpfs.toString(), FileIo.O_RDWR, 0);
+        assertThat(fd).isNotNegative();
+        direct = new StorageFile(fd, 0, FILE_SIZE, false, false, StorageFile.FILE);
+        SessionRegions.set(owner, RegionTable.EMPTY.with(memoryRegion).with(fileRegion)
+            .with(Region.inFile(DIRECT_BASE, FILE_SIZE, direct)));
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+            peer.read(1, handle, DIRECT_BASE + 60_000, 40_000);
+            final Thread driver = driveStage();
+            try
+            {
+                assertAnswer(peer.ack(), 1, 40_000);
+                assertThat(peer.payload(40_000)).isEqualTo(Arrays.copyOf(Arrays.copyOfRange(seeded, 60_000, 65_536),
+                    40_000));
+            }
+            finally
+            {
+                driver.interrupt();
+                driver.join();
+            }
+            assertThat(allocatedBlocks(onTmpfs)).as("the hole read stays a hole").isEqualTo(blocks);
+
+            peer.send(peer.writeFrame(2, handle, DIRECT_BASE + 200_000, 10_000, 10_000, (byte)9, true));
+            assertThat(peer.ack()).containsExactly(2, TransferStatus.OK, 0);
+            final byte[] expected = Arrays.copyOf(Arrays.copyOf(seeded, 65_536), FILE_SIZE);
+            Arrays.fill(expected, 200_000, 210_000, (byte)9);
+            assertThat(Files.readAllBytes(onTmpfs)).isEqualTo(expected);
+        }
+        finally
+        {
+            Files.deleteIfExists(onTmpfs);
+        }
+    }
+
+    private static long allocatedBlocks(final Path file) throws IOException, InterruptedException
+    {
+        final Process stat = new ProcessBuilder("stat", "-c", "%b", file.toString()).start();
+        final String out = new String(stat.getInputStream().readAllBytes()).trim();
+        assertThat(stat.waitFor()).isZero();
+        return Long.parseLong(out);
+    }
+
+    @Test
+    void shouldSendReadsOfAFileOnTmpfsOpenedReadOnlyFromItsPages() throws Exception
+    {
+        final Path shm = Path.of("/dev/shm");
+        assumeTrue(Files.isDirectory(shm) && "tmpfs".equals(Files.getFileStore(shm).type()), "no tmpfs");
+        final Path onTmpfs = Files.write(Files.createTempFile(shm, "xferd-responder", ".bin"), seeded);
+        final int fd = FileIo.open(onTmpfs.toString(), FileIo.O_RDONLY, 0);
+        assertThat(fd).isNotNegative();
+        direct = new StorageFile(fd, 100, FILE_SIZE - 100, false, false, StorageFile.FILE);
+        SessionRegions.set(owner, RegionTable.EMPTY.with(memoryRegion).with(fileRegion)
+            .with(Region.inFile(DIRECT_BASE, FILE_SIZE - 100, direct)));
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+            peer.read(1, handle, DIRECT_BASE + 3, 5000);
+            assertAnswer(peer.ack(), 1, 5000);
+            assertThat(peer.payload(5000)).isEqualTo(Arrays.copyOfRange(seeded, 103, 5103));
+            assertThat(direct.pageCacheBytes()).isNotNull();
+            assertThat(direct.pageCacheWritable()).as("a read-only descriptor maps read-only").isFalse();
+        }
+        finally
+        {
+            Files.deleteIfExists(onTmpfs);
+        }
+    }
+
     private static void assertAnswer(final long[] answer, final long sliceId, final long length)
     {
         assertThat(answer).containsExactly(sliceId, TransferStatus.OK, length);
