@@ -218,7 +218,7 @@ public final class XferDaemon implements AutoCloseable
         }
         // SHARED: intake and the workers take turns on one thread, so intake may run a lone local request on the
         // first worker itself, without the pipeline hop
-        final Agent intake = new SubmitAdapter(pipeline.ring(), registry, disconnects, counters, nanoClock,
+        final SubmitAdapter intake = new SubmitAdapter(pipeline.ring(), registry, disconnects, counters, nanoClock,
             journal.recorder(), context.maxBatchEntriesInForce(), context.batchTrackersPerClient(),
             transport != null && transport.carriesCoalescedRequests() ?
                 Math.min(context.sliceSize(), context.maxRequestLength()) : 0,
@@ -228,13 +228,14 @@ public final class XferDaemon implements AutoCloseable
             workers.add(rdma.agent());
         }
         // once its spins and yields found nothing, intake sleeps on its clients' doorbells, only while nothing is in
-        // flight but requests the TCP transport answers itself (no other completion rings a doorbell)
+        // flight but requests the TCP transport answers itself (no other completion rings a doorbell), and no batch
+        // waits in its ring for a tracker such a request gives back
         final org.agrona.concurrent.status.AtomicCounter submitted = counters.get(SystemCounter.REQUESTS_SUBMITTED);
         final org.agrona.concurrent.status.AtomicCounter completed = counters.get(SystemCounter.REQUESTS_COMPLETED);
         final org.agrona.concurrent.status.AtomicCounter failed = counters.get(SystemCounter.REQUESTS_FAILED);
         this.doorbells = new SubmitRingDoorbells(registry,
-            () -> pipeline.isIdle() && submitted.get() - completed.get() - failed.get() -
-                (transport == null ? 0 : transport.requestsAnsweredOnItsOwn()) == 0);
+            () -> pipeline.isIdle() && !intake.waitsForBatchTracker() && submitted.get() - completed.get() -
+                failed.get() - (transport == null ? 0 : transport.requestsAnsweredOnItsOwn()) == 0);
         if (context.threadingMode() == ThreadingMode.SHARED)
         {
             final List<Agent> all = new ArrayList<>();

@@ -84,6 +84,9 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     private ClientIntake currentIntake;
     private int budget;
     private boolean pipelineFull;
+    // a SUBMIT_BATCH stayed in its ring this pass for want of a free batch tracker: one comes back with a completion,
+    // which may ring no doorbell (the TCP transport's), so intake must not sleep on the doorbells meanwhile
+    private boolean waitingForTracker;
     private int nextStart;
     /** Pipeline sequences claimed and filled in this pass, published together: none while {@code lo > hi}. */
     private long claimedLo = 0;
@@ -128,6 +131,15 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     }
 
     /**
+     * @return whether the last pass left a SUBMIT_BATCH in its ring because every batch tracker of its client was
+     * out (intake's thread): the tracker comes back with a completion that may ring no doorbell.
+     */
+    public boolean waitsForBatchTracker()
+    {
+        return waitingForTracker;
+    }
+
+    /**
      * @param inline the transfer worker that runs on intake's own thread (SHARED threading), to run lone small
      *               local requests without the pipeline hop; null when the workers have threads of their own.
      */
@@ -165,6 +177,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     public int doWork()
     {
         pipelineFull = false;
+        waitingForTracker = false;
         clockRead = false;
         int work = publishHeldEntries();
         publishClaimed();
@@ -175,6 +188,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         {
             final int slot = start + i < slots ? start + i : start + i - slots;
             final ClientSession session = registry.inSlot(slot);
+            settleDroppedBatch(slot, session);
             if (session == null || session.submitRing().isBroken() || !session.tryAcquire())
             {
                 continue; // no client, one being cut off, or one closing: its ring may be unmapped soon
@@ -206,6 +220,23 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             }
         }
         return work;
+    }
+
+    /**
+     * A batch half published when its client closed (or left the slot): the entries not yet published were counted
+     * submitted with the batch and will never run, so they count failed (submitted = completed + failed: intake
+     * sleeps on the doorbells only when it holds).
+     */
+    private void settleDroppedBatch(final int slot, final ClientSession session)
+    {
+        final ClientIntake previous = clients[slot];
+        if (previous != null && previous.partialBatch != null &&
+            (session == null || previous.session != session || session.isClosed()))
+        {
+            final BatchTracker dropped = previous.partialBatch;
+            previous.partialBatch = null;
+            failed.getAndAdd(dropped.entryCount - dropped.nextEntry);
+        }
     }
 
     /**
@@ -465,6 +496,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             batch = takeTracker(intake);
             if (batch == null)
             {
+                waitingForTracker = true;
                 return SubmitRing.Action.LEAVE; // every tracker of this client is out: its next batch waits
             }
             startBatch(session, batch, buffer, offset, entryCount, notifyLength);
@@ -630,6 +662,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         else
         {
             command.clear(); // the client is being closed: nobody waits for this batch any more
+            failed.increment(); // the held entry was counted submitted with its batch
         }
     }
 

@@ -25,6 +25,11 @@ public final class BatchTracker
     public static final int FINISHED = 1;
     /** {@link #entryDone} result: every entry but the held-back last one landed: send that one now. */
     public static final int RELEASE_HELD = 2;
+    /**
+     * {@link #entryDone} result: the batch is over, an entry failed, and its held-back last entry never goes (nor the
+     * notify with it): it was counted submitted with its batch, so it counts failed now.
+     */
+    public static final int FINISHED_WITHOUT_HELD = 3;
 
     private static final long NO_FAILURE = Long.MAX_VALUE;
 
@@ -95,7 +100,7 @@ public final class BatchTracker
     /**
      * Record one entry's end. Any thread.
      *
-     * @return {@link #PENDING}, {@link #FINISHED} or {@link #RELEASE_HELD}.
+     * @return {@link #PENDING}, {@link #FINISHED}, {@link #FINISHED_WITHOUT_HELD} or {@link #RELEASE_HELD}.
      */
     public int entryDone(final int entry, final int status, final long entryBytes)
     {
@@ -121,7 +126,7 @@ public final class BatchTracker
         {
             if (failure.get() != NO_FAILURE)
             {
-                return FINISHED; // the held entry never goes, and the notify with it
+                return FINISHED_WITHOUT_HELD; // the held entry never goes, and the notify with it
             }
             return RELEASE_HELD;
         }
@@ -134,7 +139,8 @@ public final class BatchTracker
      * @param failedEntry  the lowest index among them that failed, with {@code failedStatus}; ignored when none did.
      * @param failedStatus OK when every one of them moved all its bytes.
      * @param movedBytes   the bytes the entries that did not fail moved.
-     * @return {@link #PENDING}, {@link #FINISHED} or {@link #RELEASE_HELD}, as {@link #entryDone}.
+     * @return {@link #PENDING}, {@link #FINISHED}, {@link #FINISHED_WITHOUT_HELD} or {@link #RELEASE_HELD}, as
+     * {@link #entryDone}.
      */
     public int entriesDone(final int count, final int failedEntry, final int failedStatus, final long movedBytes)
     {
@@ -158,7 +164,7 @@ public final class BatchTracker
         }
         if (left == 1 && holdsBackLast)
         {
-            return failure.get() != NO_FAILURE ? FINISHED : RELEASE_HELD;
+            return failure.get() != NO_FAILURE ? FINISHED_WITHOUT_HELD : RELEASE_HELD;
         }
         return PENDING;
     }

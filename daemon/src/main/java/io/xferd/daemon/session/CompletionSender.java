@@ -25,6 +25,7 @@ public final class CompletionSender
     private final ManyToOneConcurrentArrayQueue<ClientSession> disconnects;
     private final AtomicCounter notificationsDelivered;
     private final AtomicCounter notificationsDropped;
+    private final AtomicCounter requestsFailed;
 
     public CompletionSender(
         final ManyToOneConcurrentArrayQueue<ClientSession> disconnects, final SystemCounters counters)
@@ -32,6 +33,7 @@ public final class CompletionSender
         this.disconnects = disconnects;
         this.notificationsDelivered = counters.get(SystemCounter.NOTIFICATIONS_DELIVERED);
         this.notificationsDropped = counters.get(SystemCounter.NOTIFICATIONS_DROPPED);
+        this.requestsFailed = counters.get(SystemCounter.REQUESTS_FAILED);
     }
 
     /**
@@ -42,6 +44,7 @@ public final class CompletionSender
         this.disconnects = other.disconnects;
         this.notificationsDelivered = other.notificationsDelivered;
         this.notificationsDropped = other.notificationsDropped;
+        this.requestsFailed = other.requestsFailed;
     }
 
     /**
@@ -100,6 +103,7 @@ public final class CompletionSender
         switch (batch.entryDone(batchEntry, status, bytes))
         {
             case BatchTracker.FINISHED -> finishBatch(batch, completeNanos);
+            case BatchTracker.FINISHED_WITHOUT_HELD -> finishWithoutHeld(batch, completeNanos);
             case BatchTracker.RELEASE_HELD -> batch.releaseHeld();
             default ->
             {
@@ -120,11 +124,19 @@ public final class CompletionSender
         switch (batch.entriesDone(count, failedEntry, failedStatus, bytes))
         {
             case BatchTracker.FINISHED -> finishBatch(batch, completeNanos);
+            case BatchTracker.FINISHED_WITHOUT_HELD -> finishWithoutHeld(batch, completeNanos);
             case BatchTracker.RELEASE_HELD -> batch.releaseHeld();
             default ->
             {
             }
         }
+    }
+
+    private void finishWithoutHeld(final BatchTracker batch, final long completeNanos)
+    {
+        // counted submitted with its batch: so that submitted = completed + failed (intake sleeps only then)
+        requestsFailed.increment();
+        finishBatch(batch, completeNanos);
     }
 
     private void finishBatch(final BatchTracker batch, final long completeNanos)

@@ -313,4 +313,23 @@ class SubmitAdapterTest
         assertThat(drain()).containsExactly(new Published("bob", 2, -1));
         assertThat(alice.session.isReclaimable()).as("intake let go of it").isTrue();
     }
+
+    @Test
+    void shouldTellTheDoorbellsThatABatchWaitsInItsRingForABatchTrackerToComeBack()
+    {
+        start(64);
+        for (int i = 0; i < 4; i++)
+        {
+            submitBatch(alice, 100 + i, 1); // four trackers, all out until their batches complete
+        }
+        intake.doWork();
+        assertThat(drain()).hasSize(4);
+        assertThat(intake.waitsForBatchTracker()).as("every batch had a tracker").isFalse();
+
+        submitBatch(alice, 104, 1);
+        intake.doWork();
+        assertThat(drain()).as("the fifth batch stays in its ring").isEmpty();
+        // its tracker comes back with a completion that may ring no doorbell: intake must not sleep on them now
+        assertThat(intake.waitsForBatchTracker()).isTrue();
+    }
 }
