@@ -547,6 +547,7 @@ public final class XferDaemon implements AutoCloseable
         closed = true;
         notifier.stopping();
         running = false;
+        conductor.wake(); // a quiet conductor would finish its poll (up to 250 ms) before it saw the stop
         try
         {
             conductorStopped.await();

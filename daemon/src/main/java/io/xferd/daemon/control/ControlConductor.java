@@ -46,6 +46,7 @@ import org.slf4j.LoggerFactory;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The daemon's control agent: accepts clients on the Unix socket, answers their control frames (hello,
@@ -89,6 +90,9 @@ public final class ControlConductor implements AutoCloseable
     private final ManyToOneConcurrentArrayQueue<Runnable> controlTasks;
     // rung after every task queued from another thread: part of every poll, so a task never waits out a quiet one
     private final EventFd taskBell = EventFd.open();
+    // threads inside ringBell: the eventfd is closed only once none can still write to its number
+    private final AtomicInteger ringing = new AtomicInteger();
+    private volatile boolean bellClosed;
     private final int quietPollTimeoutMs;
     private final PeerTransport transport;
     private final ClusterMetadata metadata;
@@ -157,8 +161,9 @@ public final class ControlConductor implements AutoCloseable
         // the directory (0750) already keeps others out while the socket has the umask's mode
         FileModes.set(directory.socketPath(), FileModes.SOCKET);
         this.listener.configureBlocking(false);
-        // every fd it can ever watch: the listener, the connections yet to say HELLO (capped), the clients
-        this.poller = new Poller(1 + context.maxPendingConnections() + context.maxClients() + 8);
+        // every fd it can ever watch: the listener, the connections yet to say HELLO (capped), the clients and their
+        // processes, the task bell
+        this.poller = new Poller(1 + context.maxPendingConnections() + 2 * context.maxClients() + 8);
         CncFileDescriptor.heartbeatMs(cnc, clock.time());
     }
 
@@ -184,8 +189,14 @@ public final class ControlConductor implements AutoCloseable
             poller.add(sessions.get(i).socket().fd());
         }
         final int bellIndex = poller.add(taskBell.fd());
+        for (int i = 0, size = processWatch.size(); i < size; i++)
+        {
+            poller.add(processWatch.fd(i)); // housekeeping sees which exited: here they only end the wait
+        }
 
-        final boolean quiet = quietCycles >= QUIET_CYCLES && pendingUnregisters.isEmpty() && closingRegions.isEmpty();
+        // not while anything waits for a poll of its own (regions to free, sessions closing, a stop draining)
+        final boolean quiet = quietCycles >= QUIET_CYCLES && accepting && pendingUnregisters.isEmpty() &&
+            closingRegions.isEmpty() && closingSessions.isEmpty();
         if (poller.poll(quiet ? quietPollTimeoutMs : POLL_TIMEOUT_MS) > 0)
         {
             if (poller.isReadable(bellIndex))
@@ -940,7 +951,26 @@ public final class ControlConductor implements AutoCloseable
         {
             Thread.onSpinWait();
         }
-        taskBell.signal();
+        wake();
+    }
+
+    /**
+     * End the conductor's poll now (any thread): a task was queued, or its thread is asked to stop.
+     */
+    public void wake()
+    {
+        ringing.getAndIncrement();
+        try
+        {
+            if (!bellClosed)
+            {
+                taskBell.signal();
+            }
+        }
+        finally
+        {
+            ringing.getAndDecrement();
+        }
     }
 
     private void segmentChanged(final ClientSession session)
@@ -1192,6 +1222,11 @@ public final class ControlConductor implements AutoCloseable
     {
         processWatch.close();
         listener.close();
+        bellClosed = true; // a late task (a metadata answer during shutdown) must not write to a reused fd number
+        while (ringing.get() != 0)
+        {
+            Thread.onSpinWait();
+        }
         taskBell.close();
     }
 }

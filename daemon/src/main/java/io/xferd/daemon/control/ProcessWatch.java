@@ -122,6 +122,15 @@ final class ProcessWatch implements AutoCloseable
         return sessions.size();
     }
 
+    /**
+     * @return the pidfd of the {@code index}th watched process: readable once it exited (the conductor polls them
+     * with its sockets, so an exit ends a quiet poll at once).
+     */
+    int fd(final int index)
+    {
+        return fds[index];
+    }
+
     @Override
     public void close()
     {

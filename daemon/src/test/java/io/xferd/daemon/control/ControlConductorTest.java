@@ -395,14 +395,20 @@ class ControlConductorTest
     @Test
     void shouldRunATaskQueuedByAnotherThreadAtOnceEvenInAQuietPoll() throws Exception
     {
-        // a conductor whose quiet poll lasts an hour: only a socket event or its task bell ends that wait
+        // a conductor whose quiet poll lasts a minute: only a socket event or its task bell ends that wait
         final AtomicReference<Consumer<Object>> pendingOpen = new AtomicReference<>();
         final Path otherDirectory = newDirectory();
         final RuntimeDirectory otherRuntime = RuntimeDirectory.claim(otherDirectory, 1_000);
         final ControlConductor quiet = new ControlConductor(context, otherRuntime, new SessionTable(4),
             new UnsafeBuffer(ByteBuffer.allocateDirect(4096)), new ManyToOneConcurrentArrayQueue<>(16), counters,
-            clock, new OpenOnlyTransport(pendingOpen), null, 3_600_000);
-        final ExecutorService conductorThread = Executors.newSingleThreadExecutor();
+            clock, new OpenOnlyTransport(pendingOpen), null, 60_000);
+        // a daemon thread: with the bell broken it sits in its poll until the timeout, after the test failed
+        final ExecutorService conductorThread = Executors.newSingleThreadExecutor(runnable ->
+        {
+            final Thread thread = new Thread(runnable, "quiet-conductor");
+            thread.setDaemon(true);
+            return thread;
+        });
         try (UnixSocket client = UnixSocket.connect(otherRuntime.socketPath()))
         {
             client.configureBlocking(false);
