@@ -76,7 +76,10 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     private final AtomicCounter bytesWritten;
     private final TransferJournal journal;
     private final RegionCopier copier;
-    /** The regions the last local copy borrowed, kept for the next requests of this duty cycle that use them too. */
+    /**
+     * The regions the last local copy borrowed, kept for the next requests that use them too, across duty cycles:
+     * given back at the end of the cycle in which the region closed, or after {@link RegionBorrow}'s idle cycles.
+     */
     private final RegionBorrow localBorrow = new RegionBorrow();
     private final RegionBorrow remoteBorrow = new RegionBorrow();
     /** Refilled for every remote request this worker hands to the transport (allocation-free). */
@@ -410,7 +413,10 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             {
                 spanning = false;
             }
-            if (status == TransferStatus.OK || status == TransferStatus.MEMORY_FAULT)
+            // a span's regions are every member's: TARGET_GONE (its target closed, before or after the copy) is each
+            // member's answer too; tried one by one, members copied before the close would read UNKNOWN_SEGMENT
+            if (status == TransferStatus.OK || status == TransferStatus.MEMORY_FAULT ||
+                status == TransferStatus.TARGET_GONE)
             {
                 for (int member = i; member < end; member++)
                 {
@@ -692,7 +698,8 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         if (file != null)
         {
             localNic = StorageFile.NVME.equals(file.file().label()) ? nicNvme : nicFile;
-            // the stage holds borrows of its own (the worker's end with its duty cycle): its completion releases them
+            // the stage holds borrows of its own (the worker's outlive no closed region's cycle): its completion
+            // releases them
             if (local.tryAcquire())
             {
                 if (remote.tryAcquire())

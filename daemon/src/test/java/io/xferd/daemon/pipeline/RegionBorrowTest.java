@@ -143,4 +143,19 @@ class RegionBorrowTest
         borrow.endCycle();
         assertThat(borrow.isHeld()).isFalse();
     }
+
+    @Test
+    void shouldGiveAnIdleBorrowBackBeforeTheDataPlaneMaySleepOnItsDoorbells()
+    {
+        // intake sleeps on its clients' doorbells (up to 100 ms) once its spins and yields found nothing: an
+        // unregister must not wait out that sleep for a borrow the worker kept
+        for (final String idle : java.util.List.of("backoff", "spin-backoff"))
+        {
+            final org.agrona.concurrent.IdleStrategy strategy =
+                new io.xferd.daemon.config.DaemonContext().idleStrategy(idle).newIdleStrategy();
+            assertThat(strategy).isInstanceOf(io.xferd.daemon.agent.DozingBackoffIdleStrategy.class);
+            assertThat((long)RegionBorrow.IDLE_CYCLES).as(idle)
+                .isLessThan(((io.xferd.daemon.agent.DozingBackoffIdleStrategy)strategy).idlesBeforeParking());
+        }
+    }
 }
