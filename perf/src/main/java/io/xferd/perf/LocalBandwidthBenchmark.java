@@ -72,6 +72,14 @@ public class LocalBandwidthBenchmark extends ForkedWithXferdFlags
     @Param({"requests"})
     public String api;
 
+    /**
+     * Where block i lands: "adjacent", at block i of the target (consecutive requests follow each other in both
+     * memories, so the daemon checks and copies them as one span), or "scattered", at block BATCH-1-i (a paged KV
+     * cache's blocks rarely follow each other on both sides: every request is checked and copied on its own).
+     */
+    @Param({"adjacent"})
+    public String layout;
+
     private InProcessDaemon daemon;
     private XferClient producer;
     private XferClient consumer;
@@ -82,6 +90,7 @@ public class LocalBandwidthBenchmark extends ForkedWithXferdFlags
     private final TransferBatch transfers = new TransferBatch(BATCH);
     private boolean awaitBatch;
     private boolean oneRecord;
+    private boolean scattered;
 
     @Setup(Level.Trial)
     public void setUp()
@@ -96,6 +105,7 @@ public class LocalBandwidthBenchmark extends ForkedWithXferdFlags
             throw new IllegalArgumentException("api must be requests or batch: " + api);
         }
         oneRecord = "batch".equals(api);
+        scattered = LocalBandwidthBenchmark.scattered(layout);
         daemon = new InProcessDaemon(idle, journal);
         producer = daemon.connect("perf-bw-producer");
         consumer = daemon.connect("perf-bw-consumer");
@@ -146,7 +156,7 @@ public class LocalBandwidthBenchmark extends ForkedWithXferdFlags
             transfers.reset(Opcode.WRITE, targetSegment);
             for (int i = 0; i < BATCH; i++)
             {
-                transfers.add(from + i * block, to + i * block, block);
+                transfers.add(from + i * block, to + targetBlock(i, scattered) * block, block);
             }
             client.submitBatch(batch, transfers);
         }
@@ -154,8 +164,8 @@ public class LocalBandwidthBenchmark extends ForkedWithXferdFlags
         {
             for (int i = 0; i < BATCH; i++)
             {
-                client.submitTransfer(batch,
-                    request.set(Opcode.WRITE, from + i * block, targetSegment, to + i * block, block));
+                client.submitTransfer(batch, request.set(Opcode.WRITE, from + i * block, targetSegment,
+                    to + targetBlock(i, scattered) * block, block));
             }
         }
         if (awaitBatch)
@@ -178,5 +188,20 @@ public class LocalBandwidthBenchmark extends ForkedWithXferdFlags
         }
         client.freeBatch(batch);
         return BATCH;
+    }
+
+    static boolean scattered(final String layout)
+    {
+        if (!"adjacent".equals(layout) && !"scattered".equals(layout))
+        {
+            throw new IllegalArgumentException("layout must be adjacent or scattered: " + layout);
+        }
+        return "scattered".equals(layout);
+    }
+
+    /** The target block of source block {@code i}: the same, or mirrored so no two neighbours stay neighbours. */
+    static long targetBlock(final int i, final boolean scattered)
+    {
+        return scattered ? BATCH - 1 - i : i;
     }
 }

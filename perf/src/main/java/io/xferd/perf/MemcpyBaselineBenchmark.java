@@ -37,6 +37,12 @@ public class MemcpyBaselineBenchmark extends ForkedWithXferdFlags
     @Param({"4096", "65536", "1048576", "16777216"})
     public int blockSize;
 
+    /** As {@link LocalBandwidthBenchmark#layout}: one copy per block either way, into block i or BATCH-1-i. */
+    @Param({"adjacent"})
+    public String layout;
+
+    private boolean scattered;
+
     private Path directory;
     private Arena arena;
     private MemorySegment source;
@@ -45,6 +51,7 @@ public class MemcpyBaselineBenchmark extends ForkedWithXferdFlags
     @Setup(Level.Trial)
     public void setUp() throws IOException
     {
+        scattered = LocalBandwidthBenchmark.scattered(layout);
         directory = Files.createTempDirectory(Path.of("/dev/shm"), "xferd-perf-memcpy-");
         arena = Arena.ofShared();
         final long length = (long)LocalBandwidthBenchmark.BATCH * blockSize;
@@ -82,7 +89,7 @@ public class MemcpyBaselineBenchmark extends ForkedWithXferdFlags
         final long block = blockSize;
         for (int i = 0; i < LocalBandwidthBenchmark.BATCH; i++)
         {
-            MemorySegment.copy(from, i * block, to, i * block, block);
+            MemorySegment.copy(from, i * block, to, LocalBandwidthBenchmark.targetBlock(i, scattered) * block, block);
         }
         return LocalBandwidthBenchmark.BATCH;
     }
