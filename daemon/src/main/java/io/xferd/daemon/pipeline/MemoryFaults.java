@@ -1,5 +1,6 @@
 package io.xferd.daemon.pipeline;
 
+import io.xferd.daemon.memory.MappedFault;
 import io.xferd.daemon.memory.ProcessMemory;
 import io.xferd.daemon.memory.Region;
 import io.xferd.nativebindings.libc.Process;
@@ -23,14 +24,9 @@ final class MemoryFaults
     {
     }
 
-    /**
-     * @return true for the InternalError of a fault in an unsafe memory access ("a fault occurred in an unsafe
-     * memory access operation", or "in a recent unsafe memory access operation in compiled Java code").
-     */
     static boolean isMemoryFault(final InternalError error)
     {
-        final String message = error.getMessage();
-        return message != null && message.contains("unsafe memory access");
+        return MappedFault.is(error);
     }
 
     /**

@@ -171,9 +171,10 @@ public final class StorageFile
      * are in the pages, so there is nothing for an fdatasync to do). A file on a device, buffered or not, has none:
      * its reads may wait for the device, and the storage stage keeps many of those in flight.
      * <p>
-     * Only system calls touch these bytes (the socket's read and write), never Java code: should the file be
-     * truncated under the mapping, the call fails with EFAULT (the connection closes) where an access from Java
-     * would be a SIGBUS. Mapped once per region at the first peer request, without populating (a sparse file keeps
+     * System calls touch these bytes (the socket's read and write), and Java only to copy the few KiB of a WRITE's
+     * payload read ahead with its header: should the file be truncated under the mapping, the call fails with
+     * EFAULT, the copy with a memory fault the responder turns into an I/O error (either way the connection
+     * closes, the daemon goes on). Mapped once per region at the first peer request, without populating (a sparse file keeps
      * its holes), read-only when the descriptor is (then {@link #pageCacheWritable()} is false); unmapped with
      * the region, which closes only after every borrow of it ended.
      *

@@ -186,6 +186,36 @@ public final class FileIo
     }
 
     /**
+     * @return a buffer for {@link #regularFileSize}, from {@code arena}.
+     */
+    public static MemorySegment newStatBuffer(final Arena arena)
+    {
+        return arena.allocate(STAT_SIZE, 8);
+    }
+
+    /**
+     * A regular file's size by {@code fstat(2)} into {@code stat} (from {@link #newStatBuffer}, the caller's own),
+     * without allocating. Unlike {@link #size} it leaves the file offset alone: the descriptor may share its open
+     * file description, and so its offset, with the client that passed it.
+     *
+     * @return bytes, or {@code -errno}.
+     */
+    public static long regularFileSize(final int fd, final MemorySegment stat)
+    {
+        final MemorySegment capture = CallScratch.capture();
+        final int result;
+        try
+        {
+            result = (int)FSTAT.invokeExact(capture, fd, stat);
+        }
+        catch (final Throwable t)
+        {
+            throw Libc.rethrow(t);
+        }
+        return result != 0 ? -CallScratch.errno(capture) : stat.get(JAVA_LONG, STAT_SIZE_OFFSET);
+    }
+
+    /**
      * {@code fallocate(FALLOC_FL_KEEP_SIZE)}, without allocating on the heap: gives {@code [offset, offset +
      * length)} blocks (a no-op where it has them), the file's size unchanged, so that a later write there through a
      * mapping cannot fail for want of space.

@@ -1,6 +1,7 @@
 package io.xferd.daemon.transport.tcp;
 
 import io.xferd.daemon.agent.SystemCounters;
+import io.xferd.daemon.memory.MappedFault;
 import io.xferd.daemon.memory.Region;
 import io.xferd.daemon.storage.StorageFile;
 import io.xferd.daemon.storage.StorageStage;
@@ -60,6 +61,7 @@ final class FileSegmentResponder implements AutoCloseable
     private final RegionWindows landing;
     // mincore's answer for 4 MiB of pages a call (hasHole)
     private final MemorySegment residency = Arena.ofAuto().allocate(1024);
+    private final MemorySegment stat = FileIo.newStatBuffer(Arena.ofAuto());
     private final AtomicCounter errors;
 
     /**
@@ -245,9 +247,23 @@ final class FileSegmentResponder implements AutoCloseable
             }
             else
             {
-                // a truncate racing this read fails it with EFAULT (the kernel copies, no Java access): the
-                // connection closes and the peer fails the slice, as when a peer stops mid-frame
-                channel.readFully(landing.window(region, pages, offset, length));
+                // a truncate racing this read fails it: with EFAULT where the kernel copies, with a memory fault where
+                // Java copies the bytes read ahead with the header. Either way the connection closes and the peer
+                // fails the slice, as when a peer stops mid-frame
+                try
+                {
+                    channel.readFully(landing.window(region, pages, offset, length));
+                }
+                catch (final InternalError error)
+                {
+                    if (!MappedFault.is(error))
+                    {
+                        throw error;
+                    }
+                    errors.increment();
+                    throw new IOException("the file under a storage region was truncated while a WRITE landed in it",
+                        error);
+                }
                 bytesWritten.getAndAdd(length);
                 storage.onCompleted(true, length, true);
             }
@@ -272,12 +288,13 @@ final class FileSegmentResponder implements AutoCloseable
     }
 
     /**
-     * As the storage stage: the file must still cover the whole region, not only this slice (one lseek, no
+     * As the storage stage: the file must still cover the whole region, not only this slice (one fstat, no
      * allocation); one that does not counts as an error of the region.
      */
     private boolean truncated(final StorageFile storage, final boolean write)
     {
-        final long size = FileIo.size(storage.fd());
+        // fstat, not lseek: the descriptor may share its file offset with the client that passed it
+        final long size = FileIo.regularFileSize(storage.fd(), stat);
         if (size >= storage.end())
         {
             return false;
