@@ -119,20 +119,11 @@ public final class FileIo
     {
         try (Arena arena = Arena.ofConfined())
         {
-            final MemorySegment stat = arena.allocate(STAT_SIZE, 8);
-            final MemorySegment capture = CallScratch.capture();
-            final int result;
-            try
+            final MemorySegment stat = newStatBuffer(arena);
+            final int errno = fstat(fd, stat);
+            if (errno != 0)
             {
-                result = (int)FSTAT.invokeExact(capture, fd, stat);
-            }
-            catch (final Throwable t)
-            {
-                throw Libc.rethrow(t);
-            }
-            if (result != 0)
-            {
-                throw new NativeException("fstat", CallScratch.errno(capture), "fd=" + fd);
+                throw new NativeException("fstat", errno, "fd=" + fd);
             }
             return stat.get(JAVA_INT, STAT_MODE_OFFSET);
         }
@@ -202,6 +193,17 @@ public final class FileIo
      */
     public static long regularFileSize(final int fd, final MemorySegment stat)
     {
+        final int errno = fstat(fd, stat);
+        return errno != 0 ? -errno : stat.get(JAVA_LONG, STAT_SIZE_OFFSET);
+    }
+
+    /**
+     * {@code fstat(2)} into {@code stat}, without allocating.
+     *
+     * @return 0, or the errno.
+     */
+    private static int fstat(final int fd, final MemorySegment stat)
+    {
         final MemorySegment capture = CallScratch.capture();
         final int result;
         try
@@ -212,7 +214,7 @@ public final class FileIo
         {
             throw Libc.rethrow(t);
         }
-        return result != 0 ? -CallScratch.errno(capture) : stat.get(JAVA_LONG, STAT_SIZE_OFFSET);
+        return result != 0 ? CallScratch.errno(capture) : 0;
     }
 
     /**
