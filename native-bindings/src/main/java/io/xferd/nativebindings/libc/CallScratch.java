@@ -5,8 +5,9 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * Per-thread native scratch memory, so that calls on the data path allocate nothing: the errno capture state, and
- * room for a {@code msghdr} + {@code iovec} + one-fd {@code cmsghdr} (or two iovecs for process_vm_*).
+ * Per-thread native scratch memory, so that calls on the data path allocate nothing: the errno capture state,
+ * room for a {@code msghdr} + {@code iovec} + one-fd {@code cmsghdr} (or two iovecs for process_vm_*), and a
+ * {@code struct stat}.
  * <p>
  * Layout of {@link #message()}:
  * <pre>
@@ -29,6 +30,7 @@ final class CallScratch
 
     private final MemorySegment capture;
     private final MemorySegment message;
+    private final MemorySegment stat;
     private final MemorySegment localIov;
     private final MemorySegment remoteIov;
 
@@ -37,6 +39,7 @@ final class CallScratch
         final Arena arena = Arena.ofAuto();
         capture = arena.allocate(Libc.CAPTURE_STATE_SIZE, 8);
         message = arena.allocate(MESSAGE_SIZE, 8);
+        stat = arena.allocate(FileIo.STAT_SIZE, 8);
         localIov = message.asSlice(IOV_OFFSET, 16);
         remoteIov = message.asSlice(IOV2_OFFSET, 16);
     }
@@ -67,6 +70,14 @@ final class CallScratch
     MemorySegment message()
     {
         return message;
+    }
+
+    /**
+     * @return room for one {@code struct stat}.
+     */
+    MemorySegment stat()
+    {
+        return stat;
     }
 
     /**

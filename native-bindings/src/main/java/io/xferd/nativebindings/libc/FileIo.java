@@ -14,9 +14,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * What storage regions need from a file descriptor besides io_uring: {@code open(2)} (for files the daemon's own
- * configuration names), {@code fstat(2)}'s type and size, the size by {@code lseek(SEEK_END)} (block devices too),
- * and switching {@code O_DIRECT} on with {@code fcntl(F_SETFL)}. x86-64 / aarch64 Linux values, checked against the
- * headers by {@code IoUringLayoutTest}.
+ * configuration names), {@code fstat(2)}'s type and size, the size (fstat for files, {@code lseek(SEEK_END)} for
+ * block devices), and switching {@code O_DIRECT} on with {@code fcntl(F_SETFL)}. x86-64 / aarch64 Linux values,
+ * checked against the headers by {@code IoUringLayoutTest}.
  */
 public final class FileIo
 {
@@ -119,7 +119,7 @@ public final class FileIo
     {
         try (Arena arena = Arena.ofConfined())
         {
-            final MemorySegment stat = newStatBuffer(arena);
+            final MemorySegment stat = arena.allocate(STAT_SIZE, 8);
             final int errno = fstat(fd, stat);
             if (errno != 0)
             {
@@ -157,12 +157,24 @@ public final class FileIo
     }
 
     /**
-     * The size now, without allocating: a regular file's length or a block device's capacity.
+     * The size now, without allocating: a regular file's length ({@code fstat}, which leaves the file offset alone:
+     * the descriptor may share its open file description, and so its offset, with the client that passed it) or a
+     * block device's capacity ({@code lseek(SEEK_END)}).
      *
      * @return bytes, or {@code -errno}.
      */
     public static long size(final int fd)
     {
+        final MemorySegment stat = CallScratch.get().stat();
+        final int errno = fstat(fd, stat);
+        if (errno != 0)
+        {
+            return -errno;
+        }
+        if ((stat.get(JAVA_INT, STAT_MODE_OFFSET) & S_IFMT) == S_IFREG)
+        {
+            return stat.get(JAVA_LONG, STAT_SIZE_OFFSET);
+        }
         final MemorySegment capture = CallScratch.capture();
         final long result;
         try
@@ -174,27 +186,6 @@ public final class FileIo
             throw Libc.rethrow(t);
         }
         return result < 0 ? -CallScratch.errno(capture) : result;
-    }
-
-    /**
-     * @return a buffer for {@link #regularFileSize}, from {@code arena}.
-     */
-    public static MemorySegment newStatBuffer(final Arena arena)
-    {
-        return arena.allocate(STAT_SIZE, 8);
-    }
-
-    /**
-     * A regular file's size by {@code fstat(2)} into {@code stat} (from {@link #newStatBuffer}, the caller's own),
-     * without allocating. Unlike {@link #size} it leaves the file offset alone: the descriptor may share its open
-     * file description, and so its offset, with the client that passed it.
-     *
-     * @return bytes, or {@code -errno}.
-     */
-    public static long regularFileSize(final int fd, final MemorySegment stat)
-    {
-        final int errno = fstat(fd, stat);
-        return errno != 0 ? -errno : stat.get(JAVA_LONG, STAT_SIZE_OFFSET);
     }
 
     /**

@@ -61,7 +61,6 @@ final class FileSegmentResponder implements AutoCloseable
     private final RegionWindows landing;
     // mincore's answer for 4 MiB of pages a call (hasHole)
     private final MemorySegment residency = Arena.ofAuto().allocate(1024);
-    private final MemorySegment stat = FileIo.newStatBuffer(Arena.ofAuto());
     private final AtomicCounter errors;
 
     /**
@@ -293,8 +292,7 @@ final class FileSegmentResponder implements AutoCloseable
      */
     private boolean truncated(final StorageFile storage, final boolean write)
     {
-        // fstat, not lseek: the descriptor may share its file offset with the client that passed it
-        final long size = FileIo.regularFileSize(storage.fd(), stat);
+        final long size = FileIo.size(storage.fd()); // an fstat: the file offset a client may share stays put
         if (size >= storage.end())
         {
             return false;
