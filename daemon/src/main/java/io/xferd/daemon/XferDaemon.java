@@ -396,8 +396,10 @@ public final class XferDaemon implements AutoCloseable
         final org.agrona.concurrent.IdleStrategy idle = context.newIdleStrategy();
         if (doorbell != null && idle instanceof DozingBackoffIdleStrategy dozing)
         {
-            // a sleep a client's submit ends, not the back-off's parks (a futex and a timer each, work or not)
-            dozing.doorbell(doorbell, context.dataPlaneSleepNs()).sleepOnDoorbellAfter(dozing.idlesBeforeParking());
+            // after the deep-doze threshold (~2 s quiet): a sleep a client's submit ends. Sleeping on the doorbells
+            // as soon as the spins and yields found nothing (sleepOnDoorbellAfter) let requests of GpuOverTcpTest and
+            // ProcessMemoryTest wait out the whole 100 ms sleep in round five's CI: not used until that is understood
+            dozing.doorbell(doorbell, context.dataPlaneSleepNs());
         }
         return new AgentRunner(idle,
             throwable -> LOG.error("data plane error in {}", agent.roleName(), throwable), null, tracked);
