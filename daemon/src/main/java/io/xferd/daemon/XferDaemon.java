@@ -397,8 +397,8 @@ public final class XferDaemon implements AutoCloseable
         if (doorbell != null && idle instanceof DozingBackoffIdleStrategy dozing)
         {
             // after the deep-doze threshold (~2 s quiet): a sleep a client's submit ends. Sleeping on the doorbells
-            // as soon as the spins and yields found nothing (sleepOnDoorbellAfter) let requests of GpuOverTcpTest and
-            // ProcessMemoryTest wait out the whole 100 ms sleep in round five's CI: not used until that is understood
+            // as soon as the spins and yields found nothing was tried in round five and let requests wait out the
+            // whole 100 ms sleep (docs/performance.md): not until that is understood
             dozing.doorbell(doorbell, context.dataPlaneSleepNs());
         }
         return new AgentRunner(idle,
