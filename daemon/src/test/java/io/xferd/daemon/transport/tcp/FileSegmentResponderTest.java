@@ -342,14 +342,8 @@ class FileSegmentResponderTest
     void shouldSendReadsOfAFileOnTmpfsFromItsPagesWithoutTheStageAndFailThemTypedOnceTheFileIsTruncated()
         throws Exception
     {
-        final Path shm = Path.of("/dev/shm");
-        assumeTrue(Files.isDirectory(shm) && "tmpfs".equals(Files.getFileStore(shm).type()), "no tmpfs");
-        final Path onTmpfs = Files.write(Files.createTempFile(shm, "xferd-responder", ".bin"), seeded);
-        final int fd = FileIo.open(onTmpfs.toString(), FileIo.O_RDWR, 0);
-        assertThat(fd).isNotNegative();
-        direct = new StorageFile(fd, 4096, FILE_SIZE - 4096, FileIo.trySetDirect(fd), false, StorageFile.FILE);
-        SessionRegions.set(owner, RegionTable.EMPTY.with(memoryRegion).with(fileRegion)
-            .with(Region.inFile(DIRECT_BASE, FILE_SIZE - 4096, direct)));
+        final Path onTmpfs = tmpfsFile(seeded);
+        serveFile(onTmpfs, FileIo.O_RDWR, 4096, true);
         try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
         {
             final long handle = peer.handle("decode");
@@ -391,14 +385,8 @@ class FileSegmentResponderTest
     void shouldReceiveWritesIntoAFileOnTmpfsStraightIntoItsPagesAndFailThemTypedOnceTheFileIsTruncated()
         throws Exception
     {
-        final Path shm = Path.of("/dev/shm");
-        assumeTrue(Files.isDirectory(shm) && "tmpfs".equals(Files.getFileStore(shm).type()), "no tmpfs");
-        final Path onTmpfs = Files.write(Files.createTempFile(shm, "xferd-responder", ".bin"), seeded);
-        final int fd = FileIo.open(onTmpfs.toString(), FileIo.O_RDWR, 0);
-        assertThat(fd).isNotNegative();
-        direct = new StorageFile(fd, 4096, FILE_SIZE - 4096, FileIo.trySetDirect(fd), false, StorageFile.FILE);
-        SessionRegions.set(owner, RegionTable.EMPTY.with(memoryRegion).with(fileRegion)
-            .with(Region.inFile(DIRECT_BASE, FILE_SIZE - 4096, direct)));
+        final Path onTmpfs = tmpfsFile(seeded);
+        serveFile(onTmpfs, FileIo.O_RDWR, 4096, true);
         try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
         {
             final long handle = peer.handle("decode");
@@ -439,20 +427,13 @@ class FileSegmentResponderTest
     @Test
     void shouldLeaveReadsOverAHoleOfASparseFileOnTmpfsToTheStageAndFillHolesThatAWriteLandsIn() throws Exception
     {
-        final Path shm = Path.of("/dev/shm");
-        assumeTrue(Files.isDirectory(shm) && "tmpfs".equals(Files.getFileStore(shm).type()), "no tmpfs");
-        final Path onTmpfs = Files.write(Files.createTempFile(shm, "xferd-responder", ".bin"),
-            Arrays.copyOf(seeded, 65_536));
+        final Path onTmpfs = tmpfsFile(Arrays.copyOf(seeded, 65_536));
         try (RandomAccessFile raf = new RandomAccessFile(onTmpfs.toFile(), "rw"))
         {
             raf.setLength(FILE_SIZE); // a hole from 64 KiB to the end
         }
         final long blocks = allocatedBlocks(onTmpfs);
-        final int fd = FileIo.open(onTmpfs.toString(), FileIo.O_RDWR, 0);
-        assertThat(fd).isNotNegative();
-        direct = new StorageFile(fd, 0, FILE_SIZE, false, false, StorageFile.FILE);
-        SessionRegions.set(owner, RegionTable.EMPTY.with(memoryRegion).with(fileRegion)
-            .with(Region.inFile(DIRECT_BASE, FILE_SIZE, direct)));
+        serveFile(onTmpfs, FileIo.O_RDWR, 0, false);
         try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
         {
             final long handle = peer.handle("decode");
@@ -494,14 +475,8 @@ class FileSegmentResponderTest
     @Test
     void shouldSendReadsOfAFileOnTmpfsOpenedReadOnlyFromItsPages() throws Exception
     {
-        final Path shm = Path.of("/dev/shm");
-        assumeTrue(Files.isDirectory(shm) && "tmpfs".equals(Files.getFileStore(shm).type()), "no tmpfs");
-        final Path onTmpfs = Files.write(Files.createTempFile(shm, "xferd-responder", ".bin"), seeded);
-        final int fd = FileIo.open(onTmpfs.toString(), FileIo.O_RDONLY, 0);
-        assertThat(fd).isNotNegative();
-        direct = new StorageFile(fd, 100, FILE_SIZE - 100, false, false, StorageFile.FILE);
-        SessionRegions.set(owner, RegionTable.EMPTY.with(memoryRegion).with(fileRegion)
-            .with(Region.inFile(DIRECT_BASE, FILE_SIZE - 100, direct)));
+        final Path onTmpfs = tmpfsFile(seeded);
+        serveFile(onTmpfs, FileIo.O_RDONLY, 100, false);
         try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
         {
             final long handle = peer.handle("decode");
@@ -596,5 +571,27 @@ class FileSegmentResponderTest
             assertThat(System.nanoTime() - deadline).as("still waiting").isNegative();
             Thread.sleep(1);
         }
+    }
+
+    /** A file on /dev/shm holding {@code bytes}; the test is skipped where /dev/shm is not tmpfs. */
+    private static Path tmpfsFile(final byte[] bytes) throws IOException
+    {
+        final Path shm = Path.of("/dev/shm");
+        assumeTrue(Files.isDirectory(shm) && "tmpfs".equals(Files.getFileStore(shm).type()), "no tmpfs");
+        return Files.write(Files.createTempFile(shm, "xferd-responder", ".bin"), bytes);
+    }
+
+    /**
+     * The owner's region at DIRECT_BASE becomes {@code file} from {@code offset} to FILE_SIZE, opened with
+     * {@code openFlags} (O_DIRECT tried when {@code tryDirect}).
+     */
+    private void serveFile(final Path file, final int openFlags, final long offset, final boolean tryDirect)
+    {
+        final int fd = FileIo.open(file.toString(), openFlags, 0);
+        assertThat(fd).isNotNegative();
+        direct = new StorageFile(fd, offset, FILE_SIZE - offset, tryDirect && FileIo.trySetDirect(fd), false,
+            StorageFile.FILE);
+        SessionRegions.set(owner, RegionTable.EMPTY.with(memoryRegion).with(fileRegion)
+            .with(Region.inFile(DIRECT_BASE, FILE_SIZE - offset, direct)));
     }
 }
