@@ -332,4 +332,21 @@ class SubmitAdapterTest
         // its tracker comes back with a completion that may ring no doorbell: intake must not sleep on them now
         assertThat(intake.waitsForBatchTracker()).isTrue();
     }
+
+    @Test
+    void shouldCountTheEntriesAClosedClientsHalfPublishedBatchNeverRanAsFailed()
+    {
+        start(8);
+        submitBatch(alice, 200, 12, ALONE); // each entry a command of its own: 8 fit, 4 wait for room
+        intake.doWork();
+        assertThat(drain()).hasSize(8);
+        assertThat(counters.get(SystemCounter.REQUESTS_SUBMITTED).get()).as("counted with the batch").isEqualTo(12);
+
+        alice.session.markClosed(); // before intake publishes the rest
+        intake.doWork();
+
+        assertThat(drain()).isEmpty();
+        // so that submitted = completed + failed holds once the 8 published ones end: intake sleeps only then
+        assertThat(counters.get(SystemCounter.REQUESTS_FAILED).get()).isEqualTo(4);
+    }
 }
