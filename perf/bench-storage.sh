@@ -7,7 +7,7 @@
 # (host A's memory into B's file, against into B's memory).
 #
 #   perf/bench-storage.sh [--dir DIR] [--size SIZE] [--qd N] [--duration S] [--no-remote | --remote-only]
-#                         [--build CHECKOUT] [--fio-whole-file] [--client-idle gentle|spin] [--rounds N]
+#                         [--build CHECKOUT] [--fio-whole-file] [--client-idle doorbell|gentle|spin] [--rounds N]
 #
 #   --dir       where the test file lives (default /var/tmp: the machine's disk; /dev/shm for tmpfs)
 #   --size      file size (default 1GiB)
@@ -19,8 +19,9 @@
 #   --fio-whole-file  fio over the whole file (rounds one to three did): by default fio covers the bytes xferd bench
 #               does, the file's first min(size, 64 MiB) (xferd bench's span per thread), so both read and write the
 #               same bytes of the same file (the virtio host caches a 64 MiB span better than 512 MiB)
-#   --client-idle  how xferd bench's client waits for its oldest request (default gentle: parks up to 500 us, so as
-#               not to take the daemon's core; spin: the client library's default). fio blocks in io_uring_enter.
+#   --client-idle  how xferd bench's client waits for its oldest request (default doorbell, the client library's
+#               default: spins, yields, then sleeps until the daemon rings its completion doorbell, as fio blocks in
+#               io_uring_enter; gentle: parks up to 500 us; spin: spins, yields, parks up to 50 us)
 #   --rounds    remote part: measure file and memory N times (default 1), in alternating order (file first in odd
 #               rounds), printing each round and the ratio of the sums over all rounds. Each row also gives the
 #               serving daemon's (B's) CPU seconds per GB moved and, with perf, its system calls per request,
@@ -43,7 +44,7 @@ duration=10
 remote=1
 local_runs=1
 fio_whole=0
-client_idle=gentle
+client_idle=doorbell
 rounds=1
 while [[ $# -gt 0 ]]; do
   case "$1" in

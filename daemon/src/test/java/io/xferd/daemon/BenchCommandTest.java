@@ -108,7 +108,7 @@ class BenchCommandTest
         final ChildProcess bench = xferd("bench", "bench", "--client-idle", "nap", "--duration", "1s");
 
         assertThat(bench.awaitExit(EXIT)).as(bench.output()).isEqualTo(2);
-        assertThat(bench.output()).contains("--client-idle must be spin or gentle: nap");
+        assertThat(bench.output()).contains("--client-idle must be doorbell, spin or gentle: nap");
     }
 
     @Test

@@ -24,11 +24,23 @@ public final class ClientContext
     private long daemonCheckIntervalNs = 1_000_000;
     private IdleStrategy idleStrategy = defaultIdleStrategy();
 
+    /** The longest one sleep of the default strategy on the completion doorbell: a bound for a daemon that never rings. */
+    public static final long DEFAULT_DOORBELL_SLEEP_NS = 1_000_000;
+
     /**
-     * @return what a client waits with unless told otherwise: spin, yield, then park 1 to 50 us (a round trip
-     * is about a microsecond, so the first spins usually find the completion).
+     * @return what a client waits with unless told otherwise: spin, yield, then sleep on the completion ring's
+     * doorbell until the daemon rings it, at most {@value #DEFAULT_DOORBELL_SLEEP_NS} ns at a time (a round trip is
+     * about a microsecond, so the first spins usually find the completion).
      */
     public static IdleStrategy defaultIdleStrategy()
+    {
+        return new DoorbellIdleStrategy(200, 20, DEFAULT_DOORBELL_SLEEP_NS);
+    }
+
+    /**
+     * @return the default before the completion doorbell: spin, yield, then park 1 to 50 us between polls.
+     */
+    public static IdleStrategy parkingIdleStrategy()
     {
         return new BackoffIdleStrategy(200, 20, 1_000, 50_000);
     }
@@ -105,7 +117,8 @@ public final class ClientContext
     }
 
     /**
-     * How blocking calls wait for completions; the default backs off from spinning to short parks.
+     * How blocking calls wait for completions; the default backs off from spinning to sleeping on the completion
+     * ring's doorbell ({@link DoorbellIdleStrategy}).
      */
     public ClientContext idleStrategy(final IdleStrategy idleStrategy)
     {

@@ -11,6 +11,8 @@ import org.agrona.concurrent.ringbuffer.RingBuffer;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -18,6 +20,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link BatchTable}, a notification is queued for {@link #takeNotifications}. When the ring is empty it lets
  * {@link DaemonLiveness} check the daemon, so that a caller spinning on completions notices a daemon that went away.
  * Allocation-free but for notifications; one thread polls at a time (another that tries meanwhile takes nothing).
+ * <p>
+ * With a {@link DoorbellIdleStrategy} the waits sleep on the ring's {@link CompletionDoorbell} once their spins and
+ * yields are spent; the sleeper holds the poll lock (nobody can take its records meanwhile, and the ring cannot be
+ * unmapped under it), so other waiting threads park briefly instead.
  */
 final class CompletionPoller
 {
@@ -29,6 +35,14 @@ final class CompletionPoller
     private final DaemonLiveness liveness;
     private final NanoClock clock;
     private final IdleStrategy idle;
+    /** The caller's strategy when it sleeps on the doorbell; null for any other strategy. */
+    private final DoorbellIdleStrategy doorbellIdle;
+    private final CompletionDoorbell doorbell;
+    /**
+     * Polls that took records, so far: a waiter that read it before looking at its batch sleeps only if no poll took
+     * records since (another thread may have finished its batch). Written under the poll lock.
+     */
+    private final AtomicInteger recordPolls = new AtomicInteger();
     private final ReentrantLock pollLock = new ReentrantLock();
     private final CompletionFlyweight completion = new CompletionFlyweight();
     private final NotificationFlyweight notification = new NotificationFlyweight();
@@ -47,6 +61,8 @@ final class CompletionPoller
         this.liveness = liveness;
         this.clock = clock;
         this.idle = idle;
+        this.doorbellIdle = idle instanceof DoorbellIdleStrategy doorbellStrategy ? doorbellStrategy : null;
+        this.doorbell = new CompletionDoorbell(completionRing.buffer());
     }
 
     /**
@@ -70,6 +86,10 @@ final class CompletionPoller
             {
                 liveness.checkIfDue();
             }
+            else
+            {
+                recordPolls.setRelease(recordPolls.getPlain() + 1);
+            }
             return work;
         }
         finally
@@ -92,8 +112,13 @@ final class CompletionPoller
         final long timeoutNs = timeoutMs * 1_000_000L;
         long deadline = clock.nanoTime() + timeoutNs;
         idle.reset();
-        while (batch.pending > 0)
+        while (true)
         {
+            final int polls = recordPolls.getAcquire();
+            if (batch.pending <= 0)
+            {
+                break;
+            }
             final int work = poll();
             if (work > 0)
             {
@@ -108,7 +133,7 @@ final class CompletionPoller
                         " task(s) without completion for " + timeoutMs + " ms");
                 }
             }
-            idle.idle(work);
+            idle(work, polls);
         }
         liveness.checkAlive();
         for (int task = 0; task < batch.submitted; task++)
@@ -141,6 +166,7 @@ final class CompletionPoller
         idle.reset();
         while (true)
         {
+            final int polls = recordPolls.getAcquire();
             for (int i = 0; i < count; i++)
             {
                 if (batches.batch(batchIds[i]).pending == 0)
@@ -162,7 +188,61 @@ final class CompletionPoller
                     throw new XferException(count + " batches without a completion for " + timeoutMs + " ms");
                 }
             }
+            idle(work, polls);
+        }
+    }
+
+    /**
+     * @return a token to pass to {@link #idle(int, int)}: read it before looking at what the wait waits for.
+     */
+    int recordPolls()
+    {
+        return recordPolls.getAcquire();
+    }
+
+    /**
+     * One idle step of a wait for completions that found nothing: the caller's strategy, or with a
+     * {@link DoorbellIdleStrategy}, once its spins and yields are spent, a bounded sleep on the doorbell.
+     *
+     * @param polls {@link #recordPolls()} as it was before the caller looked at what it waits for.
+     */
+    void idle(final int work, final int polls)
+    {
+        if (doorbellIdle == null)
+        {
             idle.idle(work);
+        }
+        else if (doorbellIdle.backOff(work))
+        {
+            sleepOnDoorbell(polls, doorbellIdle.maxSleepNs());
+        }
+    }
+
+    private void sleepOnDoorbell(final int polls, final long maxSleepNs)
+    {
+        if (!pollLock.tryLock())
+        {
+            LockSupport.parkNanos(Math.min(DoorbellIdleStrategy.PARK_NS, maxSleepNs)); // another thread polls or sleeps
+            return;
+        }
+        try
+        {
+            if (closed || recordPolls.getPlain() != polls)
+            {
+                return; // closing, or another thread took records since the caller looked: look again
+            }
+            doorbell.arm();
+            // a record committed before the mark was visible is seen now (its claim moved the tail); one committed
+            // after it rings
+            if (completionRing.producerPosition() == completionRing.consumerPosition())
+            {
+                doorbell.sleep(maxSleepNs);
+            }
+            doorbell.disarm();
+        }
+        finally
+        {
+            pollLock.unlock();
         }
     }
 

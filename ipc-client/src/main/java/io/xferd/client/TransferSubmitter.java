@@ -151,6 +151,7 @@ final class TransferSubmitter
         idle.reset();
         while (true)
         {
+            final int polls = poller.recordPolls();
             if (batches.inFlight() < maxInFlight)
             {
                 final int index = submitRing.tryClaim(type, length);
@@ -159,7 +160,7 @@ final class TransferSubmitter
                     return index;
                 }
             }
-            idle.idle(poller.poll());
+            poller.idle(poller.poll(), polls);
             liveness.checkAlive();
             if (clock.nanoTime() - deadline > 0)
             {

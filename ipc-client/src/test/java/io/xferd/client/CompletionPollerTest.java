@@ -9,6 +9,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 
 import static io.xferd.client.ClientParts.TIMEOUT_MS;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -207,6 +208,33 @@ class CompletionPollerTest
             .isInstanceOf(DaemonGoneException.class);
         assertThat(batch.status[0]).isEqualTo(TransferStatus.DAEMON_GONE);
         assertThat(parts.idles).as("noticed at the next check, not at the timeout").isLessThan(5);
+    }
+
+    @Test
+    void shouldFindACompletionThatNoDoorbellAnnouncedAtTheEndOfItsBoundedSleep() throws Exception
+    {
+        // an older daemon commits completions and never rings the completion doorbell: a client that sleeps on it
+        // still finds them, one bounded sleep (1 ms here) later
+        final CompletionPoller sleeper = new CompletionPoller(parts.rings.completionRing(), batches, parts.liveness,
+            parts.nanoClock, new DoorbellIdleStrategy(0, 0, 1_000_000));
+        final long batchId = batches.allocate(1);
+        final BatchTable.Batch batch = batches.batch(batchId);
+        final long id = batch.requestId(batches.start(batch, 0));
+        final Thread olderDaemon = new Thread(() ->
+        {
+            LockSupport.parkNanos(20_000_000); // the waiter is asleep by then, most likely; either way it must finish
+            parts.daemon.complete(id, TransferStatus.OK, 1);
+        });
+        olderDaemon.start();
+        try
+        {
+            assertThat(sleeper.awaitBatch(batchId, TIMEOUT_MS)).isTrue(); // the injected clock does not move
+        }
+        finally
+        {
+            olderDaemon.join();
+            sleeper.close();
+        }
     }
 
     @Test

@@ -39,7 +39,14 @@ public final class RingsFileDescriptor
      * shared futex); a client that finds it so after publishing stores 0 and wakes the word (FUTEX_WAKE).
      */
     public static final int SUBMIT_DOORBELL_OFFSET = CONSUMER_HEARTBEAT_OFFSET;
-    /** The doorbell's value while the daemon may sleep on it; 0 while it polls. */
+    /**
+     * The completion ring's doorbell, the same int32 of the completion ring's trailer: a client about to sleep on it
+     * (a shared futex) stores {@value #DOORBELL_ASLEEP}; the daemon, after committing a record to that ring, finds it
+     * so, stores 0 and wakes the word (FUTEX_WAKE). Added within version 2: an older client never arms it, an older
+     * daemon never rings it (so a client bounds its sleep).
+     */
+    public static final int COMPLETION_DOORBELL_OFFSET = CONSUMER_HEARTBEAT_OFFSET;
+    /** A doorbell's value while its reader may sleep on it; 0 otherwise. */
     public static final int DOORBELL_ASLEEP = 1;
 
     /** Record header: int32 length (header included, before padding), int32 type. */

@@ -25,6 +25,7 @@ public final class ClientSession extends RefCounted
     private final UnixSocket socket;
     private final MemorySegment ringsMapping;
     private final ManyToOneRingBuffer completionRing;
+    private final CompletionRingDoorbell completionDoorbell;
     private final SubmitRing submitRing;
     private final ControlChannel channel;
     private volatile RegionTable regions = RegionTable.EMPTY;
@@ -56,6 +57,8 @@ public final class ClientSession extends RefCounted
         this.channel = channel;
         this.ringsMapping = ringsMapping;
         this.completionRing = completionRing;
+        // null only in tests that never complete a request of this session
+        this.completionDoorbell = completionRing == null ? null : new CompletionRingDoorbell(completionRing.buffer());
         this.submitRing = submitRing;
     }
 
@@ -136,6 +139,14 @@ public final class ClientSession extends RefCounted
     public ManyToOneRingBuffer completionRing()
     {
         return completionRing;
+    }
+
+    /**
+     * Wake this client if it sleeps on its completion ring's doorbell: call after committing a record there.
+     */
+    void ringCompletionDoorbell()
+    {
+        completionDoorbell.ring();
     }
 
     /**

@@ -16,6 +16,7 @@ import org.agrona.concurrent.status.AtomicCounter;
  * Writes completion and notification records into a client's own completion ring. A completion always has
  * room while the client keeps to its in-flight limit; a client whose ring is full anyway broke that contract
  * and is disconnected. A notification that does not fit is dropped and counted: only the slow client loses.
+ * After each record it rings the client's completion doorbell (a client asleep on it wakes).
  * One instance per worker thread (flyweights are not shared).
  */
 public final class CompletionSender
@@ -78,6 +79,7 @@ public final class CompletionSender
             .intakeNanos(intakeNanos)
             .completeNanos(completeNanos);
         ring.commit(index);
+        session.ringCompletionDoorbell();
     }
 
     /**
@@ -176,6 +178,7 @@ public final class CompletionSender
         }
         notification.wrap(ring.buffer(), index).encode(traceId, sourceName, message, 0, messageLength);
         ring.commit(index);
+        receiver.ringCompletionDoorbell();
         notificationsDelivered.increment();
     }
 }

@@ -33,6 +33,7 @@ final class CallScratch
     private final MemorySegment stat;
     private final MemorySegment localIov;
     private final MemorySegment remoteIov;
+    private final MemorySegment timespec;
 
     private CallScratch()
     {
@@ -42,6 +43,7 @@ final class CallScratch
         stat = arena.allocate(FileIo.STAT_SIZE, 8);
         localIov = message.asSlice(IOV_OFFSET, 16);
         remoteIov = message.asSlice(IOV2_OFFSET, 16);
+        timespec = arena.allocate(16, 8);
     }
 
     static CallScratch get()
@@ -94,5 +96,13 @@ final class CallScratch
     MemorySegment remoteIov()
     {
         return remoteIov;
+    }
+
+    /**
+     * @return room for one {@code struct timespec}.
+     */
+    MemorySegment timespec()
+    {
+        return timespec;
     }
 }

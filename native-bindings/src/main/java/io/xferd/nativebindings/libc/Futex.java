@@ -11,7 +11,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * Shared futexes on 32-bit words in memory that several processes map ({@code futex(2)} FUTEX_WAKE and
+ * Shared futexes on 32-bit words in memory that several processes map ({@code futex(2)} FUTEX_WAIT, FUTEX_WAKE and
  * {@code futex_waitv(2)}, Linux 5.16+), through glibc's {@code syscall}. Shared, not private: the kernel keys a word
  * of a file mapping by its file and offset, so a waker in another process that maps the same file at another
  * address reaches the sleeper.
@@ -29,6 +29,7 @@ public final class Futex
     // futex_waitv has the same number on x86-64 and in aarch64's unified table; futex itself does not
     private static final long SYS_FUTEX = "aarch64".equals(System.getProperty("os.arch")) ? 98 : 202;
     private static final long SYS_FUTEX_WAITV = 449;
+    private static final int FUTEX_WAIT = 0;
     private static final int FUTEX_WAKE = 1;
     private static final int FUTEX_32 = 2;
     private static final int CLOCK_MONOTONIC = 1;
@@ -39,6 +40,8 @@ public final class Futex
 
     private static final MethodHandle WAKE = Libc.downcallVariadicCapturingErrno("syscall",
         FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT), 1);
+    private static final MethodHandle WAIT = Libc.downcallVariadicCapturingErrno("syscall",
+        FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS), 1);
     private static final MethodHandle WAITV = Libc.downcallVariadicCapturingErrno("syscall",
         FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), 1);
 
@@ -68,6 +71,41 @@ public final class Futex
             throw new NativeException("futex(FUTEX_WAKE)", CallScratch.errno(capture), "address=" + address);
         }
         return (int)woken;
+    }
+
+    /**
+     * Sleep while the 32-bit word at {@code address} holds {@code expected}, until a {@link #wake}, a signal or
+     * {@code timeoutNanos} (relative, at least 1). Allocation-free (the timespec is the thread's scratch).
+     *
+     * @return true when woken; false when the word did not hold {@code expected} (at once then), at the timeout, on a
+     * signal, or when the word's mapping went away.
+     */
+    public static boolean wait(final long address, final int expected, final long timeoutNanos)
+    {
+        final CallScratch scratch = CallScratch.get();
+        final MemorySegment timespec = scratch.timespec();
+        timespec.set(JAVA_LONG, 0, timeoutNanos / 1_000_000_000L);
+        timespec.set(JAVA_LONG, 8, timeoutNanos % 1_000_000_000L);
+        final MemorySegment capture = scratch.captureSegment();
+        final long result;
+        try
+        {
+            result = (long)WAIT.invokeExact(capture, SYS_FUTEX, address, FUTEX_WAIT, expected, timespec);
+        }
+        catch (final Throwable t)
+        {
+            throw Libc.rethrow(t);
+        }
+        if (result >= 0)
+        {
+            return true;
+        }
+        final int errno = CallScratch.errno(capture);
+        if (errno == EAGAIN || errno == ETIMEDOUT || errno == EINTR || errno == EFAULT)
+        {
+            return false;
+        }
+        throw new NativeException("futex(FUTEX_WAIT)", errno, "address=" + address);
     }
 
     /**

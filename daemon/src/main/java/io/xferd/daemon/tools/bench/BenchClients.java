@@ -26,17 +26,19 @@ public final class BenchClients implements AutoCloseable
     private final Supplier<IdleStrategy> idle;
 
     /**
-     * @param name {@code spin} (the client library's default) or {@code gentle} (parks up to 500 us: on a host
-     *             with two cores and both "hosts" on it, a client spinning for completions takes the CPU the
-     *             daemons move bytes with).
+     * @param name {@code doorbell} (the client library's default: spin, yield, then sleep on the completion ring's
+     *             doorbell), {@code spin} (the default before the doorbell: spin, yield, park 1 to 50 us) or
+     *             {@code gentle} (parks up to 500 us: on a host with two cores and both "hosts" on it, a client
+     *             spinning for completions takes the CPU the daemons move bytes with).
      */
     public static Supplier<IdleStrategy> idleStrategy(final String name)
     {
         return switch (name)
         {
-            case "spin" -> ClientContext::defaultIdleStrategy;
+            case "doorbell" -> ClientContext::defaultIdleStrategy;
+            case "spin" -> ClientContext::parkingIdleStrategy;
             case "gentle" -> () -> new BackoffIdleStrategy(10, 5, 10_000, 500_000);
-            default -> throw new IllegalArgumentException("client idle must be spin or gentle: " + name);
+            default -> throw new IllegalArgumentException("client idle must be doorbell, spin or gentle: " + name);
         };
     }
 

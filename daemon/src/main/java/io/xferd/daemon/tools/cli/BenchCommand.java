@@ -129,10 +129,10 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         description = "kv --overlap: when the second prompt arrives (default: ${DEFAULT-VALUE}).")
     Duration overlapDelay;
 
-    @Option(names = "--client-idle", defaultValue = "spin",
-        description = "How bench clients wait for completions: spin (the client library's default: spin, yield, " +
-            "park up to 50 us) or gentle (park up to 500 us, for hosts whose cores the daemons need; " +
-            "default: ${DEFAULT-VALUE}).")
+    @Option(names = "--client-idle", defaultValue = "doorbell",
+        description = "How bench clients wait for completions: doorbell (the client library's default: spin, yield, " +
+            "then sleep until the daemon rings the completion doorbell), spin (spin, yield, park up to 50 us) or " +
+            "gentle (park up to 500 us, for hosts whose cores the daemons need; default: ${DEFAULT-VALUE}).")
     String clientIdle;
 
     @Override
@@ -225,9 +225,9 @@ public final class BenchCommand implements java.util.concurrent.Callable<Integer
         {
             return "need --block-size > 0, --batch-size 1..65536, --window >= 1, --threads 1..256";
         }
-        if (!"spin".equals(clientIdle) && !"gentle".equals(clientIdle))
+        if (!"doorbell".equals(clientIdle) && !"spin".equals(clientIdle) && !"gentle".equals(clientIdle))
         {
-            return "--client-idle must be spin or gentle: " + clientIdle;
+            return "--client-idle must be doorbell, spin or gentle: " + clientIdle;
         }
         if (duration.isNegative() || duration.isZero() || warmup.isNegative())
         {

@@ -1,0 +1,172 @@
+package io.xferd.daemon;
+
+import io.xferd.client.ClientContext;
+import io.xferd.client.DoorbellIdleStrategy;
+import io.xferd.client.SharedBuffer;
+import io.xferd.client.TransferRequest;
+import io.xferd.client.XferClient;
+import org.agrona.concurrent.IdleStrategy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A client waiting for a completion sleeps in the kernel on its completion ring's doorbell, and the daemon that
+ * commits the completion wakes it. The daemon runs in its own process and is stopped (SIGSTOP) while the client
+ * submits, so the client is asleep before the completion exists (read from the kernel: a thread of this process in
+ * a shared FUTEX_WAIT), and continued then; the client's sleep is an hour, so only the daemon's wake can have ended
+ * the wait within the test's bounded one. A client that never arms the word (an older one) is served the same way.
+ */
+@Tag("integration")
+@Timeout(240)
+class CompletionDoorbellTest
+{
+    private static final int LENGTH = 4096;
+    /** A thread of its own per task: a waiter that sleeps out its hour when the feature breaks holds only that. */
+    private static final Executor OWN_THREAD = task -> Thread.ofPlatform().daemon().start(task);
+    private static final long HOUR_NS = TimeUnit.HOURS.toNanos(1);
+    private static final int SYS_FUTEX = 202;
+    private static final int SIGCONT = 18;
+    private static final int SIGSTOP = 19;
+
+    private Path directory;
+    private ChildProcess daemon;
+    private XferClient client;
+    private boolean clientStuck;
+
+    @BeforeEach
+    void startDaemon()
+    {
+        directory = SystemTests.newDaemonDirectory();
+        daemon = ChildProcess.start("doorbell-daemon", SleepyDaemonMain.class, directory.toString(), "100");
+        daemon.awaitLine("SERVING", SystemTests.DAEMON_START);
+    }
+
+    @AfterEach
+    void stopEverything()
+    {
+        signal(SIGCONT);
+        if (client != null && !clientStuck)
+        {
+            client.close(); // a client whose waiter sleeps out its hour holds its poll lock: left to the JVM's exit
+        }
+        if (daemon.isAlive())
+        {
+            daemon.sendLine("EXIT");
+            daemon.awaitExit(SystemTests.WAIT);
+        }
+        daemon.close();
+        SystemTests.deleteRecursively(directory);
+    }
+
+    @Test
+    void shouldWakeAClientAsleepOnItsCompletionDoorbell() throws Exception
+    {
+        connect(new DoorbellIdleStrategy(0, 0, HOUR_NS));
+
+        for (long seed = 1; seed <= 3; seed++)
+        {
+            writeWhileTheDaemonIsStopped(seed, true);
+        }
+    }
+
+    @Test
+    void shouldServeAClientThatNeverArmsTheDoorbell() throws Exception
+    {
+        connect(ClientContext.parkingIdleStrategy());
+
+        writeWhileTheDaemonIsStopped(4, false);
+    }
+
+    private void connect(final IdleStrategy idle)
+    {
+        client = XferClient.connect(SystemTests.clientContext(directory, "doorbell-client").idleStrategy(idle));
+    }
+
+    private void writeWhileTheDaemonIsStopped(final long seed, final boolean awaitSleep) throws Exception
+    {
+        final SharedBuffer memory = client.allocateMemory(LENGTH);
+        client.registerMemory(memory, "cpu:0");
+        SystemTests.fill(memory.segment().asSlice(0, LENGTH / 2), seed);
+
+        signal(SIGSTOP);
+        final long batchId = client.allocateBatch(1);
+        client.submitTransfer(batchId, TransferRequest.write(memory.address(), client.ownSegment(),
+            memory.address() + LENGTH / 2, LENGTH / 2));
+        final CompletableFuture<Boolean> waiter =
+            CompletableFuture.supplyAsync(() -> client.awaitBatch(batchId, SystemTests.WAIT.toMillis()), OWN_THREAD);
+        if (awaitSleep)
+        {
+            SystemTests.awaitCondition(() -> threadsInSharedFutexWait() == 1, SystemTests.WAIT,
+                () -> "one thread of this process sleeps in a shared FUTEX_WAIT (now " + threadsInSharedFutexWait() +
+                    ")");
+        }
+        signal(SIGCONT);
+
+        clientStuck = true;
+        assertThat(waiter.get(SystemTests.WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+        clientStuck = false;
+        assertThat(SystemTests.firstMismatch(memory.segment(), LENGTH / 2, SystemTests.randomBytes(seed, LENGTH / 2),
+            0, LENGTH / 2)).isEqualTo(-1);
+    }
+
+    private void signal(final int signal)
+    {
+        try
+        {
+            final Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(daemon.pid()))
+                .redirectErrorStream(true).start();
+            assertThat(kill.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        }
+        catch (final IOException | InterruptedException ex)
+        {
+            throw new AssertionError("kill -" + signal, ex);
+        }
+    }
+
+    /**
+     * @return how many threads of this process are in futex(2) with op FUTEX_WAIT (0: shared, no clock flags) now;
+     * parked Java threads wait with private futex ops, which this does not count.
+     */
+    private static int threadsInSharedFutexWait()
+    {
+        int count = 0;
+        try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task")))
+        {
+            for (final Path task : (Iterable<Path>)tasks::iterator)
+            {
+                try
+                {
+                    final List<String> fields = List.of(Files.readString(task.resolve("syscall")).trim().split(" "));
+                    if (fields.size() > 2 && fields.get(0).equals(Integer.toString(SYS_FUTEX)) &&
+                        fields.get(2).equals("0x0"))
+                    {
+                        count++;
+                    }
+                }
+                catch (final IOException gone)
+                {
+                    // the thread ended meanwhile
+                }
+            }
+        }
+        catch (final IOException ex)
+        {
+            throw new AssertionError("cannot list this process's threads", ex);
+        }
+        return count;
+    }
+}

@@ -1,0 +1,103 @@
+package io.xferd.daemon.session;
+
+import io.xferd.ipc.RingsFileDescriptor;
+import io.xferd.nativebindings.libc.Futex;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The daemon's side of the completion doorbell wakes a client asleep on the word and clears it; a word that a
+ * client keeps arming never makes the daemon wait.
+ */
+@Timeout(30)
+class CompletionRingDoorbellTest
+{
+    private static final int CAPACITY = 4096;
+    /** A thread of its own per task: a waiter that sleeps out its hour when the feature breaks holds only that. */
+    private static final Executor OWN_THREAD = task -> Thread.ofPlatform().daemon().start(task);
+    private static final int WORD = CAPACITY + RingsFileDescriptor.COMPLETION_DOORBELL_OFFSET;
+
+    @Test
+    void shouldClearAndWakeAClientAsleepOnTheWord() throws Exception
+    {
+        try (Arena arena = Arena.ofShared())
+        {
+            final UnsafeBuffer ring = ring(arena);
+            final CompletionRingDoorbell doorbell = new CompletionRingDoorbell(ring);
+            final long address = ring.addressOffset() + WORD;
+            ring.putIntVolatile(WORD, RingsFileDescriptor.DOORBELL_ASLEEP);
+            // the client's sleep is an hour: only the doorbell (a wake, or the cleared word) ends it in time
+            final CompletableFuture<Boolean> client = CompletableFuture.supplyAsync(
+                () -> Futex.wait(address, RingsFileDescriptor.DOORBELL_ASLEEP, TimeUnit.HOURS.toNanos(1)), OWN_THREAD);
+
+            doorbell.ring();
+
+            client.get(10, TimeUnit.SECONDS);
+            assertThat(ring.getIntVolatile(WORD)).as("cleared").isZero();
+        }
+    }
+
+    @Test
+    void shouldLeaveAnUnarmedWordAlone()
+    {
+        try (Arena arena = Arena.ofConfined())
+        {
+            final UnsafeBuffer ring = ring(arena);
+            ring.putIntVolatile(WORD - 4, 7); // the neighbours are not its business
+            ring.putIntVolatile(WORD + 4, 9);
+
+            new CompletionRingDoorbell(ring).ring();
+
+            assertThat(ring.getIntVolatile(WORD)).isZero();
+            assertThat(ring.getIntVolatile(WORD - 4)).isEqualTo(7);
+            assertThat(ring.getIntVolatile(WORD + 4)).isEqualTo(9);
+        }
+    }
+
+    @Test
+    void shouldNeverWaitOnAWordAHostileClientKeepsArming() throws Exception
+    {
+        try (Arena arena = Arena.ofShared())
+        {
+            final UnsafeBuffer ring = ring(arena);
+            final CompletionRingDoorbell doorbell = new CompletionRingDoorbell(ring);
+            final AtomicBoolean done = new AtomicBoolean();
+            final CompletableFuture<Void> hostile = CompletableFuture.runAsync(() ->
+            {
+                while (!done.get())
+                {
+                    ring.putIntVolatile(WORD, RingsFileDescriptor.DOORBELL_ASLEEP);
+                    ring.putIntVolatile(WORD, -1); // any value, not only 1
+                }
+            }, OWN_THREAD);
+            try
+            {
+                for (int i = 0; i < 100_000; i++)
+                {
+                    doorbell.ring(); // returns every time: the test's timeout is the assertion
+                }
+            }
+            finally
+            {
+                done.set(true);
+                hostile.get(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    private static UnsafeBuffer ring(final Arena arena)
+    {
+        final MemorySegment memory = arena.allocate(CAPACITY + RingsFileDescriptor.TRAILER_LENGTH, 4096);
+        return new UnsafeBuffer(memory.address(), (int)memory.byteSize());
+    }
+}
