@@ -4,7 +4,8 @@
 # `xferd bench` once (qd 16, batches of 1) and prints GB/s with the p50 and p99 from submit to completion.
 #
 #   perf/bench-storage-ab.sh --a CHECKOUT --b CHECKOUT [--dir DIR] [--rounds N] [--duration S]
-#                            [--operation read|write] [--block-size SIZE] [--sequential] [--client-idle gentle|spin]
+#                            [--operation read|write] [--block-size SIZE] [--sequential]
+#                            [--client-idle doorbell|gentle|spin] [--client-idle-a IDLE] [--client-idle-b IDLE]
 #                            [--priority]
 #
 #   --a, --b      the checkouts whose daemon builds run (./mvnw -B -DskipTests package -pl daemon -am in each)
@@ -12,6 +13,8 @@
 #   --rounds      pairs of runs (default 3)
 #   --duration    seconds per run after a 2 s warm-up (default 6)
 #   --operation, --block-size, --sequential   the request (default: 64 KiB random reads)
+#   --client-idle-a, --client-idle-b   each build's client idle, when they differ (a build before the completion
+#                 doorbell knows only gentle and spin); both default to --client-idle (gentle)
 #   --priority    run this script's process group at autogroup nice -15 (root; Linux with sched_autogroup), so that
 #                 other sessions' builds take less of the two cores from both builds alike (a plain `nice` does
 #                 not reach across autogroups); put back to 0 on exit
@@ -19,6 +22,7 @@
 # Installs nothing. Say the load (printed with each run) with any figure.
 set -euo pipefail
 a="" b="" dir=/var/tmp rounds=3 duration=6 operation=read block=64KiB random=--random client_idle=gentle priority=0
+idle_a="" idle_b=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --a) a="$(cd "$2" && pwd)"; shift 2 ;;
@@ -30,12 +34,15 @@ while [[ $# -gt 0 ]]; do
     --block-size) block="$2"; shift 2 ;;
     --sequential) random=""; shift ;;
     --client-idle) client_idle="$2"; shift 2 ;;
+    --client-idle-a) idle_a="$2"; shift 2 ;;
+    --client-idle-b) idle_b="$2"; shift 2 ;;
     --priority) priority=1; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
 [[ -n "$a" && -n "$b" ]] || { echo "--a and --b are required (try --help)" >&2; exit 2; }
+idle_a="${idle_a:-$client_idle}" idle_b="${idle_b:-$client_idle}"
 for root in "$a" "$b"; do
   ls "$root"/daemon/target/daemon-*.jar >/dev/null 2>&1 ||
     { echo "no daemon build in $root (./mvnw -B -DskipTests package -pl daemon -am)" >&2; exit 2; }
@@ -63,8 +70,8 @@ fi
 fio --name=layout --filename="$file" --size=512M --rw=write --bs=1M --direct=1 --ioengine=io_uring --iodepth=16 \
   --output=/dev/null 2>/dev/null || dd if=/dev/urandom of="$file" bs=1M count=512 oflag=direct status=none
 
-one_run() { # label checkout
-  local label="$1" root="$2" run=/dev/shm/xferd-storage-ab-$$
+one_run() { # label checkout client-idle
+  local label="$1" root="$2" idle="$3" run=/dev/shm/xferd-storage-ab-$$
   local xferd="$root/bin/xferd"
   rm -rf "$run"; mkdir -p "$run"
   "$xferd" daemon --dir "$run" --rpc-address 127.0.0.1:0 --metrics-address off > "$work/daemon.log" 2>&1 &
@@ -77,7 +84,7 @@ one_run() { # label checkout
   local name address size
   read -r _ name address size <<< "$(grep -m1 '^TARGET ' "$work/target.log")"
   "$xferd" bench --dir "$run" --target "$name" --target-address "$address" --target-size "$size" \
-    --duration "${duration}s" --warmup 2s --client-idle "$client_idle" --operation "$operation" \
+    --duration "${duration}s" --warmup 2s --client-idle "$idle" --operation "$operation" \
     --block-size "$block" --batch-size 1 --window 16 $random > "$work/bench.log" 2>&1 || true
   stop_all
   local result
@@ -86,9 +93,10 @@ one_run() { # label checkout
     tr '\n' ' ')" "$(cut -d' ' -f1 /proc/loadavg)"
 }
 
-echo "A $a ($(git -C "$a" rev-parse --short HEAD 2>/dev/null || echo '?'))"
-echo "B $b ($(git -C "$b" rev-parse --short HEAD 2>/dev/null || echo '?'))"
-echo "$operation $block ${random:+random} qd 16, ${duration}s per run, client idle $client_idle, load $(cat /proc/loadavg)"
+echo "A $a ($(git -C "$a" rev-parse --short HEAD 2>/dev/null || echo '?')), client idle $idle_a"
+echo "B $b ($(git -C "$b" rev-parse --short HEAD 2>/dev/null || echo '?')), client idle $idle_b"
+echo "$operation $block ${random:+random} qd 16, ${duration}s per run, load $(cat /proc/loadavg)"
 for round in $(seq 1 "$rounds"); do
-  if (( round % 2 )); then one_run A "$a"; one_run B "$b"; else one_run B "$b"; one_run A "$a"; fi
+  if (( round % 2 )); then one_run A "$a" "$idle_a"; one_run B "$b" "$idle_b"
+  else one_run B "$b" "$idle_b"; one_run A "$a" "$idle_a"; fi
 done
