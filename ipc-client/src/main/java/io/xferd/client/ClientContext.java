@@ -24,7 +24,7 @@ public final class ClientContext
     private long daemonCheckIntervalNs = 1_000_000;
     private IdleStrategy idleStrategy = defaultIdleStrategy();
 
-    /** The longest one sleep of the default strategy on the completion doorbell: a bound for a daemon that never rings. */
+    /** The longest one sleep of the default strategy on the completion doorbell (a daemon may never ring). */
     public static final long DEFAULT_DOORBELL_SLEEP_NS = 1_000_000;
 
     /**

@@ -7,12 +7,16 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 class FutexWaitTest
 {
+    /** A thread of its own: a waiter that sleeps out its hour when the wake breaks holds only that. */
+    private static final Executor OWN_THREAD = task -> Thread.ofPlatform().daemon().start(task);
+
     @Test
     @Timeout(10)
     void shouldReturnAtOnceWhenTheWordDoesNotHoldTheExpectedValue()
@@ -49,8 +53,8 @@ class FutexWaitTest
             final MemorySegment word = arena.allocate(4, 4);
             word.set(ValueLayout.JAVA_INT, 0, 1);
             // an hour's timeout: only the wake can end this wait within the test's timeout
-            final CompletableFuture<Boolean> woken =
-                CompletableFuture.supplyAsync(() -> Futex.wait(word.address(), 1, TimeUnit.HOURS.toNanos(1)));
+            final CompletableFuture<Boolean> woken = CompletableFuture.supplyAsync(
+                () -> Futex.wait(word.address(), 1, TimeUnit.HOURS.toNanos(1)), OWN_THREAD);
 
             int wakes = 0;
             while (!woken.isDone() && wakes < 10_000)
