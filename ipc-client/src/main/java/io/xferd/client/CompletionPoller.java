@@ -11,12 +11,12 @@ import org.agrona.concurrent.ringbuffer.RingBuffer;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Takes what the daemon wrote on this client's completion ring: a completion finishes its task in the
  * {@link BatchTable}, a notification is queued for {@link #takeNotifications}. When the ring is empty it lets
- * {@link DaemonLiveness} check the daemon, so that a caller spinning on completions notices a daemon that went away.
+ * {@link DaemonLiveness} check the daemon (looking at the clock every few empty polls of a spinning caller, at each
+ * one of a waiter that idles between them), so that a caller waiting on completions notices a daemon that went away.
  * Allocation-free but for notifications; one thread polls at a time (another that tries meanwhile takes nothing).
  */
 final class CompletionPoller
@@ -29,12 +29,11 @@ final class CompletionPoller
     private final DaemonLiveness liveness;
     private final NanoClock clock;
     private final IdleStrategy idle;
-    private final ReentrantLock pollLock = new ReentrantLock();
+    private final PollLock pollLock = new PollLock();
     private final CompletionFlyweight completion = new CompletionFlyweight();
     private final NotificationFlyweight notification = new NotificationFlyweight();
     private final MessageHandler recordHandler = this::onRecord;
     private final List<Notification> notifications = new ArrayList<>();
-    private boolean closed;
     /** The time of this poll's completions: read at the first one, shared by the rest (one clock read per poll). */
     private long pollNanos;
     private boolean pollClockRead;
@@ -60,15 +59,11 @@ final class CompletionPoller
         }
         try
         {
-            if (closed)
-            {
-                return 0;
-            }
             pollClockRead = false;
             final int work = completionRing.read(recordHandler, RECORDS_PER_POLL);
             if (work == 0)
             {
-                liveness.checkIfDue();
+                liveness.checkAfterEmptyPoll();
             }
             return work;
         }
@@ -102,6 +97,7 @@ final class CompletionPoller
             else
             {
                 liveness.checkAlive();
+                liveness.checkAtNextEmptyPoll(); // it idles before the next poll: the countdown is for spinners
                 if (clock.nanoTime() - deadline > 0)
                 {
                     throw new XferException("batch " + batchId + ": " + batch.pending +
@@ -157,6 +153,7 @@ final class CompletionPoller
             else
             {
                 liveness.checkAlive();
+                liveness.checkAtNextEmptyPoll();
                 if (clock.nanoTime() - deadline > 0)
                 {
                     throw new XferException(count + " batches without a completion for " + timeoutMs + " ms");
@@ -184,15 +181,7 @@ final class CompletionPoller
      */
     void close()
     {
-        pollLock.lock();
-        try
-        {
-            closed = true;
-        }
-        finally
-        {
-            pollLock.unlock();
-        }
+        pollLock.close();
     }
 
     private void onRecord(final int type, final MutableDirectBuffer buffer, final int index, final int length)
