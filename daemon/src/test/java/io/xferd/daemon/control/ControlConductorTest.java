@@ -395,7 +395,7 @@ class ControlConductorTest
     @Test
     void shouldHousekeepWithinTheWatchdogsBoundEvenWhenQuiet() throws Exception
     {
-        // a conductor whose quiet poll would last a minute, capped as a 200 ms systemd watchdog interval caps it
+        // a conductor whose quiet poll would last a minute, capped at 100 ms as WatchdogSec=400ms caps it
         final Path otherDirectory = newDirectory();
         final RuntimeDirectory otherRuntime = RuntimeDirectory.claim(otherDirectory, 1_000);
         final ControlConductor quiet = new ControlConductor(context, otherRuntime, new SessionTable(4),
