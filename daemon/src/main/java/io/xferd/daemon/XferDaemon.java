@@ -259,6 +259,7 @@ public final class XferDaemon implements AutoCloseable
         this.registryWriter = DeferredStatusMap.of(() -> StatusMapWriter.create(context, Process.pid()));
         this.notifier = new SystemdNotifier(System.getenv(),
             dutyCycles.stream().<java.util.function.LongSupplier>map(tracker -> tracker::cycles).toList());
+        conductor.quietPollAtMost(notifier.watchdogIntervalMs() / 2); // the ping goes out from housekeeping
         conductor.operations(new ConductorListener()
         {
             public void onClientConnected(final ClientSession session)

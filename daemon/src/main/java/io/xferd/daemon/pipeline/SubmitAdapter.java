@@ -258,7 +258,10 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     {
         malformed.increment();
         session.protocolViolation("its submit ring broke the protocol: " + session.submitRing().violation());
-        disconnects.offer(session);
+        if (session.claimCutOff())
+        {
+            disconnects.offer(session);
+        }
     }
 
     @Override

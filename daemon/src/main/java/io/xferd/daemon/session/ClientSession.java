@@ -6,6 +6,8 @@ import io.xferd.nativebindings.libc.UnixSocket;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -15,6 +17,20 @@ import java.nio.charset.StandardCharsets;
  */
 public final class ClientSession extends RefCounted
 {
+    private static final VarHandle CUT_OFF_QUEUED;
+
+    static
+    {
+        try
+        {
+            CUT_OFF_QUEUED = MethodHandles.lookup().findVarHandle(ClientSession.class, "cutOffQueued", int.class);
+        }
+        catch (final ReflectiveOperationException ex)
+        {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
+
     private final int slot;
     private final int generation;
     private final String segmentName;
@@ -29,6 +45,8 @@ public final class ClientSession extends RefCounted
     private final ControlChannel channel;
     private volatile RegionTable regions = RegionTable.EMPTY;
     private volatile String protocolViolation;
+    @SuppressWarnings("unused") // through CUT_OFF_QUEUED
+    private volatile int cutOffQueued;
     private int pendingControl;
 
     public ClientSession(
@@ -152,6 +170,18 @@ public final class ClientSession extends RefCounted
         {
             protocolViolation = reason;
         }
+    }
+
+    /**
+     * Claims this session's one place in the conductor's bounded disconnect queue. A client whose completion ring is
+     * full fails every completion after the first; queueing it for each would fill the queue, and another client's
+     * cut-off offered then would be lost. Any thread.
+     *
+     * @return true the first time only: that caller queues the session.
+     */
+    public boolean claimCutOff()
+    {
+        return cutOffQueued == 0 && CUT_OFF_QUEUED.compareAndSet(this, 0, 1);
     }
 
     /**

@@ -53,7 +53,10 @@ public final class CompletionSender
     public void cutOff(final ClientSession session, final String reason)
     {
         session.protocolViolation(reason);
-        disconnects.offer(session);
+        if (session.claimCutOff())
+        {
+            disconnects.offer(session);
+        }
     }
 
     public void complete(
@@ -68,7 +71,10 @@ public final class CompletionSender
         final int index = ring.tryClaim(RecordTypes.COMPLETION, CompletionFlyweight.LENGTH);
         if (index < 0)
         {
-            disconnects.offer(session);
+            if (session.claimCutOff())
+            {
+                disconnects.offer(session);
+            }
             return;
         }
         completion.wrap(ring.buffer(), index)
