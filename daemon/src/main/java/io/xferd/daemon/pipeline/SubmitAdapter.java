@@ -258,10 +258,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     {
         malformed.increment();
         session.protocolViolation("its submit ring broke the protocol: " + session.submitRing().violation());
-        if (session.claimCutOff())
-        {
-            disconnects.offer(session);
-        }
+        session.queueCutOff(disconnects);
     }
 
     @Override

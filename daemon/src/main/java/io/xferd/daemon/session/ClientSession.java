@@ -9,6 +9,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
+import java.util.Queue;
 
 /**
  * One connected client process and its segment: who it is, its control socket, its rings (the completion ring the
@@ -173,15 +174,16 @@ public final class ClientSession extends RefCounted
     }
 
     /**
-     * Claims this session's one place in the conductor's bounded disconnect queue. A client whose completion ring is
-     * full fails every completion after the first; queueing it for each would fill the queue, and another client's
-     * cut-off offered then would be lost. Any thread.
-     *
-     * @return true the first time only: that caller queues the session.
+     * Queues this session for the conductor to cut off, once: a client whose completion ring is full fails every
+     * completion after the first, and queueing it for each would fill the bounded queue so that another client's
+     * cut-off was lost. An offer the full queue refused is made again by the next caller. Any thread.
      */
-    public boolean claimCutOff()
+    public void queueCutOff(final Queue<ClientSession> disconnects)
     {
-        return cutOffQueued == 0 && CUT_OFF_QUEUED.compareAndSet(this, 0, 1);
+        if (cutOffQueued == 0 && CUT_OFF_QUEUED.compareAndSet(this, 0, 1) && !disconnects.offer(this))
+        {
+            CUT_OFF_QUEUED.setRelease(this, 0);
+        }
     }
 
     /**

@@ -53,10 +53,7 @@ public final class CompletionSender
     public void cutOff(final ClientSession session, final String reason)
     {
         session.protocolViolation(reason);
-        if (session.claimCutOff())
-        {
-            disconnects.offer(session);
-        }
+        session.queueCutOff(disconnects);
     }
 
     public void complete(
@@ -71,10 +68,7 @@ public final class CompletionSender
         final int index = ring.tryClaim(RecordTypes.COMPLETION, CompletionFlyweight.LENGTH);
         if (index < 0)
         {
-            if (session.claimCutOff())
-            {
-                disconnects.offer(session);
-            }
+            session.queueCutOff(disconnects);
             return;
         }
         completion.wrap(ring.buffer(), index)

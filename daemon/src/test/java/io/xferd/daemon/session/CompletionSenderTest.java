@@ -43,4 +43,24 @@ class CompletionSenderTest
         assertThat(disconnects.poll()).isSameAs(broken.session);
         assertThat(broken.session.protocolViolation()).isEqualTo("its submit ring broke the protocol");
     }
+
+    @Test
+    void shouldOfferAClientAgainWhenTheQueueWasFullTheFirstTime()
+    {
+        final ManyToOneConcurrentArrayQueue<ClientSession> small = new ManyToOneConcurrentArrayQueue<>(2);
+        final CompletionSender sender = new CompletionSender(small, counters);
+        final TestClient first = new TestClient(0, "first", 4096, 0);
+        final TestClient second = new TestClient(1, "second", 4096, 0);
+        final TestClient third = new TestClient(2, "third", 4096, 0);
+        sender.cutOff(first.session, "one");
+        sender.cutOff(second.session, "two");
+
+        sender.cutOff(third.session, "three"); // the queue is full: refused
+        assertThat(small.size()).isEqualTo(2);
+
+        assertThat(small.poll()).isSameAs(first.session); // the conductor takes one
+        sender.cutOff(third.session, "three, again");
+        assertThat(small.poll()).isSameAs(second.session);
+        assertThat(small.poll()).as("queued by the caller after the refusal").isSameAs(third.session);
+    }
 }
