@@ -48,6 +48,10 @@ public final class FileIo
 
     // BLKGETSIZE64 = _IOR(0x12, 114, size_t): a block device's capacity in bytes
     static final long BLKGETSIZE64 = 0x80081272L;
+    static final int ENOTTY = 25;
+    // fallocate interrupted this often in a row gives up: on some kernels tmpfs undoes a partial allocation on a
+    // signal, so a thread that profilers signal often could otherwise start over for ever
+    private static final int FALLOCATE_ATTEMPTS = 4;
     private static final MethodHandle IOCTL = Libc.downcallVariadicCapturingErrno("ioctl",
         FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), 2);
 
@@ -163,7 +167,8 @@ public final class FileIo
      * description, and so its offset, with the client that passed it): a regular file's length ({@code fstat}) or a
      * block device's capacity ({@code ioctl(BLKGETSIZE64)}).
      *
-     * @return bytes, or {@code -errno} ({@code -ENOTTY} for a descriptor that is neither).
+     * @return bytes, or {@code -errno} ({@code -ENOTTY} for a descriptor that is neither: no ioctl is sent to
+     * whatever driver is behind a character device, socket or FIFO a client passed).
      */
     public static long size(final int fd)
     {
@@ -173,9 +178,14 @@ public final class FileIo
         {
             return -errno;
         }
-        if ((stat.get(JAVA_INT, STAT_MODE_OFFSET) & S_IFMT) == S_IFREG)
+        final int type = stat.get(JAVA_INT, STAT_MODE_OFFSET) & S_IFMT;
+        if (type == S_IFREG)
         {
             return stat.get(JAVA_LONG, STAT_SIZE_OFFSET);
+        }
+        if (type != S_IFBLK)
+        {
+            return -ENOTTY;
         }
         final MemorySegment capture = CallScratch.capture();
         final int result;
@@ -220,7 +230,7 @@ public final class FileIo
     public static int allocateKeepingSize(final int fd, final long offset, final long length)
     {
         final MemorySegment capture = CallScratch.capture();
-        while (true)
+        for (int attempt = 1; ; attempt++)
         {
             final int result;
             try
@@ -236,7 +246,7 @@ public final class FileIo
                 return 0;
             }
             final int errno = CallScratch.errno(capture);
-            if (errno != Errno.EINTR) // a signal during a large allocation: what it gave so far stays; ask again
+            if (errno != Errno.EINTR || attempt == FALLOCATE_ATTEMPTS) // a signal during a large allocation: again
             {
                 return -errno;
             }

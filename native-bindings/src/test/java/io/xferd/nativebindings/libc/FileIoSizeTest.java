@@ -82,6 +82,20 @@ class FileIoSizeTest
         }
     }
 
+    @Test
+    void shouldRefuseACharacterDeviceWithoutAskingItsDriver()
+    {
+        final int fd = FileIo.open("/dev/null", FileIo.O_RDONLY, 0);
+        try
+        {
+            assertThat(FileIo.size(fd)).isEqualTo(-FileIo.ENOTTY);
+        }
+        finally
+        {
+            FileIo.close(fd);
+        }
+    }
+
     /** The descriptor's file offset, as the kernel reports it. */
     private static long position(final int fd) throws IOException
     {
