@@ -382,7 +382,12 @@ public final class StorageIo implements IoUring.CompletionHandler, AutoCloseable
         }
         if (userData == CANCEL_SLOT)
         {
-            return; // the cancelled operations' own completions say how each ended
+            // -EINVAL: a kernel before 5.19 has no cancel-any, the wait goes on without a bound (-ENOENT: all ended)
+            if (result < 0 && result != -Errno.ENOENT)
+            {
+                LOG.error("storage: the kernel refused to cancel the operations on fd {} (errno {})", fd, -result);
+            }
+            return; // otherwise the cancelled operations' own completions say how each ended
         }
         final int slot = (int)userData;
         if (result < 0 || (result == 0 && writing))

@@ -220,7 +220,7 @@ class StorageIoTest
         final int never = FileIo.open(fifo.toString(), FileIo.O_RDWR, 0);
         final StorageIo stalling = new StorageIo(4, counters.get(SystemCounter.STORAGE_BYTES_READ),
             counters.get(SystemCounter.STORAGE_BYTES_WRITTEN), counters.get(SystemCounter.STORAGE_ERRORS), null,
-            50_000_000L);
+            1_000_000_000L); // a second: the write after it must not be cancelled on a loaded machine
         try
         {
             final MemorySegment memory = arena.allocate(8192, 4096);
