@@ -91,10 +91,15 @@ final class BatchTable
         }
         for (final Batch batch : slots)
         {
-            final int use = batch.use;
-            final int generation = ((use >>> 1) + 1) & GENERATION_MASK;
-            if ((use & IN_USE) == 0 && USE.compareAndSet(batch, use, generation << 1 | IN_USE))
+            // a failed CAS on a slot still free (another thread took and gave it back meanwhile) tries it again:
+            // moving on could miss the last free slot
+            for (int use = batch.use; (use & IN_USE) == 0; use = batch.use)
             {
+                final int generation = ((use >>> 1) + 1) & GENERATION_MASK;
+                if (!USE.compareAndSet(batch, use, generation << 1 | IN_USE))
+                {
+                    continue;
+                }
                 batch.generation = generation;
                 batch.capacity = capacity;
                 batch.submitted = 0;

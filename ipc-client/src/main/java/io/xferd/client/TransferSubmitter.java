@@ -159,7 +159,12 @@ final class TransferSubmitter
                     return index;
                 }
             }
-            idle.idle(poller.poll());
+            final int work = poller.poll();
+            if (work == 0)
+            {
+                liveness.checkAtNextEmptyPoll(); // a waiter idles between polls: look at the clock at each
+            }
+            idle.idle(work);
             liveness.checkAlive();
             if (clock.nanoTime() - deadline > 0)
             {
