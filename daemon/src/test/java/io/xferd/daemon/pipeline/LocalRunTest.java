@@ -348,6 +348,9 @@ class LocalRunTest
         final byte[] from = source.toArray(ValueLayout.JAVA_BYTE);
         final SplittableRandom random = new SplittableRandom(1616);
         long requestId = 0;
+        long ok = 0;
+        long failed = 0;
+        long bytes = 0;
         for (int round = 0; round < 200; round++)
         {
             final List<Integer> statuses = new ArrayList<>();
@@ -371,6 +374,12 @@ class LocalRunTest
                 if (localIn && targetIn)
                 {
                     System.arraycopy(from, (int)(local - LOCAL), expected, (int)(to - TARGET), (int)length);
+                    ok++;
+                    bytes += length;
+                }
+                else
+                {
+                    failed++;
                 }
                 local += length; // the next member follows on both sides, unless it jumps
                 to += length;
@@ -388,6 +397,10 @@ class LocalRunTest
         }
         assertThat(target.toArray(ValueLayout.JAVA_BYTE)).isEqualTo(expected);
         assertThat(disconnects.isEmpty()).isTrue();
+        // the counters move once per run, from the tally of its members' results: spans and members alike
+        assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isEqualTo(ok);
+        assertThat(counters.get(SystemCounter.REQUESTS_FAILED).get()).isEqualTo(failed);
+        assertThat(counters.get(SystemCounter.BYTES_WRITTEN).get()).isEqualTo(bytes);
     }
 
     private void submit(final long requestId, final long local, final long targetAddress, final long length)
