@@ -189,6 +189,45 @@ class LocalRunTest
     }
 
     @Test
+    void shouldLandABatchsEntriesBeforeARegionClosedMidBatchAndFailTheOnesInIt()
+    {
+        // the target is two regions back to back; the second is unregistered (closed) after intake took the batch
+        final long half = (long)BLOCKS / 2 * BLOCK;
+        final Region first = new Region(TARGET, half, "cpu:0", target.asSlice(0, half), target);
+        final Region second = new Region(TARGET + half, half, "cpu:0", target.asSlice(half, half), target);
+        final Region local = new Region(LOCAL, source.byteSize(), "cpu:0", source, source);
+        alice.regions(local, first, second);
+        final int entries = 32;
+        final SubmitBatchFlyweight batch = new SubmitBatchFlyweight().wrap(scratch, 0)
+            .header(5, Opcode.WRITE, entries, alice.session.segmentHandle(), 0, 1, null, 0, 0);
+        for (int i = 0; i < entries; i++)
+        {
+            // entry i to block 16 + i: entries 0-15 in the first region, 16-31 in the second (adjacent: one span)
+            batch.entry(i, LOCAL + (long)i * BLOCK, TARGET + (16L + i) * BLOCK, BLOCK);
+        }
+        assertThat(alice.submitter.write(RecordTypes.SUBMIT_BATCH, scratch, 0,
+            SubmitBatchFlyweight.bodyLength(entries, 0))).isTrue();
+
+        intake.doWork();
+        alice.regions(local, first);
+        second.markClosed();
+        worker.doWork();
+
+        assertThat(alice.completions()).as("the batch fails with its lowest failed entry's status, no bytes")
+            .containsExactly(new TestClient.Completion(5, TransferStatus.TARGET_RANGE_NOT_REGISTERED, 0));
+        for (int i = 0; i < entries; i++)
+        {
+            assertThat(slice(target, 16 + i)).as("block " + (16 + i))
+                .isEqualTo(i < 16 ? slice(source, i) : new byte[BLOCK]);
+        }
+        assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isEqualTo(16);
+        assertThat(counters.get(SystemCounter.REQUESTS_FAILED).get()).isEqualTo(16);
+        assertThat(counters.get(SystemCounter.BYTES_WRITTEN).get()).isEqualTo(16L * BLOCK);
+        assertThat(journal.records).containsExactly("SUBMITTED 5 " + entries * BLOCK,
+            "COMPLETED 5 " + TransferStatus.TARGET_RANGE_NOT_REGISTERED + " " + entries * BLOCK + " " + 16 * BLOCK);
+    }
+
+    @Test
     void shouldCountABatchSplitOverTwoCommandsOnceWhenItsLastEntryLands()
     {
         // 64 entries: more than one run carries (its byte limit: 1 MiB of 4 KiB entries is 256; its member limit 64)
