@@ -8,7 +8,7 @@
 #
 #   perf/bench-netns.sh [--connections N] [--duration S] [--qps "2 4 8"] [--tokens 1024,8192] [--requests N]
 #                       [--operations "write read"] [--blocks "1MiB 64KiB"] [--threads "1 2"] [--warmup S]
-#                       [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth] [--window N]
+#                       [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth] [--window N] [--rounds N]
 #                       [--overlap "8192:1024 1024:8192"] [--overlap-delay 5ms] [--slow-start-after-idle 0|1]
 #
 #   --connections  connections per peer: iperf3 -P N and the daemons' --connections-per-peer (default 2)
@@ -21,6 +21,9 @@
 #                  workload. Ratios whose runs were skipped print "-".
 #   --window       batches of 32 requests each throughput thread keeps in flight (default: the bench's, 4): a
 #                  larger window for small blocks checks whether they are bound by the bytes in flight
+#   --rounds       run the throughput runs N times, alternated in one sitting (write 1 MiB, write 64 KiB, write
+#                  1 MiB, ...; default 1): the table shows each cell's median run and the 64K/1M ratio of each
+#                  round, since this VM swings 2x from run to run
 #   --warmup       seconds of untimed write and read before the timed runs (default 5; 0 skips)
 #   --overlap      KV prompts of two clients, FIRST:SECOND tokens, the second arriving --overlap-delay (default 5ms)
 #                  after the first started, --requests rounds each, and each size alone in the same run
@@ -59,6 +62,7 @@ overlap="8192:1024 1024:8192"
 overlap_delay=5ms
 slow_start_after_idle=""
 window_options=()
+rounds=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --connections) connections="$2"; shift 2 ;;
@@ -71,13 +75,14 @@ while [[ $# -gt 0 ]]; do
     --threads) threads_list="$2"; shift 2 ;;
     --warmup) warmup="$2"; shift 2 ;;
     --window) window_options=(--window "$2"); shift 2 ;;
+    --rounds) rounds="$2"; shift 2 ;;
     --client-idle) client_idle="$2"; shift 2 ;;
     --same-daemon) same_daemon=1; shift ;;
     --no-peer-auth) no_peer_auth=1; shift ;;
     --overlap) overlap="$2"; shift 2 ;;
     --overlap-delay) overlap_delay="$2"; shift 2 ;;
     --slow-start-after-idle) slow_start_after_idle="$2"; shift 2 ;;
-    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -243,11 +248,30 @@ if [[ $warmup -gt 0 ]]; then
       --duration "${warmup}s" > "$work/warmup-$op.log" 2>&1 || say "warm-up $op failed (log $work/warmup-$op.log)"
   done
 fi
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "--rounds takes a count >= 1" 2
+for round in $(seq 1 "$rounds"); do
+  for op in $operations; do
+    for bs in $blocks; do
+      for threads in $threads_list; do
+        run_bench "$op-$bs-t$threads-r$round" --operation "$op" --block-size "$bs" --threads "$threads" \
+          --duration "${duration}s" --verify "${window_options[@]}"
+      done
+    done
+  done
+done
+# the cell's median round (the lower one of an even count): its run is the one the table shows
+median_round() { # op-bs-tN
+  local round
+  for round in $(seq 1 "$rounds"); do
+    echo "$(field "$(result "$1-r$round")" gb_per_s) $round"
+  done | sort -g | awk '{ r[NR] = $2 } END { print r[int((NR + 1) / 2)] }'
+}
 for op in $operations; do
   for bs in $blocks; do
     for threads in $threads_list; do
-      run_bench "$op-$bs-t$threads" --operation "$op" --block-size "$bs" --threads "$threads" \
-        --duration "${duration}s" --verify "${window_options[@]}"
+      median="$(median_round "$op-$bs-t$threads")"
+      cp "$work/$op-$bs-t$threads-r$median.log" "$work/$op-$bs-t$threads.log"
+      cp "$work/$op-$bs-t$threads-r$median.merged" "$work/$op-$bs-t$threads.merged" 2>/dev/null || true
     done
   done
 done
@@ -264,6 +288,7 @@ fi
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }'; }
 echo
 echo "== xferd bench between two network namespaces, $connections connection(s) per peer, ${duration} s per run"
+[[ $rounds -gt 1 ]] && echo "   $rounds rounds alternated: each cell is its median round's run (rounds listed below the table)"
 [[ $same_daemon == 1 ]] && echo "   (--same-daemon: local copies through one daemon, not the network: ratios to iperf3 mean nothing)"
 echo "   iperf3 -P $connections: A->B $iperf_ab_gbs GB/s, B->A $iperf_ba_gbs GB/s"
 echo
@@ -286,6 +311,25 @@ for op in $operations; do
     done
   done
 done
+if [[ $rounds -gt 1 ]]; then
+  echo
+  echo "GB/s of each round, in the order run; 64K/1M of the same round and thread count"
+  for op in $operations; do
+    for threads in $threads_list; do
+      for round in $(seq 1 "$rounds"); do
+        line="  $op t$threads round $round:"
+        for bs in $blocks; do
+          line+=" $bs $(field "$(result "$op-$bs-t$threads-r$round")" gb_per_s %.3f)"
+        done
+        if [[ " $blocks " == *" 1MiB "* && " $blocks " == *" 64KiB "* ]]; then
+          line+="  64K/1M $(ratio "$(field "$(result "$op-64KiB-t$threads-r$round")" gb_per_s)" \
+            "$(field "$(result "$op-1MiB-t$threads-r$round")" gb_per_s)")"
+        fi
+        echo "$line"
+      done
+    done
+  done
+fi
 echo
 echo "KV workload (Qwen2.5-7B, 57,344 bytes per token, 32 KiB block requests, one batch per request), write;"
 echo "wire time = bytes / iperf3 A->B bandwidth"

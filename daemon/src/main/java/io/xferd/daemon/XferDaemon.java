@@ -259,6 +259,7 @@ public final class XferDaemon implements AutoCloseable
         this.registryWriter = DeferredStatusMap.of(() -> StatusMapWriter.create(context, Process.pid()));
         this.notifier = new SystemdNotifier(System.getenv(),
             dutyCycles.stream().<java.util.function.LongSupplier>map(tracker -> tracker::cycles).toList());
+        conductor.quietPollAtMost(notifier.watchdogIntervalMs() / 2); // the ping goes out from housekeeping
         conductor.operations(new ConductorListener()
         {
             public void onClientConnected(final ClientSession session)
@@ -396,10 +397,8 @@ public final class XferDaemon implements AutoCloseable
         final org.agrona.concurrent.IdleStrategy idle = context.newIdleStrategy();
         if (doorbell != null && idle instanceof DozingBackoffIdleStrategy dozing)
         {
-            // after the deep-doze threshold (~2 s quiet): a sleep a client's submit ends. Sleeping on the doorbells
-            // as soon as the spins and yields found nothing was tried in round five and let requests wait out the
-            // whole 100 ms sleep (docs/performance.md): not until that is understood
-            dozing.doorbell(doorbell, context.dataPlaneSleepNs());
+            // a sleep a client's submit ends, not the back-off's parks (a futex and a timer each, work or not)
+            dozing.doorbell(doorbell, context.dataPlaneSleepNs()).sleepOnDoorbellAfter(dozing.idlesBeforeParking());
         }
         return new AgentRunner(idle,
             throwable -> LOG.error("data plane error in {}", agent.roleName(), throwable), null, tracked);

@@ -2,6 +2,8 @@ package io.xferd.daemon;
 
 import io.xferd.client.SharedBuffer;
 import io.xferd.client.XferClient;
+import io.xferd.ipc.Opcode;
+import io.xferd.ipc.TransferStatus;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -90,6 +92,20 @@ class DataPlaneDoorbellTest
         late.registerMemory(lateMemory, "cpu:0");
         awaitIntakeAsleep(); // asleep again, now with the late client's doorbell marked
         writeAndCheck(late, lateMemory, 5);
+    }
+
+    @Test
+    void shouldWakeForAClientWithoutTheLibraryThatRingsAfterItsRecord()
+    {
+        // RawControlSession, as the tests that speak the protocol by hand use it: before it rang, each of its
+        // requests after a pause waited out intake's whole sleep (GpuOverTcpTest, ProcessMemoryTest)
+        final RawControlSession raw = track(RawControlSession.hello(directory, "raw", SystemTests.WAIT));
+        SystemTests.awaitCondition(raw::doorbellMarked, SystemTests.WAIT, () -> "intake marks the raw client's doorbell");
+        awaitIntakeAsleep();
+
+        // a WRITE to a segment nobody has: any status shows intake took it, within the wait against an hour's sleep
+        assertThat(raw.submitAndAwait(Opcode.WRITE, raw.segmentHandle() + 1, 0x1000, 0x2000, 64, SystemTests.WAIT))
+            .isNotEqualTo(TransferStatus.OK);
     }
 
     @Test

@@ -8,6 +8,7 @@ import io.xferd.ipc.RecordTypes;
 import io.xferd.ipc.RingsFileDescriptor;
 import io.xferd.ipc.SubmitRequestFlyweight;
 import io.xferd.nativebindings.libc.MappedMemory;
+import io.xferd.nativebindings.libc.Futex;
 import io.xferd.nativebindings.libc.Memfd;
 import io.xferd.nativebindings.libc.Poller;
 import io.xferd.nativebindings.libc.UnixSocket;
@@ -17,6 +18,7 @@ import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.VarHandle;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.function.Consumer;
@@ -251,7 +253,34 @@ final class RawControlSession implements AutoCloseable
             .requestId(requestId).segmentHandle(segment).localAddress(localAddress)
             .targetAddress(targetAddress).length(length).traceId(0).submitNanos(System.nanoTime()).noNotify();
         submitRing.commit(index);
+        ringDoorbell();
         return (int)awaitCompletion(requestId, timeout)[0];
+    }
+
+    /**
+     * Ring this client's submit-ring doorbell after publishing a record, as the client library does: a daemon whose
+     * intake marked the word asleep is woken now, not when its bounded sleep ends (a client that never rings waits
+     * that out: ringbuffer/PROTOCOL.md 3.6).
+     */
+    void ringDoorbell()
+    {
+        final int index = submitRingBuffer.capacity() - RingsFileDescriptor.TRAILER_LENGTH +
+            RingsFileDescriptor.SUBMIT_DOORBELL_OFFSET;
+        VarHandle.fullFence(); // the record's store before the doorbell's load (the daemon: mark, fence, look again)
+        if (submitRingBuffer.getIntVolatile(index) != 0)
+        {
+            submitRingBuffer.putIntVolatile(index, 0);
+            Futex.wake(submitRingBuffer.addressOffset() + index, 1);
+        }
+    }
+
+    /**
+     * @return whether the daemon's intake has marked this client's doorbell asleep (it may sleep on it).
+     */
+    boolean doorbellMarked()
+    {
+        return submitRingBuffer.getIntVolatile(submitRingBuffer.capacity() - RingsFileDescriptor.TRAILER_LENGTH +
+            RingsFileDescriptor.SUBMIT_DOORBELL_OFFSET) == RingsFileDescriptor.DOORBELL_ASLEEP;
     }
 
     /**

@@ -355,6 +355,7 @@ class RegisteredMemorySafetyTest
             .segmentHandle(segment).localAddress(localAddress).targetAddress(targetAddress).length(length).traceId(0)
             .submitNanos(System.nanoTime()).noNotify();
         ring.commit(index);
+        client.ringDoorbell();
         return requestId;
     }
 

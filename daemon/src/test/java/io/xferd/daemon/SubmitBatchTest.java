@@ -305,6 +305,7 @@ class SubmitBatchTest
             .segmentHandle(segment).localAddress(localAddress).targetAddress(targetAddress).length(length).traceId(0)
             .submitNanos(System.nanoTime()).putNotify(new byte[notifyLength], 0, notifyLength);
         ring.commit(index);
+        client.ringDoorbell();
     }
 
     /**
@@ -328,6 +329,7 @@ class SubmitBatchTest
             batch.entry(i, e[0], e[1], e[2]);
         }
         ring.commit(index);
+        client.ringDoorbell();
     }
 
     /**

@@ -302,6 +302,7 @@ class SubmitRingIsolationTest
                         .length(1 + random.nextInt(1 << 20));
                 }
                 assertThat(rogue.submitRing().write(RecordTypes.SUBMIT, bytes, 0, body.length)).isTrue();
+                rogue.ringDoorbell();
                 return request.requestId();
             }
             case RANDOM_BYTES ->

@@ -2,6 +2,8 @@ package io.xferd.client;
 
 import io.xferd.ipc.TransferStatus;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 
 /**
@@ -9,12 +11,28 @@ import java.util.Arrays;
  * pre-allocated slots so that submitting and completing allocate nothing. A request id carries its batch slot,
  * the slot's generation (so a late completion for a freed batch is ignored) and its task index:
  * {@code slot << 40 | generation << 16 | task}. Allocating and freeing may come from any thread; starting and
- * completing tasks from the one thread that submits and polls.
+ * completing tasks from the one thread that submits and polls. A slot's generation and whether it is in use are
+ * one word, taken and given back by one CAS each (no lock: a caller allocating and freeing a batch per request pays
+ * two atomics, not two lock-unlock pairs); a stale or twice-freed id fails that CAS.
  */
 final class BatchTable
 {
     static final int MAX_TASKS = 1 << 16;
     private static final int GENERATION_MASK = 0xFF_FFFF;
+    private static final int IN_USE = 1;
+    private static final VarHandle USE;
+
+    static
+    {
+        try
+        {
+            USE = MethodHandles.lookup().findVarHandle(Batch.class, "use", int.class);
+        }
+        catch (final ReflectiveOperationException ex)
+        {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
 
     private final Batch[] slots;
     private int inFlight;
@@ -22,8 +40,10 @@ final class BatchTable
     static final class Batch
     {
         final int slot;
+        /** {@code generation << 1 | IN_USE} while allocated, {@code generation << 1} once freed. */
+        volatile int use;
+        /** The generation last allocated: written by the allocating thread after its CAS won the slot. */
         int generation;
-        boolean inUse;
         int capacity;
         int submitted;
         int pending;
@@ -42,6 +62,16 @@ final class BatchTable
         {
             return ((long)slot << 40) | ((long)generation << 16) | task;
         }
+
+        boolean isLive(final int generation)
+        {
+            return use == (generation << 1 | IN_USE);
+        }
+
+        boolean inUse()
+        {
+            return (use & IN_USE) != 0;
+        }
     }
 
     BatchTable(final int maxBatches)
@@ -53,7 +83,7 @@ final class BatchTable
         }
     }
 
-    synchronized long allocate(final int capacity)
+    long allocate(final int capacity)
     {
         if (capacity <= 0 || capacity > MAX_TASKS)
         {
@@ -61,10 +91,16 @@ final class BatchTable
         }
         for (final Batch batch : slots)
         {
-            if (!batch.inUse)
+            // a failed CAS on a slot still free (another thread took and gave it back meanwhile) tries it again:
+            // moving on could miss the last free slot
+            for (int use = batch.use; (use & IN_USE) == 0; use = batch.use)
             {
-                batch.inUse = true;
-                batch.generation = (batch.generation + 1) & GENERATION_MASK;
+                final int generation = ((use >>> 1) + 1) & GENERATION_MASK;
+                if (!USE.compareAndSet(batch, use, generation << 1 | IN_USE))
+                {
+                    continue;
+                }
+                batch.generation = generation;
                 batch.capacity = capacity;
                 batch.submitted = 0;
                 batch.pending = 0;
@@ -91,7 +127,7 @@ final class BatchTable
     {
         final int slot = (int)(batchId >>> 24);
         final int generation = (int)(batchId & GENERATION_MASK);
-        if (slot < 0 || slot >= slots.length || !slots[slot].inUse || slots[slot].generation != generation)
+        if (slot < 0 || slot >= slots.length || !slots[slot].isLive(generation))
         {
             throw new IllegalArgumentException("unknown or freed batch id " + batchId);
         }
@@ -137,7 +173,7 @@ final class BatchTable
             return false;
         }
         final Batch batch = slots[slot];
-        if (!batch.inUse || batch.generation != generation || task >= batch.submitted ||
+        if (!batch.isLive(generation) || task >= batch.submitted ||
             batch.state[task] != TaskStatus.PENDING)
         {
             return false;
@@ -159,7 +195,7 @@ final class BatchTable
         int failed = 0;
         for (final Batch batch : slots)
         {
-            if (batch.inUse)
+            if (batch.inUse())
             {
                 for (int task = 0; task < batch.submitted; task++)
                 {
@@ -177,13 +213,17 @@ final class BatchTable
         return failed;
     }
 
-    synchronized void free(final long batchId)
+    void free(final long batchId)
     {
         final Batch batch = batch(batchId);
         if (batch.pending > 0)
         {
             throw new XferException("batch " + batchId + " still has " + batch.pending + " pending task(s)");
         }
-        batch.inUse = false;
+        final int generation = (int)(batchId & GENERATION_MASK);
+        if (!USE.compareAndSet(batch, generation << 1 | IN_USE, generation << 1))
+        {
+            throw new IllegalArgumentException("unknown or freed batch id " + batchId); // freed meanwhile
+        }
     }
 }

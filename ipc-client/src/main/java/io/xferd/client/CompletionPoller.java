@@ -13,12 +13,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Takes what the daemon wrote on this client's completion ring: a completion finishes its task in the
  * {@link BatchTable}, a notification is queued for {@link #takeNotifications}. When the ring is empty it lets
- * {@link DaemonLiveness} check the daemon, so that a caller spinning on completions notices a daemon that went away.
+ * {@link DaemonLiveness} check the daemon (looking at the clock every few empty polls of a spinning caller, at each
+ * one of a waiter that idles between them), so that a caller waiting on completions notices a daemon that went away.
  * Allocation-free but for notifications; one thread polls at a time (another that tries meanwhile takes nothing).
  * <p>
  * With a {@link DoorbellIdleStrategy} the waits sleep on the ring's {@link CompletionDoorbell} once their spins and
@@ -43,12 +43,11 @@ final class CompletionPoller
      * records since (another thread may have finished its batch). Written under the poll lock.
      */
     private final AtomicInteger recordPolls = new AtomicInteger();
-    private final ReentrantLock pollLock = new ReentrantLock();
+    private final PollLock pollLock = new PollLock();
     private final CompletionFlyweight completion = new CompletionFlyweight();
     private final NotificationFlyweight notification = new NotificationFlyweight();
     private final MessageHandler recordHandler = this::onRecord;
     private final List<Notification> notifications = new ArrayList<>();
-    private boolean closed;
     /** The time of this poll's completions: read at the first one, shared by the rest (one clock read per poll). */
     private long pollNanos;
     private boolean pollClockRead;
@@ -76,15 +75,11 @@ final class CompletionPoller
         }
         try
         {
-            if (closed)
-            {
-                return 0;
-            }
             pollClockRead = false;
             final int work = completionRing.read(recordHandler, RECORDS_PER_POLL);
             if (work == 0)
             {
-                liveness.checkIfDue();
+                liveness.checkAfterEmptyPoll();
             }
             else
             {
@@ -127,6 +122,7 @@ final class CompletionPoller
             else
             {
                 liveness.checkAlive();
+                liveness.checkAtNextEmptyPoll(); // it idles before the next poll: the countdown is for spinners
                 if (clock.nanoTime() - deadline > 0)
                 {
                     throw new XferException("batch " + batchId + ": " + batch.pending +
@@ -183,6 +179,7 @@ final class CompletionPoller
             else
             {
                 liveness.checkAlive();
+                liveness.checkAtNextEmptyPoll();
                 if (clock.nanoTime() - deadline > 0)
                 {
                     throw new XferException(count + " batches without a completion for " + timeoutMs + " ms");
@@ -222,14 +219,15 @@ final class CompletionPoller
     {
         if (!pollLock.tryLock())
         {
-            LockSupport.parkNanos(Math.min(DoorbellIdleStrategy.PARK_NS, maxSleepNs)); // another thread polls or sleeps
+            // another thread polls or sleeps (it takes what arrives), or the poller closed
+            LockSupport.parkNanos(Math.min(DoorbellIdleStrategy.PARK_NS, maxSleepNs));
             return;
         }
         try
         {
-            if (closed || recordPolls.getPlain() != polls)
+            if (recordPolls.getPlain() != polls)
             {
-                return; // closing, or another thread took records since the caller looked: look again
+                return; // another thread took records since the caller looked: look again
             }
             doorbell.arm();
             // a record committed before the mark was visible is seen now (its claim moved the tail); one committed
@@ -264,15 +262,7 @@ final class CompletionPoller
      */
     void close()
     {
-        pollLock.lock();
-        try
-        {
-            closed = true;
-        }
-        finally
-        {
-            pollLock.unlock();
-        }
+        pollLock.close();
     }
 
     private void onRecord(final int type, final MutableDirectBuffer buffer, final int index, final int length)

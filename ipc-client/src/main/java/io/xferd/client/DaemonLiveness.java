@@ -11,12 +11,21 @@ import org.agrona.concurrent.NanoClock;
  */
 final class DaemonLiveness
 {
+    /**
+     * Empty polls of a caller spinning on its completion between two looks at the clock: a clock read is most of
+     * an empty poll's cost, and a spinning caller polls every few tens of nanoseconds, so the check interval is
+     * still kept to within a few microseconds.
+     */
+    static final int EMPTY_POLLS_PER_CLOCK_READ = 32;
+
     private final DaemonProxy proxy;
     private final DaemonHeartbeat heartbeat;
     private final BatchTable batches;
     private final NanoClock clock;
     private final long checkIntervalNs;
     private long nextCheckNs;
+    /** Empty polls left before the next look at the clock; 0: look at the next. A hint, so not kept atomic. */
+    private int emptyPollsBeforeClockRead;
     private volatile String goneReason;
 
     DaemonLiveness(final DaemonProxy proxy, final DaemonHeartbeat heartbeat, final BatchTable batches,
@@ -59,6 +68,33 @@ final class DaemonLiveness
             }
         }
         return true;
+    }
+
+    /**
+     * Call after a poll that found the completion ring empty (holding the poll lock): {@link #checkIfDue} at
+     * every {@value #EMPTY_POLLS_PER_CLOCK_READ}th such poll, or at the next one after
+     * {@link #checkAtNextEmptyPoll}.
+     *
+     * @return true when a check ran.
+     */
+    boolean checkAfterEmptyPoll()
+    {
+        if (emptyPollsBeforeClockRead > 0)
+        {
+            emptyPollsBeforeClockRead--;
+            return false;
+        }
+        emptyPollsBeforeClockRead = EMPTY_POLLS_PER_CLOCK_READ - 1;
+        return checkIfDue();
+    }
+
+    /**
+     * Make the next empty poll look at the clock: for a caller that idles (yields, parks, sleeps) between its polls,
+     * so that its polls are too far apart to count off.
+     */
+    void checkAtNextEmptyPoll()
+    {
+        emptyPollsBeforeClockRead = 0;
     }
 
     /**

@@ -160,7 +160,12 @@ final class TransferSubmitter
                     return index;
                 }
             }
-            poller.idle(poller.poll(), polls);
+            final int work = poller.poll();
+            if (work == 0)
+            {
+                liveness.checkAtNextEmptyPoll(); // a waiter idles between polls: look at the clock at each
+            }
+            poller.idle(work, polls);
             liveness.checkAlive();
             if (clock.nanoTime() - deadline > 0)
             {

@@ -536,7 +536,9 @@ public final class XferClient implements AutoCloseable
 
     /**
      * Take the completions and notifications waiting on this client's ring; also notices a daemon that went
-     * away. Allocation-free but for notifications. Takes nothing once the client is closed.
+     * away (looking every 32nd poll that finds the ring empty: a caller spinning on it pays no clock read per poll,
+     * one polling at its own slow pace notices within 32 of its polls; {@link #awaitBatch} looks at each).
+     * Allocation-free but for notifications. Takes nothing once the client is closed.
      *
      * @return records taken.
      */

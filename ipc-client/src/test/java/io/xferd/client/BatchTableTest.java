@@ -2,6 +2,11 @@ package io.xferd.client;
 
 import io.xferd.ipc.TransferStatus;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -132,5 +137,69 @@ class BatchTableTest
 
         assertThat(table.complete(batch.requestId(BatchTable.MAX_TASKS - 1), TransferStatus.OK, 1, 1)).isTrue();
         assertThat(other.state[0]).as("task 65535 of slot 0 is not task 0 of slot 1").isEqualTo(TaskStatus.PENDING);
+    }
+
+    @Test
+    void shouldRefuseToFreeABatchTwiceOrByAStaleId()
+    {
+        final long id = table.allocate(1);
+        table.free(id);
+
+        assertThatThrownBy(() -> table.free(id)).isInstanceOf(IllegalArgumentException.class);
+        final long reusedId = table.allocate(1);
+        assertThatThrownBy(() -> table.free(id)).as("the slot's new batch stays").isInstanceOf(IllegalArgumentException.class);
+        assertThat(table.batch(reusedId).inUse()).isTrue();
+    }
+
+    @Test
+    @Timeout(60)
+    void shouldGiveEachOfSeveralThreadsAllocatingAtOnceASlotOfItsOwn() throws Exception
+    {
+        final int threads = 4;
+        final int rounds = 20_000;
+        final BatchTable shared = new BatchTable(threads); // exactly one slot each: a slot given twice shows at once
+        final AtomicIntegerArray holder = new AtomicIntegerArray(threads);
+        final AtomicReference<String> fault = new AtomicReference<>();
+        final CyclicBarrier start = new CyclicBarrier(threads);
+        final Thread[] workers = new Thread[threads];
+        for (int t = 0; t < threads; t++)
+        {
+            final int self = t + 1;
+            workers[t] = new Thread(() ->
+            {
+                try
+                {
+                    start.await();
+                    for (int round = 0; round < rounds && fault.get() == null; round++)
+                    {
+                        final long id = shared.allocate(1);
+                        final int slot = shared.batch(id).slot;
+                        if (!holder.compareAndSet(slot, 0, self))
+                        {
+                            fault.compareAndSet(null, "slot " + slot + " given to " + self + " while " +
+                                holder.get(slot) + " holds it");
+                        }
+                        holder.set(slot, 0);
+                        shared.free(id);
+                    }
+                }
+                catch (final Exception ex)
+                {
+                    fault.compareAndSet(null, ex.toString());
+                }
+            });
+            workers[t].start();
+        }
+        for (final Thread worker : workers)
+        {
+            worker.join();
+        }
+
+        assertThat(fault.get()).isNull();
+        for (int i = 0; i < threads; i++)
+        {
+            shared.allocate(1);
+        }
+        assertThatThrownBy(() -> shared.allocate(1)).as("every slot was given back").isInstanceOf(XferException.class);
     }
 }

@@ -9,6 +9,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 import static io.xferd.client.ClientParts.TIMEOUT_MS;
@@ -248,5 +252,94 @@ class CompletionPollerTest
 
         assertThat(poller.poll()).isZero();
         assertThat(batch.state[0]).isEqualTo(TaskStatus.PENDING);
+    }
+
+    @Test
+    void shouldNoticeAGoneDaemonWithinAFewEmptyPollsOfACallerSpinningOnPoll()
+    {
+        final BatchTable.Batch batch = batches.batch(batches.allocate(1));
+        batches.start(batch, 0);
+        assertThat(poller.poll()).isZero(); // the first empty poll looks at once
+        assertThat(parts.liveness.isGone()).isFalse();
+
+        parts.daemon.closeConnection();
+        parts.nanoClock.advance(ClientParts.CHECK_INTERVAL_NS);
+        int polls = 0;
+        while (!parts.liveness.isGone() && polls < 10 * DaemonLiveness.EMPTY_POLLS_PER_CLOCK_READ)
+        {
+            poller.poll();
+            polls++;
+        }
+
+        assertThat(polls).isBetween(1, DaemonLiveness.EMPTY_POLLS_PER_CLOCK_READ);
+        assertThat(batch.status[0]).isEqualTo(TransferStatus.DAEMON_GONE);
+    }
+
+    @Test
+    void shouldLookAtTheClockAtTheNextEmptyPollOfACallerThatIdlesBetweenPolls()
+    {
+        assertThat(poller.poll()).isZero();
+        parts.daemon.closeConnection();
+        parts.nanoClock.advance(ClientParts.CHECK_INTERVAL_NS);
+
+        parts.liveness.checkAtNextEmptyPoll();
+        assertThat(poller.poll()).isZero();
+
+        assertThat(parts.liveness.isGone()).isTrue();
+    }
+
+    @Test
+    void shouldTakeEachRecordOnceWhenTwoThreadsPollAtOnce() throws Exception
+    {
+        final Random random = new Random(16);
+        final int tasks = 400;
+        for (int round = 0; round < 50; round++)
+        {
+            final long batchId = batches.allocate(tasks);
+            final BatchTable.Batch batch = batches.batch(batchId);
+            final int[] sent = new int[tasks];
+            for (int task = 0; task < tasks; task++)
+            {
+                batches.start(batch, 0);
+            }
+            final CyclicBarrier start = new CyclicBarrier(2);
+            final AtomicInteger taken = new AtomicInteger();
+            final AtomicReference<Throwable> fault = new AtomicReference<>();
+            final Runnable pollUntilDone = () ->
+            {
+                try
+                {
+                    start.await();
+                    for (int polls = 0; polls < 10_000_000 && taken.get() < tasks; polls++)
+                    {
+                        taken.addAndGet(poller.poll());
+                    }
+                }
+                catch (final Throwable ex)
+                {
+                    fault.compareAndSet(null, ex);
+                }
+            };
+            final Thread other = new Thread(pollUntilDone);
+            other.start();
+            for (int task = 0; task < tasks; task++)
+            {
+                sent[task] = random.nextInt(4) == 0 ? TransferStatus.TARGET_GONE : TransferStatus.OK;
+                parts.daemon.complete(batch.requestId(task), sent[task], task);
+            }
+            pollUntilDone.run();
+            other.join();
+
+            assertThat(fault.get()).isNull();
+            assertThat(taken.get()).as("round " + round + ": each record taken once").isEqualTo(tasks);
+            assertThat(batch.pending).isZero();
+            for (int task = 0; task < tasks; task++)
+            {
+                assertThat(batch.status[task]).isEqualTo(sent[task]);
+                assertThat(batch.bytes[task]).isEqualTo(task);
+            }
+            assertThat(batches.inFlight()).isZero();
+            batches.free(batchId);
+        }
     }
 }

@@ -93,7 +93,7 @@ public final class ControlConductor implements AutoCloseable
     // threads inside ringBell: the eventfd is closed only once none can still write to its number
     private final AtomicInteger ringing = new AtomicInteger();
     private volatile boolean bellClosed;
-    private final int quietPollTimeoutMs;
+    private int quietPollTimeoutMs;
     private final PeerTransport transport;
     private final ClusterMetadata metadata;
     private final GpuRegionMapper gpuRegions;
@@ -124,6 +124,18 @@ public final class ControlConductor implements AutoCloseable
     {
         this(context, directory, registry, cnc, disconnects, counters, clock, transport, metadata,
             (int)Math.max(POLL_TIMEOUT_MS, Math.min(MAX_QUIET_POLL_TIMEOUT_MS, context.livenessTimeoutMs() / 4)));
+    }
+
+    /**
+     * Caps the quiet poll, so that housekeeping runs at least every {@code ms} (the systemd watchdog's ping is sent
+     * from it: half its interval leaves the other half for the ping to arrive). Before the conductor starts.
+     */
+    public void quietPollAtMost(final long ms)
+    {
+        if (ms > 0)
+        {
+            quietPollTimeoutMs = (int)Math.max(POLL_TIMEOUT_MS, Math.min(quietPollTimeoutMs, ms));
+        }
     }
 
     /**

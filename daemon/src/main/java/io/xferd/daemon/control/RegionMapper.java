@@ -26,7 +26,7 @@ import java.nio.file.Path;
  */
 final class RegionMapper
 {
-    static final long PAGE_SIZE = 4096;
+    static final long PAGE_SIZE = MappedMemory.PAGE_SIZE;
 
     private RegionMapper()
     {

@@ -1,6 +1,7 @@
 package io.xferd.daemon.pipeline;
 
 import io.xferd.daemon.session.BatchTracker;
+import io.xferd.ipc.TransferStatus;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
 /**
@@ -35,6 +36,7 @@ final class LocalRun
     private final long[] localAddresses;
     private final long[] targetAddresses;
     private final long[] lengths;
+    /** A SUBMIT's own (a batch entry's are its tracker's): request ids, trace ids, submit and intake times. */
     private final long[] traceIds;
     private final long[] submitNanos;
     private final long[] intakeNanos;
@@ -44,6 +46,10 @@ final class LocalRun
     private final int[] nics;
     private int count;
     private long bytes;
+    /** Tallied as results come in, so the worker moves its counters without a pass over the members. */
+    private int succeeded;
+    private int failures;
+    private long moved;
 
     /**
      * @param pool where {@link #recycle()} gives it back.
@@ -97,6 +103,31 @@ final class LocalRun
     }
 
     /**
+     * Add an entry of a SUBMIT_BATCH: its request id, trace id and times are the batch's, read from its tracker (which
+     * outlives the run: the batch ends only once this run counted its entries into it), so only what differs per
+     * entry is stored.
+     *
+     * @return false when the entry does not fit (the run is full, or it would carry too many bytes).
+     */
+    boolean addEntry(final BatchTracker batch, final int batchEntry, final long localAddress,
+        final long targetAddress, final long length)
+    {
+        if (count == capacity || length > MAX_RUN_BYTES - bytes)
+        {
+            return false;
+        }
+        final int i = count;
+        batches[i] = batch;
+        batchEntries[i] = batchEntry;
+        localAddresses[i] = localAddress;
+        targetAddresses[i] = targetAddress;
+        lengths[i] = length;
+        count = i + 1;
+        bytes += length;
+        return true;
+    }
+
+    /**
      * @return the requests carried, or 0 for a command of one request.
      */
     int count()
@@ -114,7 +145,8 @@ final class LocalRun
 
     long requestId(final int member)
     {
-        return requestIds[member];
+        final BatchTracker batch = batches[member];
+        return batch != null ? batch.requestId : requestIds[member];
     }
 
     /**
@@ -147,17 +179,20 @@ final class LocalRun
 
     long traceId(final int member)
     {
-        return traceIds[member];
+        final BatchTracker batch = batches[member];
+        return batch != null ? batch.traceId : traceIds[member];
     }
 
     long submitNanos(final int member)
     {
-        return submitNanos[member];
+        final BatchTracker batch = batches[member];
+        return batch != null ? batch.submitNanos : submitNanos[member];
     }
 
     long intakeNanos(final int member)
     {
-        return intakeNanos[member];
+        final BatchTracker batch = batches[member];
+        return batch != null ? batch.intakeNanos : intakeNanos[member];
     }
 
     int status(final int member)
@@ -170,10 +205,69 @@ final class LocalRun
         return nics[member];
     }
 
+    /**
+     * The worker's result for a member: a status, or a negative mark of a member another stage answers (not
+     * counted here).
+     */
     void result(final int member, final int status, final int nic)
     {
         statuses[member] = status;
         nics[member] = nic;
+        if (status == TransferStatus.OK)
+        {
+            succeeded++;
+            moved += lengths[member];
+        }
+        else if (status > 0)
+        {
+            failures++;
+        }
+    }
+
+    /**
+     * The same result for members {@code [from, to)}, which together moved {@code spanBytes} when it is OK (a span
+     * copied as one).
+     */
+    void result(final int from, final int to, final int status, final int nic, final long spanBytes)
+    {
+        for (int member = from; member < to; member++)
+        {
+            statuses[member] = status;
+            nics[member] = nic;
+        }
+        if (status == TransferStatus.OK)
+        {
+            succeeded += to - from;
+            moved += spanBytes;
+        }
+        else if (status > 0)
+        {
+            failures += to - from;
+        }
+    }
+
+    /**
+     * @return the members whose result is OK.
+     */
+    int succeeded()
+    {
+        return succeeded;
+    }
+
+    /**
+     * @return the bytes the members whose result is OK moved, together.
+     */
+    long moved()
+    {
+        return moved;
+    }
+
+    /**
+     * @return the members that failed (a status other than OK).
+     */
+    int failures()
+    {
+        return failures;
     }
 
     /**
@@ -199,5 +293,8 @@ final class LocalRun
         }
         count = 0;
         bytes = 0;
+        succeeded = 0;
+        failures = 0;
+        moved = 0;
     }
 }

@@ -99,8 +99,7 @@ final class LocalRunGatherer
             }
             final long localAddress = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_LOCAL_ADDRESS_OFFSET);
             final long targetAddress = buffer.getLong(at + SubmitBatchFlyweight.ENTRY_TARGET_ADDRESS_OFFSET);
-            if (!run.add(batch.requestId, batch, entry, localAddress, targetAddress, length, batch.traceId,
-                batch.submitNanos, batch.intakeNanos))
+            if (!run.addEntry(batch, entry, localAddress, targetAddress, length))
             {
                 open = null; // full: the next entry starts a command of its own
                 break;

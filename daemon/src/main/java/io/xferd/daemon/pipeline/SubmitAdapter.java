@@ -173,6 +173,9 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         this.runs = new LocalRunGatherer(journal);
     }
 
+    // the bound on slots of the last duty cycle: a client that left the highest slot is settled once it falls below
+    private int slotsLastCycle;
+
     @Override
     public int doWork()
     {
@@ -182,6 +185,11 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         int work = publishHeldEntries();
         publishClaimed();
         final int slots = registry.slotsInUse(); // not every slot: an idle cycle is what a new record waits out
+        for (int slot = slots; slot < slotsLastCycle; slot++)
+        {
+            settleDroppedBatch(slot, registry.inSlot(slot)); // slots the bound fell below are not visited again
+        }
+        slotsLastCycle = slots;
         final int start = nextStart < slots ? nextStart : 0;
         nextStart = start + 1 >= slots ? 0 : start + 1;
         for (int i = 0; i < slots && !pipelineFull; i++)
@@ -258,7 +266,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     {
         malformed.increment();
         session.protocolViolation("its submit ring broke the protocol: " + session.submitRing().violation());
-        disconnects.offer(session);
+        session.queueCutOff(disconnects);
     }
 
     @Override

@@ -335,9 +335,6 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     {
         final LocalRun run = command.run;
         final int n = run.count();
-        int succeeded = 0;
-        int failures = 0;
-        long moved = 0;
         inRun = true;
         try
         {
@@ -349,19 +346,9 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             runLocal = null;
             runRemote = null;
         }
-        for (int i = 0; i < n; i++)
-        {
-            final int status = run.status(i);
-            if (status == TransferStatus.OK)
-            {
-                succeeded++;
-                moved += run.length(i);
-            }
-            else if (status != HANDED_OFF)
-            {
-                failures++;
-            }
-        }
+        final int succeeded = run.succeeded(); // tallied with the members' results
+        final int failures = run.failures();
+        final long moved = run.moved();
         command.batch = null; // the members hold their trackers
         if (succeeded > 0)
         {
@@ -418,10 +405,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             if (status == TransferStatus.OK || status == TransferStatus.MEMORY_FAULT ||
                 status == TransferStatus.TARGET_GONE)
             {
-                for (int member = i; member < end; member++)
-                {
-                    run.result(member, status, localNic);
-                }
+                run.result(i, end, status, localNic, spanLength);
             }
             else
             {
@@ -491,7 +475,6 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         int failedStatus = TransferStatus.OK;
         long batchLength = 0;
         long batchBytes = 0;
-        long completeNanos = 0;
         for (int i = 0, n = run.count(); i < n; i++)
         {
             final int status = run.status(i);
@@ -500,18 +483,17 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
                 continue; // the storage stage answers it (and journaled its submission)
             }
             final long length = run.length(i);
-            final long bytes = status == TransferStatus.OK ? length : 0;
-            final long intakeNanos = run.intakeNanos(i);
-            completeNanos = completionNanos(intakeNanos, bytes);
             final BatchTracker memberBatch = run.batch(i);
             if (memberBatch != batch && batch != null)
             {
-                endEntries(command, run, slot, first, entries, failedEntry, failedStatus, batchLength, batchBytes,
-                    completeNanos);
+                endEntries(command, run, slot, first, entries, failedEntry, failedStatus, batchLength, batchBytes);
                 batch = null;
             }
             if (memberBatch == null)
             {
+                final long bytes = status == TransferStatus.OK ? length : 0;
+                final long intakeNanos = run.intakeNanos(i);
+                final long completeNanos = completionNanos(intakeNanos, bytes);
                 sender.complete(submitter, run.requestId(i), status, bytes, intakeNanos, completeNanos);
                 journal.onSubmitted(slot, run.requestId(i), run.traceId(i), command.opcode, length,
                     run.submitNanos(i), intakeNanos);
@@ -530,8 +512,11 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
             }
             entries++;
             batchLength += length;
-            batchBytes += bytes;
-            if (status != TransferStatus.OK && failedStatus == TransferStatus.OK)
+            if (status == TransferStatus.OK)
+            {
+                batchBytes += length;
+            }
+            else if (failedStatus == TransferStatus.OK)
             {
                 failedStatus = status; // entries ride in ring order: the first failure is the lowest
                 failedEntry = run.batchEntry(i);
@@ -539,8 +524,7 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         }
         if (batch != null)
         {
-            endEntries(command, run, slot, first, entries, failedEntry, failedStatus, batchLength, batchBytes,
-                completeNanos);
+            endEntries(command, run, slot, first, entries, failedEntry, failedStatus, batchLength, batchBytes);
         }
     }
 
@@ -550,14 +534,14 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
      * @param first the run's member that is the first of these entries.
      */
     private void endEntries(final TransferCommand command, final LocalRun run, final int slot, final int first,
-        final int entries, final int failedEntry, final int failedStatus, final long length, final long bytes,
-        final long completeNanos)
+        final int entries, final int failedEntry, final int failedStatus, final long length, final long bytes)
     {
         final BatchTracker batch = run.batch(first);
-        final long requestId = run.requestId(first);
-        final long traceId = run.traceId(first);
-        final long submitNanos = run.submitNanos(first);
-        final long intakeNanos = run.intakeNanos(first);
+        final long requestId = batch.requestId;
+        final long traceId = batch.traceId;
+        final long submitNanos = batch.submitNanos;
+        final long intakeNanos = batch.intakeNanos;
+        final long completeNanos = completionNanos(intakeNanos, bytes); // once for the entries: they ended together
         // journaled before the count: the count may end the batch, whose tracker another batch then reuses
         journal.onSubmitted(slot, requestId, traceId, command.opcode, length, submitNanos, intakeNanos);
         journal.onCompleted(slot, requestId, traceId, command.opcode, failedStatus, length, bytes,

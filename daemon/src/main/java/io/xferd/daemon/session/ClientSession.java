@@ -6,7 +6,10 @@ import io.xferd.nativebindings.libc.UnixSocket;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
+import java.util.Queue;
 
 /**
  * One connected client process and its segment: who it is, its control socket, its rings (the completion ring the
@@ -15,6 +18,20 @@ import java.nio.charset.StandardCharsets;
  */
 public final class ClientSession extends RefCounted
 {
+    private static final VarHandle CUT_OFF_QUEUED;
+
+    static
+    {
+        try
+        {
+            CUT_OFF_QUEUED = MethodHandles.lookup().findVarHandle(ClientSession.class, "cutOffQueued", int.class);
+        }
+        catch (final ReflectiveOperationException ex)
+        {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
+
     private final int slot;
     private final int generation;
     private final String segmentName;
@@ -30,6 +47,8 @@ public final class ClientSession extends RefCounted
     private final ControlChannel channel;
     private volatile RegionTable regions = RegionTable.EMPTY;
     private volatile String protocolViolation;
+    @SuppressWarnings("unused") // through CUT_OFF_QUEUED
+    private volatile int cutOffQueued;
     private int pendingControl;
 
     public ClientSession(
@@ -162,6 +181,19 @@ public final class ClientSession extends RefCounted
         if (protocolViolation == null)
         {
             protocolViolation = reason;
+        }
+    }
+
+    /**
+     * Queues this session for the conductor to cut off, once: a client whose completion ring is full fails every
+     * completion after the first, and queueing it for each would fill the bounded queue so that another client's
+     * cut-off was lost. An offer the full queue refused is made again by the next caller. Any thread.
+     */
+    public void queueCutOff(final Queue<ClientSession> disconnects)
+    {
+        if (cutOffQueued == 0 && CUT_OFF_QUEUED.compareAndSet(this, 0, 1) && !disconnects.offer(this))
+        {
+            CUT_OFF_QUEUED.setRelease(this, 0);
         }
     }
 

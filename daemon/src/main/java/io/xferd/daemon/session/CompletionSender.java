@@ -54,7 +54,7 @@ public final class CompletionSender
     public void cutOff(final ClientSession session, final String reason)
     {
         session.protocolViolation(reason);
-        disconnects.offer(session);
+        session.queueCutOff(disconnects);
     }
 
     public void complete(
@@ -69,7 +69,7 @@ public final class CompletionSender
         final int index = ring.tryClaim(RecordTypes.COMPLETION, CompletionFlyweight.LENGTH);
         if (index < 0)
         {
-            disconnects.offer(session);
+            session.queueCutOff(disconnects);
             return;
         }
         completion.wrap(ring.buffer(), index)

@@ -19,7 +19,8 @@ import java.util.function.BooleanSupplier;
  * {@code futex_waitv}. A client that publishes while its word is marked asleep clears it and wakes the thread; the
  * daemon's own threads {@link #wake()} it when something else changes what intake must look at (a new client, whose
  * word was not marked yet). Arms only while {@code quiescent} says nothing is in flight (a remote request's completion
- * comes from elsewhere and rings no doorbell) and while every client fits one futex_waitv.
+ * comes from elsewhere and rings no doorbell) and while every client fits one futex_waitv; and sleeps only while it
+ * still says so after intake's look between arming and waiting.
  */
 public final class SubmitRingDoorbells implements Doorbell
 {
@@ -28,6 +29,7 @@ public final class SubmitRingDoorbells implements Doorbell
 
     private final SessionTable sessions;
     private final BooleanSupplier quiescent;
+    private final Wait wait;
     private final MemorySegment waiters;
     private final MemorySegment timespec;
     private final MemorySegment ownWord;
@@ -40,8 +42,17 @@ public final class SubmitRingDoorbells implements Doorbell
      */
     public SubmitRingDoorbells(final SessionTable sessions, final BooleanSupplier quiescent)
     {
+        this(sessions, quiescent, Futex::waitv);
+    }
+
+    /**
+     * @param wait the blocking step (futex_waitv); a test's records whether the thread would sleep.
+     */
+    public SubmitRingDoorbells(final SessionTable sessions, final BooleanSupplier quiescent, final Wait wait)
+    {
         this.sessions = sessions;
         this.quiescent = quiescent;
+        this.wait = wait;
         final Arena arena = Arena.ofAuto();
         this.waiters = arena.allocate((long)Futex.WAITER_LENGTH * Futex.WAITV_MAX, 8);
         this.timespec = arena.allocate(16, 8);
@@ -114,10 +125,17 @@ public final class SubmitRingDoorbells implements Doorbell
     @Override
     public void await(final long timeoutNs)
     {
+        // intake's look after arming may have left what rings nothing when it becomes runnable: a SUBMIT_BATCH its
+        // client published before it saw the mark, waiting in its ring for a batch tracker a TCP completion gives back.
+        // Asleep, it would wait out the whole sleep; the next idle arms again (refused now) and parks instead
+        if (!quiescent.getAsBoolean())
+        {
+            return;
+        }
         try
         {
             // a word a client cleared (or a ring unmapped since) returns at once; the next idle arms again
-            Futex.waitv(waiters, count, System.nanoTime() + timeoutNs, timespec);
+            wait.waitv(waiters, count, System.nanoTime() + timeoutNs, timespec);
         }
         catch (final NativeException ex)
         {
@@ -145,5 +163,15 @@ public final class SubmitRingDoorbells implements Doorbell
                 }
             }
         }
+    }
+
+    /**
+     * Block on the first {@code count} words of {@code waiters} until one is woken or changed, or the deadline
+     * ({@link Futex#waitv}).
+     */
+    @FunctionalInterface
+    public interface Wait
+    {
+        void waitv(MemorySegment waiters, int count, long deadlineNanos, MemorySegment timespec);
     }
 }

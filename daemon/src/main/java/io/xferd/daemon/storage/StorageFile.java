@@ -223,7 +223,7 @@ public final class StorageFile
             {
                 return NO_PAGE_CACHE; // no mapping without read access
             }
-            final long alignedOffset = fileOffset & ~(BLOCK - 1L);
+            final long alignedOffset = fileOffset & ~(MappedMemory.PAGE_SIZE - 1); // mmap wants page multiples
             final long lead = fileOffset - alignedOffset;
             final MemorySegment whole = access == FileIo.O_RDWR ?
                 MappedMemory.mapShared(fd, alignedOffset, lead + length) :

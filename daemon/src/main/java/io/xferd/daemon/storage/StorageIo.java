@@ -36,11 +36,19 @@ public final class StorageIo implements IoUring.CompletionHandler, AutoCloseable
     public static final int MAX_OPERATION = 1 << 20;
     private static final int BLOCK = StorageFile.BLOCK;
     private static final long FSYNC_SLOT = -1L;
+    private static final long CANCEL_SLOT = -2L;
+    /**
+     * How long a request waits without any completion before it cancels what it has in flight: a device or file
+     * system that never completes an operation must not hold this thread, and every request queued behind it, for
+     * ever.
+     */
+    public static final long STALL_NANOS = 10_000_000_000L;
     // the whole address space, to copy between raw addresses without making a segment per copy
     @SuppressWarnings("restricted")
     private static final MemorySegment ALL = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
 
     private final int queueDepth;
+    private final long stallNanos;
     private final AtomicCounter bytesRead;
     private final AtomicCounter bytesWritten;
     private final AtomicCounter errors;
@@ -59,6 +67,8 @@ public final class StorageIo implements IoUring.CompletionHandler, AutoCloseable
     private boolean writing;
     private int fd;
     private int fsyncResult;
+    private long progressAt;
+    private boolean cancelSent;
 
     /**
      * @param queueDepth the most operations in flight (the io_uring's submission entries).
@@ -77,6 +87,17 @@ public final class StorageIo implements IoUring.CompletionHandler, AutoCloseable
         final int queueDepth, final AtomicCounter bytesRead, final AtomicCounter bytesWritten,
         final AtomicCounter errors, final AtomicCounter syncs)
     {
+        this(queueDepth, bytesRead, bytesWritten, errors, syncs, STALL_NANOS);
+    }
+
+    /**
+     * @param stallNanos how long a request waits without a completion before it cancels its operations.
+     */
+    StorageIo(
+        final int queueDepth, final AtomicCounter bytesRead, final AtomicCounter bytesWritten,
+        final AtomicCounter errors, final AtomicCounter syncs, final long stallNanos)
+    {
+        this.stallNanos = stallNanos;
         this.syncs = syncs;
         if (queueDepth < 1 || queueDepth > 4096)
         {
@@ -249,9 +270,10 @@ public final class StorageIo implements IoUring.CompletionHandler, AutoCloseable
 
     /**
      * Moves [fileOffset, fileOffset + length) with up to {@link #queueDepth} operations in flight; a short operation
-     * is resubmitted for the rest, a read that reaches the end of the file fails the request.
+     * is resubmitted for the rest, a read that reaches the end of the file fails the request. Package-private: tests
+     * drive it on descriptors that never complete.
      */
-    private int pipelined(
+    int pipelined(
         final boolean write, final int fd, final long fileOffset, final long address, final long length)
     {
         final IoUring ring = ring();
@@ -260,6 +282,7 @@ public final class StorageIo implements IoUring.CompletionHandler, AutoCloseable
         firstErrno = 0;
         endOfFile = false;
         inFlight = 0;
+        startWaiting();
         freeCount = queueDepth;
         for (int i = 0; i < queueDepth; i++)
         {
@@ -283,8 +306,7 @@ public final class StorageIo implements IoUring.CompletionHandler, AutoCloseable
             {
                 break; // failed before the rest was submitted
             }
-            ring.submitAndWait(1);
-            ring.reap(this);
+            awaitCompletion(ring);
         }
         if (firstErrno != 0)
         {
@@ -304,6 +326,52 @@ public final class StorageIo implements IoUring.CompletionHandler, AutoCloseable
         }
     }
 
+    private void startWaiting()
+    {
+        progressAt = System.nanoTime();
+        cancelSent = false;
+    }
+
+    /**
+     * Submits what is prepared, waits for a completion and reaps what is ready. After {@link #stallNanos} without
+     * any, the request fails ({@code ETIMEDOUT}) and its operations are cancelled: their cancelled completions end
+     * the wait. Operations the device already has cannot be cancelled; the thread then goes on waiting for them,
+     * saying so in the log, because the memory they read or write may not be given back before they end.
+     */
+    private void awaitCompletion(final IoUring ring)
+    {
+        ring.submitAndWait(1, stallNanos);
+        final int reaped = ring.reap(this);
+        final long now = System.nanoTime();
+        if (reaped > 0 || now - progressAt < stallNanos)
+        {
+            if (reaped > 0)
+            {
+                progressAt = now;
+            }
+            return;
+        }
+        progressAt = now;
+        if (cancelSent)
+        {
+            LOG.error("storage: the kernel still holds {} operation(s) on fd {} {} ms after cancelling them",
+                Math.max(inFlight, 1), fd, stallNanos / 1_000_000);
+            return;
+        }
+        cancelSent = true;
+        if (firstErrno == 0)
+        {
+            firstErrno = Errno.ETIMEDOUT; // nothing is resubmitted from here on
+        }
+        LOG.warn("storage: no completion on fd {} for {} ms, cancelling {} operation(s)", fd,
+            stallNanos / 1_000_000, Math.max(inFlight, 1));
+        if (!ring.prepareCancelAll(CANCEL_SLOT))
+        {
+            ring.submit();
+            ring.prepareCancelAll(CANCEL_SLOT);
+        }
+    }
+
     @Override
     public void onCompletion(final long userData, final int result)
     {
@@ -311,6 +379,15 @@ public final class StorageIo implements IoUring.CompletionHandler, AutoCloseable
         {
             fsyncResult = result;
             return;
+        }
+        if (userData == CANCEL_SLOT)
+        {
+            // -EINVAL: a kernel before 5.19 has no cancel-any, the wait goes on without a bound (-ENOENT: all ended)
+            if (result < 0 && result != -Errno.ENOENT)
+            {
+                LOG.error("storage: the kernel refused to cancel the operations on fd {} (errno {})", fd, -result);
+            }
+            return; // otherwise the cancelled operations' own completions say how each ended
         }
         final int slot = (int)userData;
         if (result < 0 || (result == 0 && writing))
@@ -349,11 +426,12 @@ public final class StorageIo implements IoUring.CompletionHandler, AutoCloseable
             syncs.increment();
         }
         fsyncResult = 1;
+        this.fd = fd;
+        startWaiting();
         ring.prepareFsync(fd, true, FSYNC_SLOT);
         while (fsyncResult == 1)
         {
-            ring.submitAndWait(1);
-            ring.reap(this);
+            awaitCompletion(ring);
         }
         return fsyncResult == 0 ? TransferStatus.OK : StorageStatus.of(-fsyncResult);
     }

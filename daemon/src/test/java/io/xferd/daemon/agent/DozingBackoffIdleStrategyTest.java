@@ -135,6 +135,44 @@ class DozingBackoffIdleStrategyTest
         assertEquals("arm arm arm ", doorbell.calls.toString(), "nothing marked, nothing to clear");
     }
 
+    @Test
+    void sleepsOnTheDoorbellOnceTheSpinsAndYieldsFoundNothingNotAfterTheBackOffsParks()
+    {
+        final RecordingDoorbell doorbell = new RecordingDoorbell(true);
+        // 2 spins and 1 yield, then parks (1 ns: no real wait) until 10 idles, no deep doze
+        final DozingBackoffIdleStrategy idle = new DozingBackoffIdleStrategy(2, 1, 1, 1, 10, 1);
+        idle.doorbell(doorbell, 7_000).sleepOnDoorbellAfter(idle.idlesBeforeParking());
+        assertEquals(3, idle.idlesBeforeParking());
+        for (int i = 0; i < 3; i++)
+        {
+            idle.idle(0);
+        }
+        assertEquals("", doorbell.calls.toString(), "spins and yields first");
+        idle.idle(0);
+        assertEquals("arm ", doorbell.calls.toString(), "where it would park: arms, one more duty cycle");
+        idle.idle(0);
+        assertEquals("arm await(7000) ", doorbell.calls.toString(), "then sleeps until a producer rings");
+        idle.idle(1);
+        idle.idle(0);
+        assertEquals("arm await(7000) disarm ", doorbell.calls.toString(), "work: marks cleared, spins again");
+    }
+
+    @Test
+    void parksAsBeforeWhereTheDoorbellWillNotArmEarly()
+    {
+        final RecordingDoorbell doorbell = new RecordingDoorbell(false);
+        final DozingBackoffIdleStrategy idle = new DozingBackoffIdleStrategy(2, 1, 1, 1, 10, 1);
+        idle.doorbell(doorbell, 7_000).sleepOnDoorbellAfter(idle.idlesBeforeParking());
+        for (int i = 0; i < 9; i++)
+        {
+            idle.idle(0);
+            assertFalse(idle.isDozing(), "backing off after " + (i + 1) + " idle calls, asking the doorbell");
+        }
+        idle.idle(0);
+        assertTrue(idle.isDozing(), "dozes after as many idle calls as without a doorbell");
+        assertEquals("arm arm arm arm arm arm arm ", doorbell.calls.toString(), "asked at each park, never waited");
+    }
+
     private static final class RecordingDoorbell implements Doorbell
     {
         private final boolean arms;

@@ -393,6 +393,43 @@ class ControlConductorTest
     }
 
     @Test
+    void shouldHousekeepWithinTheWatchdogsBoundEvenWhenQuiet() throws Exception
+    {
+        // a conductor whose quiet poll would last a minute, capped at 100 ms as WatchdogSec=400ms caps it
+        final Path otherDirectory = newDirectory();
+        final RuntimeDirectory otherRuntime = RuntimeDirectory.claim(otherDirectory, 1_000);
+        final ControlConductor quiet = new ControlConductor(context, otherRuntime, new SessionTable(4),
+            new UnsafeBuffer(ByteBuffer.allocateDirect(4096)), new ManyToOneConcurrentArrayQueue<>(16), counters,
+            clock, null, null, 60_000);
+        quiet.quietPollAtMost(100);
+        final ExecutorService conductorThread = Executors.newSingleThreadExecutor(runnable ->
+        {
+            final Thread thread = new Thread(runnable, "quiet-conductor");
+            thread.setDaemon(true); // uncapped, it sits in its poll for the minute after the test failed
+            return thread;
+        });
+        try
+        {
+            for (int i = 0; i < ControlConductor.QUIET_CYCLES; i++)
+            {
+                quiet.doWork(); // nothing to do: the conductor goes quiet
+            }
+            assertThat(conductorThread.submit(quiet::doWork).get(10, TimeUnit.SECONDS))
+                .as("a quiet cycle ends with the cap, not the minute").isZero();
+        }
+        finally
+        {
+            conductorThread.shutdownNow();
+            quiet.close();
+            otherRuntime.close();
+            try (var files = Files.walk(otherDirectory))
+            {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+            }
+        }
+    }
+
+    @Test
     void shouldRunATaskQueuedByAnotherThreadAtOnceEvenInAQuietPoll() throws Exception
     {
         // a conductor whose quiet poll lasts a minute: only a socket event or its task bell ends that wait

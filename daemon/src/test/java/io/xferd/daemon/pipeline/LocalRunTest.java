@@ -189,6 +189,45 @@ class LocalRunTest
     }
 
     @Test
+    void shouldLandABatchsEntriesBeforeARegionClosedMidBatchAndFailTheOnesInIt()
+    {
+        // the target is two regions back to back; the second is unregistered (closed) after intake took the batch
+        final long half = (long)BLOCKS / 2 * BLOCK;
+        final Region first = new Region(TARGET, half, "cpu:0", target.asSlice(0, half), target);
+        final Region second = new Region(TARGET + half, half, "cpu:0", target.asSlice(half, half), target);
+        final Region local = new Region(LOCAL, source.byteSize(), "cpu:0", source, source);
+        alice.regions(local, first, second);
+        final int entries = 32;
+        final SubmitBatchFlyweight batch = new SubmitBatchFlyweight().wrap(scratch, 0)
+            .header(5, Opcode.WRITE, entries, alice.session.segmentHandle(), 0, 1, null, 0, 0);
+        for (int i = 0; i < entries; i++)
+        {
+            // entry i to block 16 + i: entries 0-15 in the first region, 16-31 in the second (adjacent: one span)
+            batch.entry(i, LOCAL + (long)i * BLOCK, TARGET + (16L + i) * BLOCK, BLOCK);
+        }
+        assertThat(alice.submitter.write(RecordTypes.SUBMIT_BATCH, scratch, 0,
+            SubmitBatchFlyweight.bodyLength(entries, 0))).isTrue();
+
+        intake.doWork();
+        alice.regions(local, first);
+        second.markClosed();
+        worker.doWork();
+
+        assertThat(alice.completions()).as("the batch fails with its lowest failed entry's status, no bytes")
+            .containsExactly(new TestClient.Completion(5, TransferStatus.TARGET_RANGE_NOT_REGISTERED, 0));
+        for (int i = 0; i < entries; i++)
+        {
+            assertThat(slice(target, 16 + i)).as("block " + (16 + i))
+                .isEqualTo(i < 16 ? slice(source, i) : new byte[BLOCK]);
+        }
+        assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isEqualTo(16);
+        assertThat(counters.get(SystemCounter.REQUESTS_FAILED).get()).isEqualTo(16);
+        assertThat(counters.get(SystemCounter.BYTES_WRITTEN).get()).isEqualTo(16L * BLOCK);
+        assertThat(journal.records).containsExactly("SUBMITTED 5 " + entries * BLOCK,
+            "COMPLETED 5 " + TransferStatus.TARGET_RANGE_NOT_REGISTERED + " " + entries * BLOCK + " " + 16 * BLOCK);
+    }
+
+    @Test
     void shouldCountABatchSplitOverTwoCommandsOnceWhenItsLastEntryLands()
     {
         // 64 entries: more than one run carries (its byte limit: 1 MiB of 4 KiB entries is 256; its member limit 64)
@@ -348,6 +387,9 @@ class LocalRunTest
         final byte[] from = source.toArray(ValueLayout.JAVA_BYTE);
         final SplittableRandom random = new SplittableRandom(1616);
         long requestId = 0;
+        long ok = 0;
+        long failed = 0;
+        long bytes = 0;
         for (int round = 0; round < 200; round++)
         {
             final List<Integer> statuses = new ArrayList<>();
@@ -371,6 +413,12 @@ class LocalRunTest
                 if (localIn && targetIn)
                 {
                     System.arraycopy(from, (int)(local - LOCAL), expected, (int)(to - TARGET), (int)length);
+                    ok++;
+                    bytes += length;
+                }
+                else
+                {
+                    failed++;
                 }
                 local += length; // the next member follows on both sides, unless it jumps
                 to += length;
@@ -388,6 +436,10 @@ class LocalRunTest
         }
         assertThat(target.toArray(ValueLayout.JAVA_BYTE)).isEqualTo(expected);
         assertThat(disconnects.isEmpty()).isTrue();
+        // the counters move once per run, from the tally of its members' results: spans and members alike
+        assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isEqualTo(ok);
+        assertThat(counters.get(SystemCounter.REQUESTS_FAILED).get()).isEqualTo(failed);
+        assertThat(counters.get(SystemCounter.BYTES_WRITTEN).get()).isEqualTo(bytes);
     }
 
     private void submit(final long requestId, final long local, final long targetAddress, final long length)

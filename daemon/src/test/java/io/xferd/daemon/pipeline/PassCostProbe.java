@@ -48,7 +48,8 @@ class PassCostProbe
 {
     private static final long LOCAL = 0x10_0000L;
     private static final long TARGET = 0x20_0000L;
-    private static final int BLOCK = 4096;
+    /** The request size: 4 KiB; {@code -Dxferd.probe.block=64} leaves the copy out of the figure (what is not copying). */
+    private static final int BLOCK = Integer.getInteger("xferd.probe.block", 4096);
     private static final int BATCH = 32;
 
     @Test
@@ -150,8 +151,8 @@ class PassCostProbe
                     }
                 }
                 final long cpu = threads.getCurrentThreadCpuTime() - cpuStart;
-                System.out.printf("PROBE %s round %d: %.1f CPU ns per 4 KiB request (client ring work included)%n",
-                    name, round, cpu / (double)(batches * BATCH));
+                System.out.printf("PROBE %s round %d: %.1f CPU ns per %d B request (client ring work included)%n",
+                    name, round, cpu / (double)(batches * BATCH), BLOCK);
             }
             assertThat(completions[0]).isEqualTo(7L * 20_000 * (oneRecord ? 1 : BATCH));
             assertThat(counters.get(SystemCounter.REQUESTS_FAILED).get()).isZero();

@@ -349,4 +349,20 @@ class SubmitAdapterTest
         // so that submitted = completed + failed holds once the 8 published ones end: intake sleeps only then
         assertThat(counters.get(SystemCounter.REQUESTS_FAILED).get()).isEqualTo(4);
     }
+
+    @Test
+    void shouldSettleTheHalfPublishedBatchOfAClientThatLeftTheHighestSlot()
+    {
+        start(8);
+        submitBatch(bob, 300, 12, ALONE); // bob holds the highest slot in use
+        intake.doWork();
+        assertThat(drain()).hasSize(8);
+
+        bob.session.markClosed();
+        registry.remove(bob.session); // intake's rounds no longer reach his slot
+        intake.doWork();
+
+        assertThat(drain()).isEmpty();
+        assertThat(counters.get(SystemCounter.REQUESTS_FAILED).get()).isEqualTo(4);
+    }
 }

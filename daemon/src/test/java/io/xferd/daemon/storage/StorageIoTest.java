@@ -211,6 +211,37 @@ class StorageIoTest
         assertThat(io.read(region.file(), 0, memory.address(), 8192)).isEqualTo(TransferStatus.STORAGE_OUT_OF_RANGE);
     }
 
+    @Test
+    void shouldFailARequestWhoseOperationNeverCompletesAndServeTheNextOne() throws Exception
+    {
+        // a FIFO nobody writes: a read of it is an operation the kernel never completes, as a lost one would be
+        final Path fifo = dir.resolve("never.fifo");
+        assertThat(new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor()).isZero();
+        final int never = FileIo.open(fifo.toString(), FileIo.O_RDWR, 0);
+        final StorageIo stalling = new StorageIo(4, counters.get(SystemCounter.STORAGE_BYTES_READ),
+            counters.get(SystemCounter.STORAGE_BYTES_WRITTEN), counters.get(SystemCounter.STORAGE_ERRORS), null,
+            1_000_000_000L); // a second: the write after it must not be cancelled on a loaded machine
+        try
+        {
+            final MemorySegment memory = arena.allocate(8192, 4096);
+            assertThat(stalling.pipelined(false, never, 0, memory.address(), 8192))
+                .as("cancelled after the stall, not waited for")
+                .isEqualTo(TransferStatus.STORAGE_IO_ERROR);
+
+            final Path file = StorageTestData.sized(dir.resolve("after.bin"), 8192);
+            final Region region = register(file, FileIo.O_RDWR, 0, 8192, 0);
+            final byte[] expected = data.randomBytes(8192);
+            assertThat(stalling.write(region.file(), 0, data.memory(expected).address(), 8192))
+                .as("the same ring serves the next request").isEqualTo(TransferStatus.OK);
+            assertThat(Files.readAllBytes(file)).isEqualTo(expected);
+        }
+        finally
+        {
+            stalling.close();
+            FileIo.close(never);
+        }
+    }
+
     private Region register(final Path file, final int mode, final long offset, final long length, final int flags)
     {
         final int fd = FileIo.open(file.toString(), mode, 0);

@@ -14,7 +14,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * What storage regions need from a file descriptor besides io_uring: {@code open(2)} (for files the daemon's own
- * configuration names), {@code fstat(2)}'s type and size, the size (fstat for files, {@code lseek(SEEK_END)} for
+ * configuration names), {@code fstat(2)}'s type and size, the size (fstat for files, {@code ioctl(BLKGETSIZE64)} for
  * block devices), and switching {@code O_DIRECT} on with {@code fcntl(F_SETFL)}. x86-64 / aarch64 Linux values,
  * checked against the headers by {@code IoUringLayoutTest}.
  */
@@ -33,7 +33,6 @@ public final class FileIo
     static final long STAT_SIZE = 144;
     static final long STAT_MODE_OFFSET = 24;
     static final long STAT_SIZE_OFFSET = 48;
-    static final int SEEK_END = 2;
     static final int FALLOC_FL_KEEP_SIZE = 1;
     /** {@code statfs.f_type} of tmpfs and shmem: the file's pages are its only copy, always in memory. */
     public static final long TMPFS_MAGIC = 0x01021994L;
@@ -46,8 +45,15 @@ public final class FileIo
         Libc.downcallCapturingErrno("fstat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
     private static final MethodHandle FSTATFS =
         Libc.downcallCapturingErrno("fstatfs", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
-    private static final MethodHandle LSEEK =
-        Libc.downcallCapturingErrno("lseek", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT));
+
+    // BLKGETSIZE64 = _IOR(0x12, 114, size_t): a block device's capacity in bytes
+    static final long BLKGETSIZE64 = 0x80081272L;
+    static final int ENOTTY = 25;
+    // fallocate interrupted this often in a row gives up: on some kernels tmpfs undoes a partial allocation on a
+    // signal, so a thread that profilers signal often could otherwise start over for ever
+    private static final int FALLOCATE_ATTEMPTS = 4;
+    private static final MethodHandle IOCTL = Libc.downcallVariadicCapturingErrno("ioctl",
+        FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), 2);
 
     private static final MethodHandle FALLOCATE = Libc.downcallCapturingErrno("fallocate",
         FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
@@ -157,11 +163,12 @@ public final class FileIo
     }
 
     /**
-     * The size now, without allocating: a regular file's length ({@code fstat}, which leaves the file offset alone:
-     * the descriptor may share its open file description, and so its offset, with the client that passed it) or a
-     * block device's capacity ({@code lseek(SEEK_END)}).
+     * The size now, without allocating and without moving the file offset (the descriptor may share its open file
+     * description, and so its offset, with the client that passed it): a regular file's length ({@code fstat}) or a
+     * block device's capacity ({@code ioctl(BLKGETSIZE64)}).
      *
-     * @return bytes, or {@code -errno}.
+     * @return bytes, or {@code -errno} ({@code -ENOTTY} for a descriptor that is neither: no ioctl is sent to
+     * whatever driver is behind a character device, socket or FIFO a client passed).
      */
     public static long size(final int fd)
     {
@@ -171,21 +178,26 @@ public final class FileIo
         {
             return -errno;
         }
-        if ((stat.get(JAVA_INT, STAT_MODE_OFFSET) & S_IFMT) == S_IFREG)
+        final int type = stat.get(JAVA_INT, STAT_MODE_OFFSET) & S_IFMT;
+        if (type == S_IFREG)
         {
             return stat.get(JAVA_LONG, STAT_SIZE_OFFSET);
         }
+        if (type != S_IFBLK)
+        {
+            return -ENOTTY;
+        }
         final MemorySegment capture = CallScratch.capture();
-        final long result;
+        final int result;
         try
         {
-            result = (long)LSEEK.invokeExact(capture, fd, 0L, SEEK_END);
+            result = (int)IOCTL.invokeExact(capture, fd, BLKGETSIZE64, stat); // the stat scratch is read: reused
         }
         catch (final Throwable t)
         {
             throw Libc.rethrow(t);
         }
-        return result < 0 ? -CallScratch.errno(capture) : result;
+        return result < 0 ? -CallScratch.errno(capture) : stat.get(JAVA_LONG, 0);
     }
 
     /**
@@ -218,16 +230,27 @@ public final class FileIo
     public static int allocateKeepingSize(final int fd, final long offset, final long length)
     {
         final MemorySegment capture = CallScratch.capture();
-        final int result;
-        try
+        for (int attempt = 1; ; attempt++)
         {
-            result = (int)FALLOCATE.invokeExact(capture, fd, FALLOC_FL_KEEP_SIZE, offset, length);
+            final int result;
+            try
+            {
+                result = (int)FALLOCATE.invokeExact(capture, fd, FALLOC_FL_KEEP_SIZE, offset, length);
+            }
+            catch (final Throwable t)
+            {
+                throw Libc.rethrow(t);
+            }
+            if (result == 0)
+            {
+                return 0;
+            }
+            final int errno = CallScratch.errno(capture);
+            if (errno != Errno.EINTR || attempt == FALLOCATE_ATTEMPTS) // a signal during a large allocation: again
+            {
+                return -errno;
+            }
         }
-        catch (final Throwable t)
-        {
-            throw Libc.rethrow(t);
-        }
-        return result < 0 ? -CallScratch.errno(capture) : 0;
     }
 
     /**

@@ -37,7 +37,9 @@ public final class MappedMemory
         Libc.downcallCapturingErrno("munmap", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG));
     private static final MethodHandle MINCORE =
         Libc.downcallCapturingErrno("mincore", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
-    private static final long PAGE = 4096;
+    /** The kernel's page size: mappings start at its multiples ({@code 4096} on x86-64; 4, 16 or 64 KiB on aarch64). */
+    public static final long PAGE_SIZE = pageSize();
+    private static final long PAGE = PAGE_SIZE;
     private static final MethodHandle MLOCK =
         Libc.downcallCapturingErrno("mlock", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG));
     private static final MethodHandle MADVISE =
@@ -45,6 +47,18 @@ public final class MappedMemory
 
     private MappedMemory()
     {
+    }
+
+    private static long pageSize()
+    {
+        try
+        {
+            return (int)Libc.downcall("getpagesize", FunctionDescriptor.of(JAVA_INT)).invokeExact();
+        }
+        catch (final Throwable t)
+        {
+            throw Libc.rethrow(t);
+        }
     }
 
     /**

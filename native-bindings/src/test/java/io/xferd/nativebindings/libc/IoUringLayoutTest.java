@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * {@link IoUringLayouts} and {@link FileIo}'s constants against {@code linux/io_uring.h}, {@code fcntl.h} and
- * {@code sys/stat.h} (and {@code sys/vfs.h}'s statfs) as gcc sees them.
+ * {@code sys/stat.h} (and {@code sys/vfs.h}'s statfs, {@code linux/fs.h}'s BLKGETSIZE64) as gcc sees them.
  */
 class IoUringLayoutTest
 {
@@ -28,7 +28,7 @@ class IoUringLayoutTest
         assumeTrue(CLayoutProgram.headerCompiles(dir, "linux/io_uring.h"), "gcc or linux/io_uring.h missing");
 
         final CLayoutProgram program = new CLayoutProgram("linux/io_uring.h", "sys/syscall.h", "fcntl.h",
-            "sys/stat.h", "unistd.h", "poll.h", "sys/eventfd.h", "sys/vfs.h", "linux/magic.h")
+            "sys/stat.h", "unistd.h", "poll.h", "sys/eventfd.h", "sys/vfs.h", "linux/magic.h", "linux/fs.h")
             .type("struct io_sqring_offsets", IO_SQRING_OFFSETS)
             .type("struct io_cqring_offsets", IO_CQRING_OFFSETS)
             .type("struct io_uring_params", IO_URING_PARAMS)
@@ -84,7 +84,7 @@ class IoUringLayoutTest
             .constant("S_IFMT", FileIo.S_IFMT)
             .constant("S_IFREG", FileIo.S_IFREG)
             .constant("S_IFBLK", FileIo.S_IFBLK)
-            .constant("SEEK_END", FileIo.SEEK_END)
+            .constant("BLKGETSIZE64", FileIo.BLKGETSIZE64)
             .constant("POLLIN", POLLIN)
             .constant("EFD_NONBLOCK", EventFd.EFD_NONBLOCK)
             .constant("EFD_CLOEXEC", EventFd.EFD_CLOEXEC)
