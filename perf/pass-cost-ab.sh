@@ -4,7 +4,9 @@
 #
 #   perf/pass-cost-ab.sh A-checkout B-checkout [--block BYTES] [--pairs N] [modes...]
 #
-# Each checkout needs its daemon's classes and test classes and its target/lib (B's lib is used for both):
+# Only the daemon module differs between the sides: B's target/lib (with the ringbuffer, ipc-client, topology and
+# native-bindings jars) serves both, so the script refuses checkouts whose other modules differ.
+# Each checkout needs its daemon's classes and test classes and its target/lib:
 #   ./mvnw -B -o -q -DskipTests -Dxferd.aot.skip=true package -pl daemon -am && ./mvnw -B -o -q test-compile -pl daemon -am
 # --block 64 leaves the copy out of the figure (what a request costs besides its bytes); default 4096.
 # Modes: batch, batch-scattered, batch+journal, batch-scattered+journal, requests, ... (default: the first three).
@@ -19,6 +21,13 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 modes=("$@"); [[ ${#modes[@]} -eq 0 ]] && modes=(batch batch-scattered batch+journal)
+if ! diff -rq "$a/ringbuffer/src/main" "$b/ringbuffer/src/main" >/dev/null ||
+   ! diff -rq "$a/ipc-client/src/main" "$b/ipc-client/src/main" >/dev/null ||
+   ! diff -rq "$a/topology/src/main" "$b/topology/src/main" >/dev/null ||
+   ! diff -rq "$a/native-bindings/src/main" "$b/native-bindings/src/main" >/dev/null; then
+  echo "pass-cost-ab.sh: the checkouts differ outside the daemon module; B's jars would serve both sides" >&2
+  exit 2
+fi
 if [[ -z "${JAVA_HOME:-}" || ! -x "$JAVA_HOME/bin/java" ]]; then export JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64; fi
 m2="${HOME}/.m2/repository"
 jar() { ls "$m2/$1"/*/"$2"-*.jar | grep -v sources | sort -V | tail -1; }
