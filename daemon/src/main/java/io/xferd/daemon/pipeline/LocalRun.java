@@ -83,22 +83,15 @@ final class LocalRun
         final long targetAddress, final long length, final long traceId, final long submitNanos,
         final long intakeNanos)
     {
-        if (count == capacity || length > MAX_RUN_BYTES - bytes)
+        if (!addEntry(batch, batchEntry, localAddress, targetAddress, length))
         {
             return false;
         }
-        final int i = count;
+        final int i = count - 1;
         requestIds[i] = requestId;
-        batches[i] = batch;
-        batchEntries[i] = batchEntry;
-        localAddresses[i] = localAddress;
-        targetAddresses[i] = targetAddress;
-        lengths[i] = length;
         traceIds[i] = traceId;
         this.submitNanos[i] = submitNanos;
         this.intakeNanos[i] = intakeNanos;
-        count = i + 1;
-        bytes += length;
         return true;
     }
 
