@@ -38,7 +38,7 @@ class CompletionDoorbellTest
     /** A thread of its own per task: a waiter that sleeps out its hour when the feature breaks holds only that. */
     private static final Executor OWN_THREAD = task -> Thread.ofPlatform().daemon().start(task);
     private static final long HOUR_NS = TimeUnit.HOURS.toNanos(1);
-    private static final int SYS_FUTEX = 202;
+    private static final int SYS_FUTEX = "aarch64".equals(System.getProperty("os.arch")) ? 98 : 202;
     private static final int SIGCONT = 18;
     private static final int SIGSTOP = 19;
 
@@ -58,18 +58,24 @@ class CompletionDoorbellTest
     @AfterEach
     void stopEverything()
     {
-        signal(SIGCONT);
-        if (client != null && !clientStuck)
+        try
         {
-            client.close(); // a client whose waiter sleeps out its hour holds its poll lock: left to the JVM's exit
+            signal(SIGCONT);
+            if (client != null && !clientStuck)
+            {
+                client.close(); // a client whose waiter sleeps out its hour holds its poll lock: left to the exit
+            }
+            if (daemon.isAlive())
+            {
+                daemon.sendLine("EXIT");
+                daemon.awaitExit(SystemTests.WAIT);
+            }
         }
-        if (daemon.isAlive())
+        finally
         {
-            daemon.sendLine("EXIT");
-            daemon.awaitExit(SystemTests.WAIT);
+            daemon.close();
+            SystemTests.deleteRecursively(directory);
         }
-        daemon.close();
-        SystemTests.deleteRecursively(directory);
     }
 
     @Test
@@ -102,19 +108,26 @@ class CompletionDoorbellTest
         client.registerMemory(memory, "cpu:0");
         SystemTests.fill(memory.segment().asSlice(0, LENGTH / 2), seed);
 
+        final CompletableFuture<Boolean> waiter;
         signal(SIGSTOP);
-        final long batchId = client.allocateBatch(1);
-        client.submitTransfer(batchId, TransferRequest.write(memory.address(), client.ownSegment(),
-            memory.address() + LENGTH / 2, LENGTH / 2));
-        final CompletableFuture<Boolean> waiter =
-            CompletableFuture.supplyAsync(() -> client.awaitBatch(batchId, SystemTests.WAIT.toMillis()), OWN_THREAD);
-        if (awaitSleep)
+        try
         {
-            SystemTests.awaitCondition(() -> threadsInSharedFutexWait() == 1, SystemTests.WAIT,
-                () -> "one thread of this process sleeps in a shared FUTEX_WAIT (now " + threadsInSharedFutexWait() +
-                    ")");
+            final long batchId = client.allocateBatch(1);
+            client.submitTransfer(batchId, TransferRequest.write(memory.address(), client.ownSegment(),
+                memory.address() + LENGTH / 2, LENGTH / 2));
+            waiter = CompletableFuture.supplyAsync(
+                () -> client.awaitBatch(batchId, SystemTests.WAIT.toMillis()), OWN_THREAD);
+            if (awaitSleep)
+            {
+                SystemTests.awaitCondition(() -> threadsInSharedFutexWait() == 1, SystemTests.WAIT,
+                    () -> "one thread of this process sleeps in a shared FUTEX_WAIT (now " +
+                        threadsInSharedFutexWait() + ")");
+            }
         }
-        signal(SIGCONT);
+        finally
+        {
+            signal(SIGCONT); // a daemon left stopped would outlive the test: neither its watchdog nor EOF can act
+        }
 
         clientStuck = true;
         assertThat(waiter.get(SystemTests.WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();

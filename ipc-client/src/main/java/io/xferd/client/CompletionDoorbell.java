@@ -53,4 +53,20 @@ final class CompletionDoorbell
     {
         trailer.putIntRelease(index, 0);
     }
+
+    /**
+     * Clear the mark and wake a thread asleep on it (the client closes: it must not wait out the sleep).
+     */
+    void wakeSleeper()
+    {
+        trailer.putIntVolatile(index, 0);
+        try
+        {
+            Futex.wake(address, 1);
+        }
+        catch (final RuntimeException ex)
+        {
+            // the sleeper ends its bounded sleep on its own
+        }
+    }
 }

@@ -129,7 +129,7 @@ final class CompletionPoller
                         " task(s) without completion for " + timeoutMs + " ms");
                 }
             }
-            idle(work, polls);
+            idle(work, polls, deadline);
         }
         liveness.checkAlive();
         for (int task = 0; task < batch.submitted; task++)
@@ -185,7 +185,7 @@ final class CompletionPoller
                     throw new XferException(count + " batches without a completion for " + timeoutMs + " ms");
                 }
             }
-            idle(work, polls);
+            idle(work, polls, deadline);
         }
     }
 
@@ -201,9 +201,10 @@ final class CompletionPoller
      * One idle step of a wait for completions that found nothing: the caller's strategy, or with a
      * {@link DoorbellIdleStrategy}, once its spins and yields are spent, a bounded sleep on the doorbell.
      *
-     * @param polls {@link #recordPolls()} as it was before the caller looked at what it waits for.
+     * @param polls    {@link #recordPolls()} as it was before the caller looked at what it waits for.
+     * @param deadline the wait's timeout on this poller's clock: no sleep lasts past it.
      */
-    void idle(final int work, final int polls)
+    void idle(final int work, final int polls, final long deadline)
     {
         if (doorbellIdle == null)
         {
@@ -211,7 +212,8 @@ final class CompletionPoller
         }
         else if (doorbellIdle.backOff(work))
         {
-            sleepOnDoorbell(polls, doorbellIdle.maxSleepNs());
+            // the wait's own timeout bounds the sleep, whatever the strategy's longest
+            sleepOnDoorbell(polls, Math.max(1, Math.min(doorbellIdle.maxSleepNs(), deadline - clock.nanoTime())));
         }
     }
 
@@ -230,13 +232,23 @@ final class CompletionPoller
                 return; // another thread took records since the caller looked: look again
             }
             doorbell.arm();
-            // a record committed before the mark was visible is seen now (its claim moved the tail); one committed
-            // after it rings
-            if (completionRing.producerPosition() == completionRing.consumerPosition())
+            try
             {
-                doorbell.sleep(maxSleepNs);
+                // a record committed before the mark was visible is seen now (its claim moved the tail); one
+                // committed after it rings
+                if (completionRing.producerPosition() == completionRing.consumerPosition())
+                {
+                    doorbell.sleep(maxSleepNs);
+                }
+                else
+                {
+                    Thread.yield(); // claimed, not yet committed: the daemon's thread may need this core to finish
+                }
             }
-            doorbell.disarm();
+            finally
+            {
+                doorbell.disarm();
+            }
         }
         finally
         {
@@ -262,6 +274,7 @@ final class CompletionPoller
      */
     void close()
     {
+        doorbell.wakeSleeper(); // a thread asleep on the word holds the poll lock, which close waits for
         pollLock.close();
     }
 

@@ -165,7 +165,14 @@ final class TransferSubmitter
             {
                 liveness.checkAtNextEmptyPoll(); // a waiter idles between polls: look at the clock at each
             }
-            poller.idle(work, polls);
+            if (batches.inFlight() >= maxInFlight)
+            {
+                poller.idle(work, polls, deadline); // room comes with a completion: the doorbell rings for it
+            }
+            else
+            {
+                idle.idle(work); // a full submit ring frees as the daemon reads it, which rings nothing here
+            }
             liveness.checkAlive();
             if (clock.nanoTime() - deadline > 0)
             {

@@ -45,7 +45,9 @@ final class CompletionRingDoorbell
             ring.putIntVolatile(index, 0); // a client about to sleep on the old value returns at once
             try
             {
-                Futex.wake(address, Integer.MAX_VALUE); // every thread of the client that sleeps on it
+                // one: a client chooses how many threads sleep on its word, and each woken costs this thread a
+                // wake-up (the client library sleeps one thread at a time; any others end their bounded sleep)
+                Futex.wake(address, 1);
             }
             catch (final RuntimeException ex)
             {

@@ -6,12 +6,16 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -39,10 +43,16 @@ class CompletionRingDoorbellTest
             // the client's sleep is an hour: only the doorbell (a wake, or the cleared word) ends it in time
             final CompletableFuture<Boolean> client = CompletableFuture.supplyAsync(
                 () -> Futex.wait(address, RingsFileDescriptor.DOORBELL_ASLEEP, TimeUnit.HOURS.toNanos(1)), OWN_THREAD);
+            // asleep in the kernel before the ring: clearing the word alone would not end the wait then
+            for (int i = 0; i < 2_000 && !threadAsleepOn(address); i++)
+            {
+                Thread.sleep(5);
+            }
+            assertThat(threadAsleepOn(address)).as("the client thread sleeps on the word").isTrue();
 
             doorbell.ring();
 
-            client.get(10, TimeUnit.SECONDS);
+            assertThat(client.get(10, TimeUnit.SECONDS)).as("woken, not timed out").isTrue();
             assertThat(ring.getIntVolatile(WORD)).as("cleared").isZero();
         }
     }
@@ -99,5 +109,33 @@ class CompletionRingDoorbellTest
     {
         final MemorySegment memory = arena.allocate(CAPACITY + RingsFileDescriptor.TRAILER_LENGTH, 4096);
         return new UnsafeBuffer(memory.address(), (int)memory.byteSize());
+    }
+
+    /**
+     * @return whether a thread of this process is in futex(2) on {@code address} now (/proc's view of its syscall).
+     */
+    private static boolean threadAsleepOn(final long address) throws IOException
+    {
+        final String futex = "aarch64".equals(System.getProperty("os.arch")) ? "98" : "202";
+        final String word = "0x" + Long.toHexString(address);
+        try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task")))
+        {
+            for (final Path task : (Iterable<Path>)tasks::iterator)
+            {
+                try
+                {
+                    final String[] fields = Files.readString(task.resolve("syscall")).trim().split(" ");
+                    if (fields.length > 1 && fields[0].equals(futex) && fields[1].equals(word))
+                    {
+                        return true;
+                    }
+                }
+                catch (final IOException gone)
+                {
+                    // the thread ended meanwhile
+                }
+            }
+        }
+        return false;
     }
 }
