@@ -27,14 +27,18 @@ public final class ClientContext
     /** The longest one sleep of the default strategy on the completion doorbell (a daemon may never ring). */
     public static final long DEFAULT_DOORBELL_SLEEP_NS = 1_000_000;
 
+    /** How long the default strategy parks (1 to 50 us at a time) before it sleeps on the completion doorbell. */
+    public static final long DEFAULT_PARK_PHASE_NS = 1_000_000;
+
     /**
-     * @return what a client waits with unless told otherwise: spin, yield, then sleep on the completion ring's
-     * doorbell until the daemon rings it, at most {@value #DEFAULT_DOORBELL_SLEEP_NS} ns at a time (a round trip is
-     * about a microsecond, so the first spins usually find the completion).
+     * @return what a client waits with unless told otherwise: spin, yield, park 1 to 50 us at a time for up to
+     * {@value #DEFAULT_PARK_PHASE_NS} ns (as the default before the doorbell: a round trip is about a microsecond, and
+     * a wake-up through the kernel costs far more), then sleep on the completion ring's doorbell until the daemon
+     * rings it, at most {@value #DEFAULT_DOORBELL_SLEEP_NS} ns at a time.
      */
     public static IdleStrategy defaultIdleStrategy()
     {
-        return new DoorbellIdleStrategy(200, 20, DEFAULT_DOORBELL_SLEEP_NS);
+        return new DoorbellIdleStrategy(200, 20, DEFAULT_PARK_PHASE_NS, DEFAULT_DOORBELL_SLEEP_NS);
     }
 
     /**
