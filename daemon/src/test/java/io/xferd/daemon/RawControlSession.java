@@ -4,11 +4,11 @@ import io.xferd.ipc.CncFileDescriptor;
 import io.xferd.ipc.CompletionFlyweight;
 import io.xferd.ipc.ControlFrame;
 import io.xferd.ipc.ControlMessages;
+import io.xferd.ipc.Doorbell;
 import io.xferd.ipc.RecordTypes;
 import io.xferd.ipc.RingsFileDescriptor;
 import io.xferd.ipc.SubmitRequestFlyweight;
 import io.xferd.nativebindings.libc.MappedMemory;
-import io.xferd.nativebindings.libc.Futex;
 import io.xferd.nativebindings.libc.Memfd;
 import io.xferd.nativebindings.libc.Poller;
 import io.xferd.nativebindings.libc.UnixSocket;
@@ -18,7 +18,6 @@ import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.VarHandle;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.function.Consumer;
@@ -264,14 +263,7 @@ final class RawControlSession implements AutoCloseable
      */
     void ringDoorbell()
     {
-        final int index = submitRingBuffer.capacity() - RingsFileDescriptor.TRAILER_LENGTH +
-            RingsFileDescriptor.SUBMIT_DOORBELL_OFFSET;
-        VarHandle.fullFence(); // the record's store before the doorbell's load (the daemon: mark, fence, look again)
-        if (submitRingBuffer.getIntVolatile(index) != 0)
-        {
-            submitRingBuffer.putIntVolatile(index, 0);
-            Futex.wake(submitRingBuffer.addressOffset() + index, 1);
-        }
+        new Doorbell(submitRingBuffer, RingsFileDescriptor.SUBMIT_DOORBELL_OFFSET).ring();
     }
 
     /**
@@ -279,8 +271,7 @@ final class RawControlSession implements AutoCloseable
      */
     boolean doorbellMarked()
     {
-        return submitRingBuffer.getIntVolatile(submitRingBuffer.capacity() - RingsFileDescriptor.TRAILER_LENGTH +
-            RingsFileDescriptor.SUBMIT_DOORBELL_OFFSET) == RingsFileDescriptor.DOORBELL_ASLEEP;
+        return new Doorbell(submitRingBuffer, RingsFileDescriptor.SUBMIT_DOORBELL_OFFSET).isMarked();
     }
 
     /**

@@ -1,7 +1,9 @@
 package io.xferd.client;
 
+import io.xferd.ipc.Doorbell;
 import io.xferd.ipc.Opcode;
 import io.xferd.ipc.RecordTypes;
+import io.xferd.ipc.RingsFileDescriptor;
 import io.xferd.ipc.SubmitBatchFlyweight;
 import io.xferd.ipc.SubmitRequestFlyweight;
 import org.agrona.concurrent.IdleStrategy;
@@ -29,7 +31,7 @@ final class TransferSubmitter
     private final SubmitRequestFlyweight requestRecord = new SubmitRequestFlyweight();
     private final SubmitBatchFlyweight batchRecord = new SubmitBatchFlyweight();
     private final UnsafeBuffer notifyView = new UnsafeBuffer(new byte[0]);
-    private final SubmitDoorbell doorbell;
+    private final Doorbell doorbell;
 
     TransferSubmitter(final RingBuffer submitRing, final BatchTable batches, final CompletionPoller poller,
         final DaemonLiveness liveness, final NanoClock clock, final IdleStrategy idle, final long timeoutMs,
@@ -44,7 +46,7 @@ final class TransferSubmitter
         this.timeoutMs = timeoutMs;
         this.maxInFlight = maxInFlight;
         this.maxBatchEntries = maxBatchEntries;
-        this.doorbell = new SubmitDoorbell(submitRing.buffer());
+        this.doorbell = new Doorbell(submitRing.buffer(), RingsFileDescriptor.SUBMIT_DOORBELL_OFFSET);
     }
 
     /**

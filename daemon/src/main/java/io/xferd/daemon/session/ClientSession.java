@@ -2,6 +2,8 @@ package io.xferd.daemon.session;
 
 import io.xferd.daemon.memory.RefCounted;
 import io.xferd.daemon.memory.RegionTable;
+import io.xferd.ipc.Doorbell;
+import io.xferd.ipc.RingsFileDescriptor;
 import io.xferd.nativebindings.libc.UnixSocket;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
@@ -42,7 +44,7 @@ public final class ClientSession extends RefCounted
     private final UnixSocket socket;
     private final MemorySegment ringsMapping;
     private final ManyToOneRingBuffer completionRing;
-    private final CompletionRingDoorbell completionDoorbell;
+    private final Doorbell completionDoorbell;
     private final SubmitRing submitRing;
     private final ControlChannel channel;
     private volatile RegionTable regions = RegionTable.EMPTY;
@@ -77,7 +79,8 @@ public final class ClientSession extends RefCounted
         this.ringsMapping = ringsMapping;
         this.completionRing = completionRing;
         // null only in tests that never complete a request of this session
-        this.completionDoorbell = completionRing == null ? null : new CompletionRingDoorbell(completionRing.buffer());
+        this.completionDoorbell = completionRing == null ? null :
+            new Doorbell(completionRing.buffer(), RingsFileDescriptor.COMPLETION_DOORBELL_OFFSET);
         this.submitRing = submitRing;
     }
 

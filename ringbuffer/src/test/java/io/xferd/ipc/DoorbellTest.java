@@ -1,6 +1,5 @@
-package io.xferd.daemon.session;
+package io.xferd.ipc;
 
-import io.xferd.ipc.RingsFileDescriptor;
 import io.xferd.nativebindings.libc.Futex;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
@@ -20,11 +19,11 @@ import java.util.stream.Stream;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The daemon's side of the completion doorbell wakes a client asleep on the word and clears it; a word that a
- * client keeps arming never makes the daemon wait.
+ * The writer's side of a ring's doorbell wakes one reader asleep on the word and clears it; a word that the other
+ * side keeps arming never makes the writer wait.
  */
 @Timeout(30)
-class CompletionRingDoorbellTest
+class DoorbellTest
 {
     private static final int CAPACITY = 4096;
     /** A thread of its own per task: a waiter that sleeps out its hour when the feature breaks holds only that. */
@@ -37,23 +36,50 @@ class CompletionRingDoorbellTest
         try (Arena arena = Arena.ofShared())
         {
             final UnsafeBuffer ring = ring(arena);
-            final CompletionRingDoorbell doorbell = new CompletionRingDoorbell(ring);
+            final Doorbell doorbell = new Doorbell(ring, RingsFileDescriptor.COMPLETION_DOORBELL_OFFSET);
             final long address = ring.addressOffset() + WORD;
             ring.putIntVolatile(WORD, RingsFileDescriptor.DOORBELL_ASLEEP);
             // the client's sleep is an hour: only the doorbell (a wake, or the cleared word) ends it in time
             final CompletableFuture<Boolean> client = CompletableFuture.supplyAsync(
                 () -> Futex.wait(address, RingsFileDescriptor.DOORBELL_ASLEEP, TimeUnit.HOURS.toNanos(1)), OWN_THREAD);
             // asleep in the kernel before the ring: clearing the word alone would not end the wait then
-            for (int i = 0; i < 2_000 && !threadAsleepOn(address); i++)
+            for (int i = 0; i < 2_000 && threadsAsleepOn(address) == 0; i++)
             {
                 Thread.sleep(5);
             }
-            assertThat(threadAsleepOn(address)).as("the client thread sleeps on the word").isTrue();
+            assertThat(threadsAsleepOn(address)).as("the client thread sleeps on the word").isEqualTo(1);
 
             doorbell.ring();
 
             assertThat(client.get(10, TimeUnit.SECONDS)).as("woken, not timed out").isTrue();
             assertThat(ring.getIntVolatile(WORD)).as("cleared").isZero();
+        }
+    }
+
+    @Test
+    void shouldWakeOneThreadWhateverHowManySleepOnTheWord() throws Exception
+    {
+        try (Arena arena = Arena.ofShared())
+        {
+            final UnsafeBuffer ring = ring(arena);
+            final long address = ring.addressOffset() + WORD;
+            ring.putIntVolatile(WORD, RingsFileDescriptor.DOORBELL_ASLEEP);
+            final CompletableFuture<Boolean> first = CompletableFuture.supplyAsync(
+                () -> Futex.wait(address, RingsFileDescriptor.DOORBELL_ASLEEP, TimeUnit.HOURS.toNanos(1)), OWN_THREAD);
+            final CompletableFuture<Boolean> second = CompletableFuture.supplyAsync(
+                () -> Futex.wait(address, RingsFileDescriptor.DOORBELL_ASLEEP, TimeUnit.HOURS.toNanos(1)), OWN_THREAD);
+            for (int i = 0; i < 2_000 && threadsAsleepOn(address) < 2; i++)
+            {
+                Thread.sleep(5);
+            }
+            assertThat(threadsAsleepOn(address)).as("both asleep").isEqualTo(2);
+
+            new Doorbell(ring, RingsFileDescriptor.COMPLETION_DOORBELL_OFFSET).ring();
+
+            assertThat(CompletableFuture.anyOf(first, second).get(10, TimeUnit.SECONDS)).isEqualTo(true);
+            assertThat(threadsAsleepOn(address)).as("the other sleeps on").isEqualTo(1);
+            Futex.wake(address, 1);
+            assertThat(first.get(10, TimeUnit.SECONDS) && second.get(10, TimeUnit.SECONDS)).isTrue();
         }
     }
 
@@ -66,7 +92,7 @@ class CompletionRingDoorbellTest
             ring.putIntVolatile(WORD - 4, 7); // the neighbours are not its business
             ring.putIntVolatile(WORD + 4, 9);
 
-            new CompletionRingDoorbell(ring).ring();
+            new Doorbell(ring, RingsFileDescriptor.COMPLETION_DOORBELL_OFFSET).ring();
 
             assertThat(ring.getIntVolatile(WORD)).isZero();
             assertThat(ring.getIntVolatile(WORD - 4)).isEqualTo(7);
@@ -80,7 +106,7 @@ class CompletionRingDoorbellTest
         try (Arena arena = Arena.ofShared())
         {
             final UnsafeBuffer ring = ring(arena);
-            final CompletionRingDoorbell doorbell = new CompletionRingDoorbell(ring);
+            final Doorbell doorbell = new Doorbell(ring, RingsFileDescriptor.COMPLETION_DOORBELL_OFFSET);
             final AtomicBoolean done = new AtomicBoolean();
             final CompletableFuture<Void> hostile = CompletableFuture.runAsync(() ->
             {
@@ -112,12 +138,13 @@ class CompletionRingDoorbellTest
     }
 
     /**
-     * @return whether a thread of this process is in futex(2) on {@code address} now (/proc's view of its syscall).
+     * @return how many threads of this process are in futex(2) on {@code address} now (/proc's view of their calls).
      */
-    private static boolean threadAsleepOn(final long address) throws IOException
+    private static int threadsAsleepOn(final long address) throws IOException
     {
         final String futex = "aarch64".equals(System.getProperty("os.arch")) ? "98" : "202";
         final String word = "0x" + Long.toHexString(address);
+        int count = 0;
         try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task")))
         {
             for (final Path task : (Iterable<Path>)tasks::iterator)
@@ -127,7 +154,7 @@ class CompletionRingDoorbellTest
                     final String[] fields = Files.readString(task.resolve("syscall")).trim().split(" ");
                     if (fields.length > 1 && fields[0].equals(futex) && fields[1].equals(word))
                     {
-                        return true;
+                        count++;
                     }
                 }
                 catch (final IOException gone)
@@ -136,6 +163,6 @@ class CompletionRingDoorbellTest
                 }
             }
         }
-        return false;
+        return count;
     }
 }
