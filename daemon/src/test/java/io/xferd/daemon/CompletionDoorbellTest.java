@@ -35,8 +35,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 class CompletionDoorbellTest
 {
     private static final int LENGTH = 4096;
+    /** The waiter's thread name, 15 characters: all of it is in /proc's comm, which tells it from other tests' threads. */
+    private static final String WAITER = "doorbell-waiter";
     /** A thread of its own per task: a waiter that sleeps out its hour when the feature breaks holds only that. */
-    private static final Executor OWN_THREAD = task -> Thread.ofPlatform().daemon().start(task);
+    private static final Executor OWN_THREAD = task -> Thread.ofPlatform().daemon().name(WAITER).start(task);
     private static final long HOUR_NS = TimeUnit.HOURS.toNanos(1);
     private static final int SYS_FUTEX = "aarch64".equals(System.getProperty("os.arch")) ? 98 : 202;
     private static final int SIGCONT = 18;
@@ -51,7 +53,8 @@ class CompletionDoorbellTest
     void startDaemon()
     {
         directory = SystemTests.newDaemonDirectory();
-        daemon = ChildProcess.start("doorbell-daemon", SleepyDaemonMain.class, directory.toString(), "100");
+        daemon = ChildProcess.start("doorbell-daemon", SleepyDaemonMain.class, directory.toString(), "100",
+            "120000"); // the client must not count a daemon it stopped on purpose gone
         daemon.awaitLine("SERVING", SystemTests.DAEMON_START);
     }
 
@@ -119,9 +122,9 @@ class CompletionDoorbellTest
                 () -> client.awaitBatch(batchId, SystemTests.WAIT.toMillis()), OWN_THREAD);
             if (awaitSleep)
             {
-                SystemTests.awaitCondition(() -> threadsInSharedFutexWait() == 1, SystemTests.WAIT,
-                    () -> "one thread of this process sleeps in a shared FUTEX_WAIT (now " +
-                        threadsInSharedFutexWait() + ")");
+                SystemTests.awaitCondition(() -> waitersInSharedFutexWait() == 1, SystemTests.WAIT,
+                    () -> "the waiter thread sleeps in a shared FUTEX_WAIT (now " + waitersInSharedFutexWait() +
+                        " do)");
             }
         }
         finally
@@ -151,10 +154,10 @@ class CompletionDoorbellTest
     }
 
     /**
-     * @return how many threads of this process are in futex(2) with op FUTEX_WAIT (0: shared, no clock flags) now;
-     * parked Java threads wait with private futex ops, which this does not count.
+     * @return how many of this test's waiter threads are in futex(2) with op FUTEX_WAIT (0: shared, no clock flags)
+     * now; parked Java threads wait with private futex ops, and threads other tests left in this JVM are not counted.
      */
-    private static int threadsInSharedFutexWait()
+    private static int waitersInSharedFutexWait()
     {
         int count = 0;
         try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task")))
@@ -163,6 +166,10 @@ class CompletionDoorbellTest
             {
                 try
                 {
+                    if (!Files.readString(task.resolve("comm")).trim().equals(WAITER))
+                    {
+                        continue;
+                    }
                     final List<String> fields = List.of(Files.readString(task.resolve("syscall")).trim().split(" "));
                     if (fields.size() > 2 && fields.get(0).equals(Integer.toString(SYS_FUTEX)) &&
                         fields.get(2).equals("0x0"))

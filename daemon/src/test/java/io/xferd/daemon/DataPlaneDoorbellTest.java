@@ -43,7 +43,7 @@ class DataPlaneDoorbellTest
     {
         directory = SystemTests.newDaemonDirectory();
         daemon = ChildProcess.start("sleepy-daemon", SleepyDaemonMain.class, directory.toString(),
-            Long.toString(HOUR_MS));
+            Long.toString(HOUR_MS), "30000"); // a conductor starved on a loaded machine is not a daemon gone
         daemon.awaitLine("SERVING", SystemTests.DAEMON_START);
     }
 
