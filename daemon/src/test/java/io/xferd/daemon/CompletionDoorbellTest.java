@@ -119,7 +119,8 @@ class CompletionDoorbellTest
             client.submitTransfer(batchId, TransferRequest.write(memory.address(), client.ownSegment(),
                 memory.address() + LENGTH / 2, LENGTH / 2));
             waiter = CompletableFuture.supplyAsync(
-                () -> client.awaitBatch(batchId, SystemTests.WAIT.toMillis()), OWN_THREAD);
+                // an hour: a sleep never outlasts its wait's timeout, so only the daemon's wake ends it within WAIT
+                () -> client.awaitBatch(batchId, TimeUnit.HOURS.toMillis(1)), OWN_THREAD);
             if (awaitSleep)
             {
                 SystemTests.awaitCondition(() -> waitersInSharedFutexWait() == 1, SystemTests.WAIT,

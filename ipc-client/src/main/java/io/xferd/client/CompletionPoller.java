@@ -21,8 +21,8 @@ import java.util.concurrent.locks.LockSupport;
  * one of a waiter that idles between them), so that a caller waiting on completions notices a daemon that went away.
  * Allocation-free but for notifications; one thread polls at a time (another that tries meanwhile takes nothing).
  * <p>
- * With a {@link DoorbellIdleStrategy} the waits sleep on the ring's {@link CompletionDoorbell} once their spins and
- * yields are spent; the sleeper holds the poll lock (nobody can take its records meanwhile, and the ring cannot be
+ * With a {@link DoorbellIdleStrategy} the waits sleep on the ring's {@link CompletionDoorbell} once their spins,
+ * yields and parks are spent; the sleeper holds the poll lock (nobody can take its records meanwhile, and the ring cannot be
  * unmapped under it), so other waiting threads park briefly instead.
  */
 final class CompletionPoller
@@ -121,6 +121,7 @@ final class CompletionPoller
             }
             else
             {
+                checkOpen();
                 liveness.checkAlive();
                 liveness.checkAtNextEmptyPoll(); // it idles before the next poll: the countdown is for spinners
                 if (clock.nanoTime() - deadline > 0)
@@ -178,6 +179,7 @@ final class CompletionPoller
             }
             else
             {
+                checkOpen();
                 liveness.checkAlive();
                 liveness.checkAtNextEmptyPoll();
                 if (clock.nanoTime() - deadline > 0)
@@ -190,7 +192,7 @@ final class CompletionPoller
     }
 
     /**
-     * @return a token to pass to {@link #idle(int, int)}: read it before looking at what the wait waits for.
+     * @return a token to pass to {@link #idle(int, int, long)}: read it before looking at what the wait waits for.
      */
     int recordPolls()
     {
@@ -274,8 +276,24 @@ final class CompletionPoller
      */
     void close()
     {
-        doorbell.wakeSleeper(); // a thread asleep on the word holds the poll lock, which close waits for
-        pollLock.close();
+        // a thread asleep on the word holds the poll lock; one that took the lock but had not marked the word yet
+        // when the first wake went out sleeps after it: wake again until the lock is free
+        while (!pollLock.tryClose())
+        {
+            doorbell.wakeSleeper();
+            Thread.yield();
+        }
+    }
+
+    /**
+     * Fail a wait of a closed client (its rings are unmapped: nothing will arrive, and nothing may be touched).
+     */
+    void checkOpen()
+    {
+        if (pollLock.isClosed())
+        {
+            throw new IllegalStateException("the client is closed");
+        }
     }
 
     private void onRecord(final int type, final MutableDirectBuffer buffer, final int index, final int length)

@@ -5,8 +5,8 @@ import org.agrona.concurrent.IdleStrategy;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The client's default wait for completions: spin, yield, park a little (1 to 50 us, growing, for up to
- * {@code parkPhaseNs}), then sleep in the kernel on the completion ring's doorbell until the daemon commits a record
+ * The client's default wait for completions: spin, yield, park a little (1 to 50 us, growing, until the parks asked
+ * for add up to {@code parkPhaseNs}; timer slack makes short parks last longer), then sleep in the kernel on the completion ring's doorbell until the daemon commits a record
  * there (it wakes the sleeper, as {@code io_uring_enter} returns on a completion), for at most {@code maxSleepNs} at a
  * time, so that a daemon that never rings (an older one) or that died, and the caller's timeout, are still noticed.
  * <p>

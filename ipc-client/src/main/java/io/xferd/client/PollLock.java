@@ -63,6 +63,17 @@ final class PollLock
         }
     }
 
+    /**
+     * Close if no thread holds the lock.
+     *
+     * @return true once closed (now or before); false while a holder is inside.
+     */
+    boolean tryClose()
+    {
+        final int current = (int)STATE.getVolatile(this);
+        return current == CLOSED || (current == FREE && STATE.compareAndSet(this, FREE, CLOSED));
+    }
+
     boolean isClosed()
     {
         return (int)STATE.getVolatile(this) == CLOSED;

@@ -154,6 +154,7 @@ final class TransferSubmitter
         while (true)
         {
             final int polls = poller.recordPolls();
+            poller.checkOpen(); // a client closed meanwhile has its rings unmapped
             if (batches.inFlight() < maxInFlight)
             {
                 final int index = submitRing.tryClaim(type, length);

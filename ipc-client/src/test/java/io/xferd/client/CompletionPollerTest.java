@@ -7,13 +7,18 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
 
 import static io.xferd.client.ClientParts.TIMEOUT_MS;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -242,6 +247,30 @@ class CompletionPollerTest
     }
 
     @Test
+    void shouldWakeASleeperWhenClosedAndEndItsWait() throws Exception
+    {
+        // a waiter that would sleep an hour on the doorbell: only close's wake ends it within the test
+        final CompletionPoller sleeper = new CompletionPoller(parts.rings.completionRing(), batches, parts.liveness,
+            parts.nanoClock, new DoorbellIdleStrategy(0, 0, TimeUnit.HOURS.toNanos(1)));
+        final long batchId = batches.allocate(1);
+        batches.start(batches.batch(batchId), 0);
+        final CompletableFuture<Boolean> waiter = CompletableFuture.supplyAsync(
+            () -> sleeper.awaitBatch(batchId, TimeUnit.HOURS.toMillis(1)),
+            task -> Thread.ofPlatform().daemon().name(SLEEPER).start(task));
+        for (int i = 0; i < 2_000 && !sleeperInFutex(); i++)
+        {
+            Thread.sleep(5);
+        }
+        assertThat(sleeperInFutex()).as("asleep on the doorbell").isTrue();
+
+        CompletableFuture.runAsync(sleeper::close, task -> Thread.ofPlatform().daemon().start(task))
+            .get(10, TimeUnit.SECONDS);
+
+        assertThatThrownBy(() -> waiter.get(10, TimeUnit.SECONDS))
+            .hasCauseInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+    }
+
+    @Test
     void shouldTakeNothingOnceClosed()
     {
         final BatchTable.Batch batch = batches.batch(batches.allocate(1));
@@ -341,5 +370,34 @@ class CompletionPollerTest
             assertThat(batches.inFlight()).isZero();
             batches.free(batchId);
         }
+    }
+
+    private static final String SLEEPER = "poller-sleeper";
+
+    /**
+     * @return whether the thread named {@link #SLEEPER} is in futex(2) now (/proc's view of its system call).
+     */
+    private static boolean sleeperInFutex() throws IOException
+    {
+        final String futex = "aarch64".equals(System.getProperty("os.arch")) ? "98 " : "202 ";
+        try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task")))
+        {
+            for (final Path task : (Iterable<Path>)tasks::iterator)
+            {
+                try
+                {
+                    if (Files.readString(task.resolve("comm")).trim().equals(SLEEPER) &&
+                        Files.readString(task.resolve("syscall")).startsWith(futex))
+                    {
+                        return true;
+                    }
+                }
+                catch (final IOException gone)
+                {
+                    // the thread ended meanwhile
+                }
+            }
+        }
+        return false;
     }
 }
