@@ -11,13 +11,17 @@ import java.util.Set;
 
 /**
  * The decode side of the demo (the KV consumer): registers an empty paged KV cache, prints its layer
- * addresses for the producer (as vLLM's connectors exchange raw block pointers), waits for one notification
- * per layer, then checks every byte. Exit 0 when all arrived intact, 1 otherwise.
+ * addresses for the producer (as vLLM's connectors exchange raw block pointers), waits for the timed pass's
+ * notification of every layer ("layer N"; the producer's warm-up passes send "warm-up layer N", taken and passed
+ * over), then checks every byte. Exit 0 when all arrived intact, 1 otherwise.
  * <p>
  * Arguments: directory segment-name layers blocks seed timeout-ms
  */
 public final class DecodeConsumer
 {
+    /** What the timed pass's notifications start with ("layer N"); a warm-up pass's do not. */
+    static final String TIMED_PASS_PREFIX = "layer ";
+
     public static void main(final String[] args)
     {
         final Path directory = Path.of(args[0]);
@@ -47,7 +51,11 @@ public final class DecodeConsumer
             {
                 for (final Notification notification : client.getNotifies())
                 {
-                    layersDone.add(notification.messageAsString());
+                    final String message = notification.messageAsString();
+                    if (message.startsWith(TIMED_PASS_PREFIX))
+                    {
+                        layersDone.add(message);
+                    }
                 }
                 java.util.concurrent.locks.LockSupport.parkNanos(100_000); // leave the cores to the transfer
             }
