@@ -2,7 +2,7 @@
 """What a waiting Python client costs and how late it wakes: one client library against another, alternated, against
 one daemon.
 
-    python3 perf/python-wait.py --baseline DIR [--rounds 3] [--hold-s 1] [--duration 3]
+    python3 perf/python-wait.py --baseline DIR [--baseline DIR2 ...] [--rounds 3] [--hold-s 1] [--duration 3]
 
 DIR is a ``python/`` directory holding another ``xferd`` package (e.g. main's:
 ``git archive main python/xferd | tar -x -C /tmp/base`` then ``--baseline /tmp/base/python``); the other side is this
@@ -117,7 +117,7 @@ def load() -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--baseline", help="a python/ directory with the other xferd package")
+    parser.add_argument("--baseline", action="append", help="a python/ directory with another xferd package")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--hold-s", type=float, default=1.0)
     parser.add_argument("--duration", type=float, default=3.0)
@@ -132,7 +132,8 @@ def main() -> int:
     import support
     daemon = support.Daemon("--liveness-timeout-ms", "120000")
     try:
-        libraries = {"baseline": os.path.abspath(options.baseline), "this tree": PYTHON_DIR}
+        libraries = {f"baseline {i + 1}": os.path.abspath(path) for i, path in enumerate(options.baseline)}
+        libraries["this tree"] = PYTHON_DIR
         print(f"load before: {load()}")
         for round_ in range(1, options.rounds + 1):
             for name, path in libraries.items():
@@ -143,7 +144,7 @@ def main() -> int:
                 if result.returncode != 0:
                     raise SystemExit(f"{name} failed:\n{result.stderr}")
                 figures = json.loads(result.stdout.strip().splitlines()[-1])
-                print(f"round {round_} {name:9} ({figures['library']}), load {load()}:\n"
+                print(f"round {round_} {name:10} ({figures['library']}), load {load()}:\n"
                       f"  held {options.hold_s} s: CPU s per s {figures['held_cpu_per_s']}, "
                       f"wake-ups per s {figures['held_wakeups_per_s']}\n"
                       f"  64 B round trip p50 {figures['rt64_p50_us']:.1f} p99 {figures['rt64_p99_us']:.1f} us "

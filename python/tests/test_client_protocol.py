@@ -289,11 +289,12 @@ class ClientProtocolTest(unittest.TestCase):
         self.assertEqual([64], moved)
         self.assertEqual(memory[:64], memory[64:])
         self.assertFalse(client._completion_doorbell.is_marked(), "the mark is cleared when the wait ends")
+        self.assertFalse(client._daemon_rings, "a daemon that never rang keeps the short sleeps")
 
     def test_close_ends_a_wait_asleep_on_the_completion_doorbell(self) -> None:
         """The waiter's sleep is an hour, so only close() waking it ends the wait within the bounded join."""
         daemon, client = self.played()
-        client._doorbell_sleep_ns = 3600 * 10**9
+        client._doorbell_sleep_ns = client._ringing_daemon_sleep_ns = 3600 * 10**9
         memory = bytearray(128)
         address = xferd.memory.address_of(memory)
         daemon.hold.set()
@@ -314,6 +315,36 @@ class ClientProtocolTest(unittest.TestCase):
         closer.join(60)
         waiter.join(60)
         self.assertFalse(closer.is_alive(), "close() waits for the sleeper's poll lock")
+        self.assertFalse(waiter.is_alive(), "the sleeping wait did not end")
+        self.assertEqual(1, len(raised))
+        self.assertIsInstance(raised[0], errors.TransferDaemonGoneError)
+
+    def test_a_daemon_found_gone_by_another_thread_ends_a_wait_asleep_on_the_completion_doorbell(self) -> None:
+        """The waiter sleeps an hour on the doorbell; the daemon hangs up, which another thread notices: the
+        waiter's transfer fails with DAEMON_GONE at once, not when its sleep ends."""
+        daemon, client = self.played()
+        client._doorbell_sleep_ns = client._ringing_daemon_sleep_ns = 3600 * 10**9
+        memory = bytearray(128)
+        address = xferd.memory.address_of(memory)
+        daemon.hold.set()
+        transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
+        raised: list[BaseException] = []
+
+        def wait() -> None:
+            try:
+                client.wait(transfer)
+            except BaseException as ex:  # noqa: BLE001
+                raised.append(ex)
+
+        waiter = threading.Thread(target=wait, daemon=True)
+        waiter.start()
+        self.await_asleep_on_the_completion_doorbell(client, waiter)
+        daemon.hang_up()
+        deadline = time.monotonic() + 60
+        while not client.is_daemon_gone():
+            self.assertLess(time.monotonic(), deadline, "the hang-up was never noticed")
+            time.sleep(0.01)
+        waiter.join(60)
         self.assertFalse(waiter.is_alive(), "the sleeping wait did not end")
         self.assertEqual(1, len(raised))
         self.assertIsInstance(raised[0], errors.TransferDaemonGoneError)

@@ -29,7 +29,8 @@ class CompletionDoorbellTest(support.DaemonTestCase):
 
     def setUp(self) -> None:
         self.client = self.daemon.connect(f"py-doorbell-{self._testMethodName[-20:]}")
-        self.client._doorbell_sleep_ns = HOUR_NS  # a sleep still ends at its wait's deadline: the waits take an hour
+        # a sleep still ends at its wait's deadline: the waits take an hour
+        self.client._doorbell_sleep_ns = self.client._ringing_daemon_sleep_ns = HOUR_NS
 
     def tearDown(self) -> None:
         self.continue_daemon()  # a daemon left stopped would outlive the test
@@ -104,6 +105,7 @@ class CompletionDoorbellTest(support.DaemonTestCase):
             self.assertEqual([LENGTH], moved, f"round {seed}: the daemon's completion did not wake the waiter")
             self.assertEqual(data, bytes(memory.view[LENGTH:2 * LENGTH]))
             self.assertFalse(self.client._completion_doorbell.is_marked(), "the mark is cleared when the wait ends")
+            self.assertTrue(self.client._daemon_rings, "the client knows its daemon rings: its sleeps may be longer")
 
     def test_several_waiting_threads_each_get_their_completion(self) -> None:
         threads = 4

@@ -51,8 +51,11 @@ _SMALL_BYTES = 1 << 20
 _MIN_SLEEP_S = 20e-6         # then sleep on the transfer's event, 20 us doubling to
 _MAX_SLEEP_S = 1e-3          # 1 ms: waiters that do not hold the poll lock look again at least every millisecond
 _PARK_PHASE_S = 1e-3         # the event sleeps asked for before the poll lock's holder sleeps on the doorbell
-_DOORBELL_SLEEP_NS = 1_000_000  # the longest one sleep on the doorbell: an older daemon never rings
+_DOORBELL_SLEEP_NS = 1_000_000  # the longest one sleep on the doorbell until the daemon rang it (an older one never
+#                                 does), then as long as the liveness check's interval: the ring ends the sleep when
+#                                 a record arrives, and a daemon gone (it cannot ring) is noticed as soon as before
 _LIVENESS_CHECK_NS = 20_000_000
+_RINGING_DAEMON_SLEEP_NS = _LIVENESS_CHECK_NS
 
 
 class Transfer:
@@ -184,6 +187,8 @@ class Client:
         self._completion_doorbell = CompletionDoorbell(self._completion_view, ctypes.addressof(anchor))
         del anchor
         self._doorbell_sleep_ns = _DOORBELL_SLEEP_NS
+        self._ringing_daemon_sleep_ns = _RINGING_DAEMON_SLEEP_NS
+        self._daemon_rings = False  # set once the daemon rang the completion doorbell (PROTOCOL.md 3.7)
         self._max_in_flight = max(1, welcome.max_in_flight)
         self._daemon_pid = self._channel.peer_pid()
 
@@ -569,7 +574,8 @@ class Client:
         ~18 us for larger ones), then sleep on the transfer's event, releasing the GIL, 20 us doubling, for about a
         millisecond in all, waking early when another thread's poll delivers it; then the thread that gets the poll
         lock sleeps on the completion doorbell (:meth:`_sleep_on_doorbell`) until the daemon rings, at most
-        :data:`_DOORBELL_SLEEP_NS` and never past the deadline, while the others go on sleeping on their events
+        :data:`_DOORBELL_SLEEP_NS` (:data:`_RINGING_DAEMON_SLEEP_NS` once the daemon rang it) and never past the
+        deadline, while the others go on sleeping on their events
         (at most :data:`_MAX_SLEEP_S` each), which whoever drains the ring sets. Each sleeper polls when it wakes.
         """
         if (transfer.status is not None if predicate is None else predicate()) or \
@@ -588,8 +594,9 @@ class Client:
             if worked:
                 continue
             if parked_s >= _PARK_PHASE_S:
-                limit_ns = self._doorbell_sleep_ns if deadline_ns is None else \
-                    min(self._doorbell_sleep_ns, deadline_ns - now)
+                limit_ns = self._ringing_daemon_sleep_ns if self._daemon_rings else self._doorbell_sleep_ns
+                if deadline_ns is not None:
+                    limit_ns = min(limit_ns, deadline_ns - now)
                 if self._sleep_on_doorbell(done, limit_ns):
                     continue
             sleep_s = min(max(sleep_s * 2, _MIN_SLEEP_S), _MAX_SLEEP_S)
@@ -633,6 +640,8 @@ class Client:
                     os.sched_yield()
                     return True
                 doorbell.sleep(limit_ns)  # a record committed after the mark rings: the daemon clears the word
+                if not (self._daemon_rings or self._closed or doorbell.is_marked()):
+                    self._daemon_rings = True  # only the daemon and close() clear it
             finally:
                 doorbell.disarm()
         finally:
@@ -798,6 +807,8 @@ class Client:
                     break
                 transfer, _part = (entry, 0) if type(entry) is Transfer else entry
                 events.append(transfer._fail(TransferStatus.DAEMON_GONE))
+            if not self._closed:  # (close() sets it under the submit lock, before it unmaps the rings)
+                self._completion_doorbell.interrupt()  # a waiter asleep on the doorbell sees its failure now
         for event in events:
             if event is not None:
                 event.set()

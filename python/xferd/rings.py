@@ -385,6 +385,10 @@ class CompletionDoorbell:
         self._i32[self._index] = 0
         _futex_wake(self.address)
 
+    def interrupt(self) -> None:
+        """Wake the thread asleep on the word, leaving the mark (so that it does not take the wake for a ring)."""
+        _futex_wake(self.address)
+
     def is_marked(self) -> bool:
         """True while a waiter has marked the word (it may be asleep on it)."""
         return self._i32[self._index] == DOORBELL_ASLEEP
