@@ -11,7 +11,8 @@ stopped on purpose is not counted gone), then, each round, runs a fresh interpre
 
 1. **held**: the daemon is stopped (SIGSTOP) while a 4 KiB write is submitted and continued ``--hold-s`` later; the
    waiting process's CPU seconds (user + system, ``resource.getrusage``) and voluntary context switches (its
-   wake-ups) over the wait, per held second;
+   wake-ups) over the wait, per held second (three holds); then 20 holds of 30 ms: from SIGCONT to the wait's
+   return (the daemon's resumption, its copy, and how late the waiter wakes), p50 / p90;
 2. **64 B round trips** (submit, wait; one at a time) for ``--duration`` s: p50 / p99;
 3. **16 MiB local writes** (one at a time) for ``--duration`` s: p50 / p99 of the wait, a wait long enough to leave
    the spin and sleep: a waiter that polls wakes up to a poll interval after the completion.
@@ -55,9 +56,9 @@ def stopped(pid: int) -> bool:
     return all(state in ("T", "t") for state in states)
 
 
-def held_wait(client, memory, hold_s: float) -> tuple[float, float]:
-    """CPU seconds and voluntary context switches of this process while it waits ``hold_s`` for a held write."""
-    import xferd  # noqa: F401  (the library under test, imported by the child)
+def held_wait(client, memory, hold_s: float) -> tuple[float, float, int]:
+    """CPU seconds and voluntary context switches of this process while it waits ``hold_s`` for a held write, and the
+    nanoseconds from the daemon's continuation (SIGCONT sent) to the wait's return."""
     from xferd.protocol import WRITE
     pid = client._daemon_pid
     os.kill(pid, signal.SIGSTOP)
@@ -66,16 +67,23 @@ def held_wait(client, memory, hold_s: float) -> tuple[float, float]:
         while not stopped(pid) and time.monotonic() < deadline:
             time.sleep(0.01)
         transfer = client.submit(WRITE, client.segment_handle, [memory.address], [memory.address + 4096], [4096])
+        continued = []
+
+        def resume() -> None:
+            continued.append(time.monotonic_ns())
+            os.kill(pid, signal.SIGCONT)
+
         before = resource.getrusage(resource.RUSAGE_SELF)
-        timer = threading.Timer(hold_s, os.kill, (pid, signal.SIGCONT))
+        timer = threading.Timer(hold_s, resume)
         timer.start()
         client.wait(transfer, 60)
+        returned = time.monotonic_ns()
         after = resource.getrusage(resource.RUSAGE_SELF)
         timer.join()
     finally:
         os.kill(pid, signal.SIGCONT)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return cpu, after.ru_nvcsw - before.ru_nvcsw
+    return cpu, after.ru_nvcsw - before.ru_nvcsw, returned - continued[0]
 
 
 def timed_waits(client, memory, length: int, seconds: float) -> list[int]:
@@ -98,12 +106,14 @@ def child(directory: str, hold_s: float, seconds: float) -> None:
         memory = client.allocate_memory(32 * MIB)
         client.register_memory(memory.address, memory.length, "cpu:0")
         held = [held_wait(client, memory, hold_s) for _ in range(3)]
+        resumes = [held_wait(client, memory, 0.03)[2] for _ in range(20)]
         round_trips = timed_waits(client, memory, 64, seconds)
         large = timed_waits(client, memory, 16 * MIB, seconds)
     print(json.dumps({
         "library": os.path.dirname(xferd.__file__),
-        "held_cpu_per_s": [round(cpu / hold_s, 4) for cpu, _ in held],
-        "held_wakeups_per_s": [round(switches / hold_s) for _, switches in held],
+        "held_cpu_per_s": [round(cpu / hold_s, 4) for cpu, _, _ in held],
+        "held_wakeups_per_s": [round(switches / hold_s) for _, switches, _ in held],
+        "resume_p50_us": percentile(resumes, 0.5), "resume_p90_us": percentile(resumes, 0.9),
         "rt64_p50_us": percentile(round_trips, 0.5), "rt64_p99_us": percentile(round_trips, 0.99),
         "rt64_samples": len(round_trips),
         "w16m_p50_us": percentile(large, 0.5), "w16m_p99_us": percentile(large, 0.99), "w16m_samples": len(large),
@@ -147,6 +157,8 @@ def main() -> int:
                 print(f"round {round_} {name:10} ({figures['library']}), load {load()}:\n"
                       f"  held {options.hold_s} s: CPU s per s {figures['held_cpu_per_s']}, "
                       f"wake-ups per s {figures['held_wakeups_per_s']}\n"
+                      f"  held 30 ms, SIGCONT to the wait's return: p50 {figures['resume_p50_us']:.0f} "
+                      f"p90 {figures['resume_p90_us']:.0f} us (20)\n"
                       f"  64 B round trip p50 {figures['rt64_p50_us']:.1f} p99 {figures['rt64_p99_us']:.1f} us "
                       f"({figures['rt64_samples']})\n"
                       f"  16 MiB write    p50 {figures['w16m_p50_us']:.0f} p99 {figures['w16m_p99_us']:.0f} us "
