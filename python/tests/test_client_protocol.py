@@ -9,7 +9,7 @@ completions back, fail entries, stop its heartbeat or hang up.
 
 from __future__ import annotations
 
-import support  # noqa: F401  (puts python/ on the path)
+import support  # puts python/ on the path
 
 import ctypes
 import mmap
@@ -262,6 +262,92 @@ class ClientProtocolTest(unittest.TestCase):
         self.assertIn("hung", str(client._gone))
         self.assertIsInstance(raised.exception, errors.TransferFailedError)
 
+    def await_asleep_on_the_completion_doorbell(self, client: xferd.Client, waiter: threading.Thread) -> None:
+        """Bounded wait until ``waiter`` is blocked in the kernel on ``client``'s completion doorbell, marked."""
+        doorbell = client._completion_doorbell
+        deadline = time.monotonic() + 60
+        while not (support.asleep_on_futex(waiter.native_id, doorbell.address) and doorbell.is_marked()):
+            self.assertTrue(waiter.is_alive(), "the waiter ended before it slept on the completion doorbell")
+            self.assertLess(time.monotonic(), deadline, "the waiter never slept on the completion doorbell")
+            time.sleep(0.01)
+
+    def test_a_daemon_that_never_rings_the_completion_doorbell_still_ends_a_sleeping_wait(self) -> None:
+        """The played daemon never rings the completion doorbell, as a daemon older than it: the waiter's sleeps
+        there are bounded, so the completion committed while it sleeps is still taken."""
+        daemon, client = self.played()
+        memory = bytearray(128)
+        address = xferd.memory.address_of(memory)
+        memory[:64] = os.urandom(64)
+        daemon.hold.set()
+        transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
+        moved: list[int] = []
+        waiter = threading.Thread(target=lambda: moved.append(client.wait(transfer, 60)), daemon=True)
+        waiter.start()
+        self.await_asleep_on_the_completion_doorbell(client, waiter)
+        daemon.hold.clear()
+        waiter.join(60)
+        self.assertEqual([64], moved)
+        self.assertEqual(memory[:64], memory[64:])
+        self.assertFalse(client._completion_doorbell.is_marked(), "the mark is cleared when the wait ends")
+        self.assertFalse(client._daemon_rings, "a daemon that never rang keeps the short sleeps")
+
+    def test_close_ends_a_wait_asleep_on_the_completion_doorbell(self) -> None:
+        """The waiter's sleep is an hour, so only close() waking it ends the wait within the bounded join."""
+        daemon, client = self.played()
+        client._doorbell_sleep_ns = client._ringing_daemon_sleep_ns = 3600 * 10**9
+        memory = bytearray(128)
+        address = xferd.memory.address_of(memory)
+        daemon.hold.set()
+        transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
+        raised: list[BaseException] = []
+
+        def wait() -> None:
+            try:
+                client.wait(transfer)
+            except BaseException as ex:  # noqa: BLE001
+                raised.append(ex)
+
+        waiter = threading.Thread(target=wait, daemon=True)
+        waiter.start()
+        self.await_asleep_on_the_completion_doorbell(client, waiter)
+        closer = threading.Thread(target=client.close, daemon=True)  # a close that cannot wake it would hang here
+        closer.start()
+        closer.join(60)
+        waiter.join(60)
+        self.assertFalse(closer.is_alive(), "close() waits for the sleeper's poll lock")
+        self.assertFalse(waiter.is_alive(), "the sleeping wait did not end")
+        self.assertEqual(1, len(raised))
+        self.assertIsInstance(raised[0], errors.TransferDaemonGoneError)
+
+    def test_a_daemon_found_gone_by_another_thread_ends_a_wait_asleep_on_the_completion_doorbell(self) -> None:
+        """The waiter sleeps an hour on the doorbell; the daemon hangs up, which another thread notices: the
+        waiter's transfer fails with DAEMON_GONE at once, not when its sleep ends."""
+        daemon, client = self.played()
+        client._doorbell_sleep_ns = client._ringing_daemon_sleep_ns = 3600 * 10**9
+        memory = bytearray(128)
+        address = xferd.memory.address_of(memory)
+        daemon.hold.set()
+        transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
+        raised: list[BaseException] = []
+
+        def wait() -> None:
+            try:
+                client.wait(transfer)
+            except BaseException as ex:  # noqa: BLE001
+                raised.append(ex)
+
+        waiter = threading.Thread(target=wait, daemon=True)
+        waiter.start()
+        self.await_asleep_on_the_completion_doorbell(client, waiter)
+        daemon.hang_up()
+        deadline = time.monotonic() + 60
+        while not client.is_daemon_gone():
+            self.assertLess(time.monotonic(), deadline, "the hang-up was never noticed")
+            time.sleep(0.01)
+        waiter.join(60)
+        self.assertFalse(waiter.is_alive(), "the sleeping wait did not end")
+        self.assertEqual(1, len(raised))
+        self.assertIsInstance(raised[0], errors.TransferDaemonGoneError)
 
     def test_a_record_interrupted_while_written_is_voided_and_the_ring_keeps_flowing(self) -> None:
         from unittest import mock

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import support  # noqa: F401  (puts python/ on the path)
+import support  # puts python/ on the path
+import ctypes
 import mmap
 import os
 import random
 import struct
+import threading
+import time
 import unittest
 
 from xferd import protocol as p
-from xferd.rings import (HEAD_CACHE_OFFSET, HEAD_OFFSET, TAIL_OFFSET, TRAILER_LENGTH, RingReader, RingView,
-                         RingWriter, SubmitRingWriter)
+from xferd.rings import (COMPLETION_DOORBELL_OFFSET, HEAD_CACHE_OFFSET, HEAD_OFFSET, TAIL_OFFSET, TRAILER_LENGTH,
+                         CompletionDoorbell, RingReader, RingView, RingWriter, SubmitRingWriter, _futex_wake)
 
 
 def ring_buffer(capacity: int) -> bytearray:
@@ -181,6 +184,85 @@ class RingReaderTest(unittest.TestCase):
         view.release()
         shared.close()
         os.close(fd)
+
+
+class CompletionDoorbellWordTest(unittest.TestCase):
+    """The client's side of the completion doorbell on a shared mapping of its own; this test plays the daemon, which
+    rings by storing 0 in the word and waking one thread (PROTOCOL.md 3.7)."""
+
+    HOUR_NS = 3600 * 10**9
+
+    def setUp(self) -> None:
+        capacity = 1024
+        self.mapping = mmap.mmap(-1, capacity + TRAILER_LENGTH, mmap.MAP_SHARED)
+        self.view = RingView(self.mapping, 0, len(self.mapping))
+        anchor = ctypes.c_char.from_buffer(self.mapping)
+        self.doorbell = CompletionDoorbell(self.view, ctypes.addressof(anchor))
+        del anchor
+        self.word_at = capacity + COMPLETION_DOORBELL_OFFSET
+        if not self.doorbell.usable:
+            self.skipTest("futex(2)'s number is not known on this machine")
+
+    def tearDown(self) -> None:
+        self.view.release()
+        self.mapping.close()
+
+    def word(self) -> int:
+        return struct.unpack_from("<i", self.mapping, self.word_at)[0]
+
+    def ring(self) -> None:
+        struct.pack_into("<i", self.mapping, self.word_at, 0)
+        _futex_wake(self.doorbell.address)
+
+    def sleep_in_a_thread(self) -> threading.Thread:
+        sleeper = threading.Thread(target=self.doorbell.sleep, args=(self.HOUR_NS,), daemon=True)
+        sleeper.start()
+        return sleeper
+
+    def test_arming_stores_the_mark_in_the_word_and_disarming_clears_it(self) -> None:
+        self.assertTrue(self.doorbell.arm())
+        self.assertEqual(1, self.word())
+        self.assertTrue(self.doorbell.is_marked())
+        self.doorbell.disarm()
+        self.assertEqual(0, self.word())
+
+    def test_a_ring_between_the_mark_and_the_sleep_is_not_missed(self) -> None:
+        self.doorbell.arm()
+        self.ring()  # the daemon committed a record after the waiter's last look at the ring
+        sleeper = self.sleep_in_a_thread()
+        sleeper.join(60)
+        self.assertFalse(sleeper.is_alive(), "the sleep did not see the word cleared")
+
+    def test_a_ring_wakes_the_thread_asleep_on_the_word(self) -> None:
+        self.doorbell.arm()
+        sleeper = self.sleep_in_a_thread()
+        deadline = time.monotonic() + 60
+        while not support.asleep_on_futex(sleeper.native_id, self.doorbell.address):
+            self.assertLess(time.monotonic(), deadline, "the thread never slept on the word")
+            time.sleep(0.01)
+        self.ring()
+        sleeper.join(60)
+        self.assertFalse(sleeper.is_alive(), "the ring did not wake the sleeper")
+
+    def test_wake_clears_the_mark_and_wakes_the_sleeper(self) -> None:
+        self.doorbell.arm()
+        sleeper = self.sleep_in_a_thread()
+        deadline = time.monotonic() + 60
+        while not support.asleep_on_futex(sleeper.native_id, self.doorbell.address):
+            self.assertLess(time.monotonic(), deadline, "the thread never slept on the word")
+            time.sleep(0.01)
+        self.doorbell.wake()
+        sleeper.join(60)
+        self.assertFalse(sleeper.is_alive(), "wake() did not wake the sleeper")
+        self.assertEqual(0, self.word())
+
+    def test_a_sleep_ends_at_its_bound(self) -> None:
+        self.doorbell.arm()
+        sleeper = threading.Thread(target=self.doorbell.sleep, args=(1_000_000,), daemon=True)  # nobody rings
+        sleeper.start()
+        sleeper.join(60)
+        self.assertFalse(sleeper.is_alive(), "a millisecond's sleep did not end")
+        self.assertTrue(self.doorbell.is_marked(), "a sleep that timed out leaves the mark to its caller")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ alone on its own 128-byte line::
     trailer + 256  head cache  the producer's last look at head
     trailer + 384  head        consumer position (bytes ever consumed)
     trailer + 512  correlation counter (unused here)
-    trailer + 640  consumer heartbeat; on the submit ring its low int32 is the daemon's doorbell (:class:`Doorbell`)
+    trailer + 640  an int32 doorbell: on the submit ring the daemon's (:class:`Doorbell`), on the completion ring
+                   this client's (:class:`CompletionDoorbell`)
 
 A record is ``int32 length`` (header included, before alignment; negative or zero while being written),
 ``int32 type``, then the body; records start at multiples of 8. Type -1 is padding that fills the end of the data
@@ -36,6 +37,7 @@ HEAD_OFFSET = 384
 CORRELATION_COUNTER_OFFSET = 512
 CONSUMER_HEARTBEAT_OFFSET = 640
 SUBMIT_DOORBELL_OFFSET = CONSUMER_HEARTBEAT_OFFSET
+COMPLETION_DOORBELL_OFFSET = CONSUMER_HEARTBEAT_OFFSET
 DOORBELL_ASLEEP = 1
 RECORD_HEADER_LENGTH = 8
 
@@ -54,23 +56,40 @@ def _fence() -> None:
             pass
 
 
-# futex(2)'s number where it is known; elsewhere the daemon still serves the request within its bounded sleep
+# futex(2)'s number where it is known; elsewhere the daemon still serves the request within its bounded sleep, and
+# a waiting client polls instead of sleeping on its completion doorbell
 _SYS_FUTEX = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98}.get(platform.machine().lower())
+_FUTEX_WAIT = 0
 _FUTEX_WAKE = 1
+_FUTEX_WAKE_OP = 5
+# FUTEX_OP(FUTEX_OP_SET, 1, FUTEX_OP_CMP_LT, 0): store 1 in the second word; wake its waiters only if its old value
+# was negative, which a doorbell's never is
+_FUTEX_OP_SET_ONE = (0 << 28) | (2 << 24) | (1 << 12) | 0
 _libc: ctypes.CDLL | None = None
+# the first word of FUTEX_WAKE_OP, which nobody waits on, so that marking a doorbell wakes nobody
+_NOBODY = ctypes.c_int32(0)
 
 
-def _futex_wake(address: int) -> int:
-    """Wake one thread of any process waiting on the shared futex word at ``address``; returns how many woke."""
+class _Timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+def _syscall():
+    """libc's ``syscall`` (a ``CDLL`` function: the GIL is released while it runs)."""
     global _libc
-    if _SYS_FUTEX is None:
-        return 0
     if _libc is None:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.syscall.restype = ctypes.c_long
         _libc = libc
-    return max(0, _libc.syscall(ctypes.c_long(_SYS_FUTEX), ctypes.c_void_p(address), ctypes.c_int(_FUTEX_WAKE),
-                                ctypes.c_int(1)))
+    return _libc.syscall
+
+
+def _futex_wake(address: int) -> int:
+    """Wake one thread of any process waiting on the shared futex word at ``address``; returns how many woke."""
+    if _SYS_FUTEX is None:
+        return 0
+    return max(0, _syscall()(ctypes.c_long(_SYS_FUTEX), ctypes.c_void_p(address), ctypes.c_long(_FUTEX_WAKE),
+                             ctypes.c_long(1)))
 
 
 class RingView:
@@ -307,6 +326,71 @@ class Doorbell:
 
     def is_marked(self) -> bool:
         """True while the daemon has marked this doorbell (it may sleep on it)."""
+        return self._i32[self._index] == DOORBELL_ASLEEP
+
+
+class CompletionDoorbell:
+    """This client's side of its completion ring's doorbell (the int32 at trailer + 640; PROTOCOL.md 3.7): a waiter
+    that found nothing for a while marks it (:meth:`arm`), looks at the ring once more, and sleeps on it
+    (:meth:`sleep`, a shared futex); the daemon, after committing a record there, finds it marked, stores 0 and wakes
+    the sleeper. Every sleep is bounded by its caller: a daemon that never rings (an older one) is still served.
+
+    One thread at a time arms, sleeps and disarms (the client's poll lock); :meth:`wake` may come from any thread.
+    """
+
+    def __init__(self, ring: RingView, address: int) -> None:
+        """``address``: where the ring starts in this process's memory (the mapping's address plus its offset)."""
+        self._i32 = ring.i32
+        self._index = (ring.capacity + COMPLETION_DOORBELL_OFFSET) // 4
+        self.address = address + ring.capacity + COMPLETION_DOORBELL_OFFSET
+        self._timeout = _Timespec()
+        self.usable = _SYS_FUTEX is not None
+        """False where futex(2) is unknown or refused: waiters then poll with bounded sleeps instead."""
+
+    def arm(self) -> bool:
+        """Mark the word asleep, with a full barrier after the store; False (and :attr:`usable` cleared) when the
+        kernel refused, in which case the caller must not sleep on it.
+
+        Why the kernel stores it: the daemon commits a record, fences, then loads the word; this side stores the word,
+        then loads the ring's tail. Unless each side fences between its store and its load, both can miss the
+        other's store (the waiter sleeps on a record the daemon did not ring for, for its whole bound). Python has no
+        fence, and ctypes no atomic operation; FUTEX_WAKE_OP's operation on its second word is an atomic exchange
+        in the kernel (x86-64: ``xchg``, a locked instruction; arm64: an exclusive pair and ``dmb ish``), a full
+        barrier on either, and it wakes nobody here. One system call, before a sleep that costs another.
+        """
+        if not self.usable:
+            return False
+        result = _syscall()(ctypes.c_long(_SYS_FUTEX), ctypes.byref(_NOBODY), ctypes.c_long(_FUTEX_WAKE_OP),
+                            ctypes.c_long(0), ctypes.c_void_p(0), ctypes.c_void_p(self.address),
+                            ctypes.c_long(_FUTEX_OP_SET_ONE))
+        if result < 0:
+            self.usable = False
+            return False
+        return True
+
+    def sleep(self, timeout_ns: int) -> None:
+        """Sleep while the word stays marked: until the daemon rings, :meth:`wake`, a signal, or ``timeout_ns``; at
+        once when the daemon rang already (it cleared the word). The GIL is released meanwhile."""
+        timeout = self._timeout
+        timeout.tv_sec, timeout.tv_nsec = divmod(max(1, timeout_ns), 1_000_000_000)
+        _syscall()(ctypes.c_long(_SYS_FUTEX), ctypes.c_void_p(self.address), ctypes.c_long(_FUTEX_WAIT),
+                   ctypes.c_long(DOORBELL_ASLEEP), ctypes.byref(timeout))
+
+    def disarm(self) -> None:
+        """Clear the mark after a sleep, so that the daemon does not ring for a waiter that polls again."""
+        self._i32[self._index] = 0
+
+    def wake(self) -> None:
+        """Clear the mark and wake the thread asleep on it (the client closes: that thread must not sleep on)."""
+        self._i32[self._index] = 0
+        _futex_wake(self.address)
+
+    def interrupt(self) -> None:
+        """Wake the thread asleep on the word, leaving the mark (so that it does not take the wake for a ring)."""
+        _futex_wake(self.address)
+
+    def is_marked(self) -> bool:
+        """True while a waiter has marked the word (it may be asleep on it)."""
         return self._i32[self._index] == DOORBELL_ASLEEP
 
 
