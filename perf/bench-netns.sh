@@ -10,6 +10,7 @@
 #                       [--operations "write read"] [--blocks "1MiB 64KiB"] [--threads "1 2"] [--warmup S]
 #                       [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth] [--window N] [--rounds N]
 #                       [--overlap "8192:1024 1024:8192"] [--overlap-delay 5ms] [--slow-start-after-idle 0|1]
+#                       [--thread-switches]
 #
 #   --connections  connections per peer: iperf3 -P N and the daemons' --connections-per-peer (default 2)
 #   --duration     seconds per iperf3 and per throughput run (default 10)
@@ -36,6 +37,12 @@
 #                  (parks up to 500 us; both "hosts" share this machine's cores, iperf3 does not spin)
 #   --no-peer-auth the daemons run with --insecure-no-peer-auth (default: both prove one cluster token, made
 #                  for the run); compare with a run without it for the cost of authentication
+#   --thread-switches
+#                  per throughput run, both daemons' threads by name: context switches (voluntary = the thread
+#                  slept, involuntary = preempted or yielded), CPU ms and ms asleep per GB moved, and the mean sleep
+#                  per voluntary switch, from /proc/PID/task/*/status and schedstat at 3.5 s into the run and 1 s before
+#                  its end (--duration >= 5; GB at the run's mean rate), printed after each run (threads under 10
+#                  switches and 1 ms of CPU per GB left out; threads of one name summed)
 #   --same-daemon  run the bench in namespace B next to its target, through B's daemon only: checks the script
 #                  and the bench tool where the daemon-to-daemon transport is missing (local copies, not the wire)
 #
@@ -61,6 +68,7 @@ no_peer_auth=0
 overlap="8192:1024 1024:8192"
 overlap_delay=5ms
 slow_start_after_idle=""
+thread_switches=0
 window_options=()
 rounds=1
 while [[ $# -gt 0 ]]; do
@@ -82,7 +90,8 @@ while [[ $# -gt 0 ]]; do
     --overlap) overlap="$2"; shift 2 ;;
     --overlap-delay) overlap_delay="$2"; shift 2 ;;
     --slow-start-after-idle) slow_start_after_idle="$2"; shift 2 ;;
-    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
+    --thread-switches) thread_switches=1; shift ;;
+    -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -149,7 +158,9 @@ start_daemon() { # namespace directory address log
   die "the daemon in $1 did not start (log above)"
 }
 start_daemon "$ns_a" "$dir_a" "$addr_a" "$work/daemon-a.log"
+daemon_a_pid="${NETNS_PIDS[-1]}"
 start_daemon "$ns_b" "$dir_b" "$addr_b" "$work/daemon-b.log"
+daemon_b_pid="${NETNS_PIDS[-1]}"
 say "daemons: $addr_a:12001 ($dir_a), $addr_b:12001 ($dir_b)"
 
 ip netns exec "$ns_b" "$xferd" bench-target --dir "$dir_b" --name bench-target --size 512MiB --pattern 42 \
@@ -199,6 +210,39 @@ coalesced_share() { # label submitted-before merged-before
   say "  coalesced: $merged of $submitted requests rode in another's transfer ($(cat "$work/$1.merged"))"
 }
 merged_of() { cat "$work/$1.merged" 2>/dev/null || echo "-"; }
+# "daemon tid name voluntary involuntary cpu_ns wait_ns" per thread of both daemons (names without their trailing
+# digits), after a "T now_ns" line
+thread_snapshot() {
+  local side pid task
+  echo "T $(date +%s%N)"
+  for side in A B; do
+    [[ $side == A ]] && pid="$daemon_a_pid" || pid="$daemon_b_pid"
+    for task in /proc/"$pid"/task/*; do
+      printf '%s %s %s %s %s\n' "$side" "${task##*/}" "$(tr ' ' '_' < "$task/comm" | sed 's/[-_0-9.]*$//')" \
+        "$(awk '/^voluntary_ctxt_switches/ { v = $2 } /^nonvoluntary_ctxt_switches/ { n = $2 } END { print v, n }' \
+          "$task/status")" "$(awk '{ print $1, $2 }' "$task/schedstat")"
+    done 2>/dev/null
+  done
+}
+# per thread name of each daemon: switches, CPU and time asleep (neither running nor runnable) per GB moved between
+# the snapshots (at the run's mean rate), and the mean sleep per voluntary switch
+thread_switches_report() { # label before-file after-file
+  local rate
+  rate="$(field "$(result "$1")" gb_per_s)"
+  [[ -n "$rate" && -f "$3" ]] || return 0
+  # GB moved between the snapshots, at the run's mean rate
+  awk -v rate="$rate" '
+    $1 == "T" { if (NR == FNR) t0 = $2; else { t1 = $2; gb = rate * (t1 - t0) / 1e9 }; next }
+    NR == FNR { v[$1 "/" $2] = $4; n[$1 "/" $2] = $5; c[$1 "/" $2] = $6; w[$1 "/" $2] = $7; next }
+    ($1 "/" $2) in v { k = $1 " " $3; id = $1 "/" $2; vol[k] += $4 - v[id]; inv[k] += $5 - n[id]; cpu[k] += $6 - c[id]
+      asleep[k] += (t1 - t0) - ($6 - c[id]) - ($7 - w[id]) }
+    END { for (k in vol) if (vol[k] + inv[k] >= 10 * gb || cpu[k] >= 1e6 * gb)
+      printf "    %-24s %9.0f %9.0f %8.1f %9.1f %8.0f\n", k, vol[k] / gb, inv[k] / gb, cpu[k] / 1e6 / gb,
+        asleep[k] / 1e6 / gb, (vol[k] > 0 ? asleep[k] / 1e3 / vol[k] : 0) }' "$2" "$3" |
+    sort -k1,1 -k4,4nr > "$work/$1.threads"
+  { printf "    %-24s %9s %9s %8s %9s %8s\n" "daemon thread (per GB)" voluntary involun. "CPU ms" "asleep ms" \
+      "us/sleep"; cat "$work/$1.threads"; } | sed "s/^/  /"
+}
 run_bench() { # label, bench arguments...
   local label="$1"; shift
   local submitted_before merged_before
@@ -208,11 +252,21 @@ run_bench() { # label, bench arguments...
   set +e
   ip netns exec "$bench_ns" "$xferd" bench --dir "$bench_dir" --target "$target_name" \
     --target-address "$target_address" --target-size "$target_size" --client-idle "$client_idle" "$@" \
-    > "$work/$label.log" 2>&1
+    > "$work/$label.log" 2>&1 &
+  local bench_pid=$!
+  if [[ $thread_switches == 1 && $duration -ge 5 && $label != kv-* ]]; then
+    # inside the timed part only: after the bench's start-up and 1 s warm-up, 1 s before its end
+    sleep 3.5; thread_snapshot > "$work/$label.threads-before"
+    sleep "$((duration - 3))"; thread_snapshot > "$work/$label.threads-after"
+  fi
+  wait "$bench_pid"
   local rc=$?
   set -e
   grep -vE '^\[' "$work/$label.log" | sed 's/^/    /'
   coalesced_share "$label" "$submitted_before" "$merged_before"
+  if [[ $thread_switches == 1 ]]; then
+    thread_switches_report "$label" "$work/$label.threads-before" "$work/$label.threads-after"
+  fi
   if ! kill -0 "$target_pid" 2>/dev/null; then
     wait "$target_pid" 2>/dev/null && target_rc=0 || target_rc=$?
     cat "$work/target.log" >&2
