@@ -11,8 +11,10 @@ import struct
 import threading
 import time
 import unittest
+from unittest import mock
 
 from xferd import protocol as p
+from xferd import rings
 from xferd.rings import (COMPLETION_DOORBELL_OFFSET, HEAD_CACHE_OFFSET, HEAD_OFFSET, TAIL_OFFSET, TRAILER_LENGTH,
                          CompletionDoorbell, RingReader, RingView, RingWriter, SubmitRingWriter, _futex_wake)
 
@@ -263,6 +265,32 @@ class CompletionDoorbellWordTest(unittest.TestCase):
         sleeper.join(60)
         self.assertFalse(sleeper.is_alive(), "a millisecond's sleep did not end")
         self.assertTrue(self.doorbell.is_marked(), "a sleep that timed out leaves the mark to its caller")
+
+    def test_a_system_call_that_is_not_futex_leaves_the_doorbell_unusable(self) -> None:
+        """Under futex's number another call (getpid here; i386's 202 is getegid32) neither stores the mark nor
+        sleeps: a waiter must not rely on it, or its waits become a busy loop."""
+        getpid = {"x86_64": 39, "aarch64": 172}.get(os.uname().machine)
+        if getpid is None:
+            self.skipTest(f"getpid's number is not known on {os.uname().machine}")
+        with mock.patch.object(rings, "_SYS_FUTEX", getpid), mock.patch.object(rings, "_futex_checked", None, create=True):
+            doorbell = CompletionDoorbell(self.view, self.doorbell.address - self.word_at)
+            self.assertFalse(doorbell.usable)
+            self.assertFalse(doorbell.arm(), "an unusable doorbell is never armed")
+        self.assertEqual(0, self.word())
+
+    def test_a_wait_the_kernel_refuses_leaves_the_doorbell_unusable(self) -> None:
+        """A FUTEX_WAIT that fails for another reason than the word, its bound or a signal (EFAULT here, as a seccomp
+        filter's EPERM would) did not sleep and will not: the waiter polls instead."""
+        self.doorbell.address = 8  # nothing is mapped at the first page
+        self.doorbell.sleep(self.HOUR_NS)
+        self.assertFalse(self.doorbell.usable)
+
+    def test_a_sleep_ended_by_its_bound_or_by_the_word_keeps_the_doorbell_usable(self) -> None:
+        self.doorbell.arm()
+        self.doorbell.sleep(1_000)  # ETIMEDOUT
+        self.doorbell.disarm()
+        self.doorbell.sleep(self.HOUR_NS)  # EAGAIN: the word is not marked
+        self.assertTrue(self.doorbell.usable)
 
 
 if __name__ == "__main__":

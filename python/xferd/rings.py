@@ -24,9 +24,11 @@ other architectures a full fence is issued around the releasing stores (:func:`_
 from __future__ import annotations
 
 import ctypes
+import errno
 import platform
 import sys
 import threading
+from typing import Callable
 
 from .protocol import PADDING, align8
 
@@ -57,8 +59,11 @@ def _fence() -> None:
 
 
 # futex(2)'s number where it is known; elsewhere the daemon still serves the request within its bounded sleep, and
-# a waiting client polls instead of sleeping on its completion doorbell
-_SYS_FUTEX = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98}.get(platform.machine().lower())
+# a waiting client polls instead of sleeping on its completion doorbell. platform.machine() names the kernel's
+# architecture: a 32-bit interpreter on a 64-bit kernel would call another system call by these numbers (i386's 202
+# is getegid32), hence the interpreter's own word size
+_SYS_FUTEX = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98}.get(platform.machine().lower()) \
+    if sys.maxsize > 2**32 else None
 _FUTEX_WAIT = 0
 _FUTEX_WAKE = 1
 _FUTEX_WAKE_OP = 5
@@ -70,11 +75,18 @@ _libc: ctypes.CDLL | None = None
 _NOBODY = ctypes.c_int32(0)
 
 
+# the errors a FUTEX_WAIT ends with in normal use: the word was not the expected value, the bound passed, a signal
+_FUTEX_WAIT_ENDINGS = frozenset((errno.EAGAIN, errno.ETIMEDOUT, errno.EINTR))
+_futex_checked: bool | None = None  # whether futex(2) behaves as one, once found out (:func:`_futex_usable`)
+
+
 class _Timespec(ctypes.Structure):
+    """The kernel's ``struct timespec`` (64-bit ``long`` fields): a FUTEX_WAIT's relative bound."""
+
     _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
 
 
-def _syscall():
+def _syscall() -> Callable[..., int]:
     """libc's ``syscall`` (a ``CDLL`` function: the GIL is released while it runs)."""
     global _libc
     if _libc is None:
@@ -82,6 +94,27 @@ def _syscall():
         libc.syscall.restype = ctypes.c_long
         _libc = libc
     return _libc.syscall
+
+
+def _futex_usable() -> bool:
+    """Whether :data:`_SYS_FUTEX` is futex(2) and the kernel lets this process use it, found out once, on a word of
+    this process: FUTEX_WAKE_OP must store 1 in its second word, and a FUTEX_WAIT expecting another value must fail
+    with EAGAIN. Another system call under that number (or a seccomp filter that answers in its place) does neither,
+    and a waiter that trusted it would never really sleep: a busy loop."""
+    global _futex_checked
+    if _futex_checked is None:
+        _futex_checked = False
+        if _SYS_FUTEX is not None:
+            word = ctypes.c_int32(0)
+            stored = _syscall()(ctypes.c_long(_SYS_FUTEX), ctypes.byref(_NOBODY), ctypes.c_long(_FUTEX_WAKE_OP),
+                                ctypes.c_long(0), ctypes.c_void_p(0), ctypes.byref(word),
+                                ctypes.c_long(_FUTEX_OP_SET_ONE))
+            if stored >= 0 and word.value == 1:
+                ctypes.set_errno(0)
+                waited = _syscall()(ctypes.c_long(_SYS_FUTEX), ctypes.byref(word), ctypes.c_long(_FUTEX_WAIT),
+                                    ctypes.c_long(0), ctypes.byref(_Timespec(0, 1)))
+                _futex_checked = waited == -1 and ctypes.get_errno() == errno.EAGAIN
+    return _futex_checked
 
 
 def _futex_wake(address: int) -> int:
@@ -344,8 +377,8 @@ class CompletionDoorbell:
         self._index = (ring.capacity + COMPLETION_DOORBELL_OFFSET) // 4
         self.address = address + ring.capacity + COMPLETION_DOORBELL_OFFSET
         self._timeout = _Timespec()
-        self.usable = _SYS_FUTEX is not None
-        """False where futex(2) is unknown or refused: waiters then poll with bounded sleeps instead."""
+        self.usable = _futex_usable()
+        """False where futex(2) is unknown, refused or fails: waiters then poll with bounded sleeps instead."""
 
     def arm(self) -> bool:
         """Mark the word asleep, with a full barrier after the store; False (and :attr:`usable` cleared) when the
@@ -370,11 +403,14 @@ class CompletionDoorbell:
 
     def sleep(self, timeout_ns: int) -> None:
         """Sleep while the word stays marked: until the daemon rings, :meth:`wake`, a signal, or ``timeout_ns``; at
-        once when the daemon rang already (it cleared the word). The GIL is released meanwhile."""
+        once when the daemon rang already (it cleared the word). The GIL is released meanwhile. A FUTEX_WAIT that
+        fails otherwise (it did not sleep, and would not next time) clears :attr:`usable`."""
         timeout = self._timeout
         timeout.tv_sec, timeout.tv_nsec = divmod(max(1, timeout_ns), 1_000_000_000)
-        _syscall()(ctypes.c_long(_SYS_FUTEX), ctypes.c_void_p(self.address), ctypes.c_long(_FUTEX_WAIT),
-                   ctypes.c_long(DOORBELL_ASLEEP), ctypes.byref(timeout))
+        if _syscall()(ctypes.c_long(_SYS_FUTEX), ctypes.c_void_p(self.address), ctypes.c_long(_FUTEX_WAIT),
+                      ctypes.c_long(DOORBELL_ASLEEP), ctypes.byref(timeout)) < 0 \
+                and ctypes.get_errno() not in _FUTEX_WAIT_ENDINGS:
+            self.usable = False
 
     def disarm(self) -> None:
         """Clear the mark after a sleep, so that the daemon does not ring for a waiter that polls again."""
