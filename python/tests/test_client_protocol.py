@@ -20,6 +20,7 @@ import tempfile
 import threading
 import time
 import unittest
+from unittest import mock
 
 import xferd
 from xferd import errors
@@ -271,6 +272,54 @@ class ClientProtocolTest(unittest.TestCase):
             self.assertLess(time.monotonic(), deadline, "the waiter never slept on the completion doorbell")
             time.sleep(0.01)
 
+    @staticmethod
+    def start_waiter(client: xferd.Client, transfer: xferd.Transfer,
+                     timeout_s: float | None = None) -> tuple[threading.Thread, list[BaseException]]:
+        """A thread waiting for ``transfer``, started, and the list that gets what its wait raised."""
+        raised: list[BaseException] = []
+
+        def wait() -> None:
+            try:
+                client.wait(transfer, timeout_s)
+            except BaseException as ex:  # noqa: BLE001
+                raised.append(ex)
+
+        waiter = threading.Thread(target=wait, daemon=True)
+        waiter.start()
+        return waiter, raised
+
+    def held_transfer(self, **kwargs) -> tuple[PlayedDaemon, xferd.Client, xferd.Transfer]:
+        """A client whose doorbell sleeps last an hour (so only a wake or the wait's deadline ends one early) and a
+        64-byte write the played daemon holds back."""
+        daemon, client = self.played(**kwargs)
+        client._doorbell_sleep_ns = client._ringing_daemon_sleep_ns = 3600 * 10**9
+        memory = bytearray(128)
+        self.addCleanup(lambda: memory)  # alive until the test ends: the played daemon copies into it
+        address = xferd.memory.address_of(memory)
+        daemon.hold.set()
+        return daemon, client, client.submit(p.WRITE, 1, [address], [address + 64], [64])
+
+    def test_a_daemon_found_gone_just_before_the_doorbell_sleep_ends_it_at_once(self) -> None:
+        """Another thread finds the daemon gone after the waiter's last look and before its FUTEX_WAIT: the wake
+        clears the mark, so the sleep (an hour) does not begin, and the waiter does not take it for a ring."""
+        _daemon, client, transfer = self.held_transfer()
+        doorbell = client._completion_doorbell
+        sleep = doorbell.sleep
+
+        def found_gone_then_sleep(timeout_ns: int) -> None:
+            client._mark_gone("found gone by another thread")
+            sleep(timeout_ns)
+
+        with mock.patch.object(doorbell, "sleep", side_effect=found_gone_then_sleep) as sleeps:
+            waiter, raised = self.start_waiter(client, transfer)
+            waiter.join(60)
+        self.assertFalse(waiter.is_alive(), "the sleep began after the wake and lasted its bound")
+        self.assertEqual(1, sleeps.call_count)
+        self.assertEqual(1, len(raised))
+        self.assertIsInstance(raised[0], errors.TransferDaemonGoneError)
+        self.assertFalse(client._daemon_rings, "the wake of a daemon found gone is not a ring")
+        self.assertFalse(doorbell.is_marked())
+
     def test_a_daemon_that_never_rings_the_completion_doorbell_still_ends_a_sleeping_wait(self) -> None:
         """The played daemon never rings the completion doorbell, as a daemon older than it: the waiter's sleeps
         there are bounded, so the completion committed while it sleeps is still taken."""
@@ -299,16 +348,7 @@ class ClientProtocolTest(unittest.TestCase):
         address = xferd.memory.address_of(memory)
         daemon.hold.set()
         transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
-        raised: list[BaseException] = []
-
-        def wait() -> None:
-            try:
-                client.wait(transfer)
-            except BaseException as ex:  # noqa: BLE001
-                raised.append(ex)
-
-        waiter = threading.Thread(target=wait, daemon=True)
-        waiter.start()
+        waiter, raised = self.start_waiter(client, transfer)
         self.await_asleep_on_the_completion_doorbell(client, waiter)
         closer = threading.Thread(target=client.close, daemon=True)  # a close that cannot wake it would hang here
         closer.start()
@@ -328,16 +368,7 @@ class ClientProtocolTest(unittest.TestCase):
         address = xferd.memory.address_of(memory)
         daemon.hold.set()
         transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
-        raised: list[BaseException] = []
-
-        def wait() -> None:
-            try:
-                client.wait(transfer)
-            except BaseException as ex:  # noqa: BLE001
-                raised.append(ex)
-
-        waiter = threading.Thread(target=wait, daemon=True)
-        waiter.start()
+        waiter, raised = self.start_waiter(client, transfer)
         self.await_asleep_on_the_completion_doorbell(client, waiter)
         daemon.hang_up()
         deadline = time.monotonic() + 60

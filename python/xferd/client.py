@@ -640,8 +640,8 @@ class Client:
                     os.sched_yield()
                     return True
                 doorbell.sleep(limit_ns)  # a record committed after the mark rings: the daemon clears the word
-                if not (self._daemon_rings or self._closed or doorbell.is_marked()):
-                    self._daemon_rings = True  # only the daemon and close() clear it
+                if not (self._daemon_rings or self._closed or self._gone is not None or doorbell.is_marked()):
+                    self._daemon_rings = True  # only the daemon, close() and _mark_gone() clear it
             finally:
                 doorbell.disarm()
         finally:
@@ -808,7 +808,7 @@ class Client:
                 transfer, _part = (entry, 0) if type(entry) is Transfer else entry
                 events.append(transfer._fail(TransferStatus.DAEMON_GONE))
             if not self._closed:  # (close() sets it under the submit lock, before it unmaps the rings)
-                self._completion_doorbell.interrupt()  # a waiter asleep on the doorbell sees its failure now
+                self._completion_doorbell.wake()  # a waiter asleep on the doorbell, or about to be, sees its failure now
         for event in events:
             if event is not None:
                 event.set()

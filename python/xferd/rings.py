@@ -417,12 +417,10 @@ class CompletionDoorbell:
         self._i32[self._index] = 0
 
     def wake(self) -> None:
-        """Clear the mark and wake the thread asleep on it (the client closes: that thread must not sleep on)."""
+        """Clear the mark and wake the thread asleep on it (the client closes, or found its daemon gone: that thread
+        must not sleep on). Clearing the mark first also ends a sleep that has not begun yet: FUTEX_WAIT finds the
+        word changed. The sleeper tells this from a ring by the client's state, not by the word."""
         self._i32[self._index] = 0
-        _futex_wake(self.address)
-
-    def interrupt(self) -> None:
-        """Wake the thread asleep on the word, leaving the mark (so that it does not take the wake for a ring)."""
         _futex_wake(self.address)
 
     def is_marked(self) -> bool:
