@@ -25,7 +25,7 @@ from unittest import mock
 import xferd
 from xferd import errors
 from xferd import protocol as p
-from xferd.rings import TRAILER_LENGTH, RingReader, RingView, RingWriter
+from xferd.rings import TRAILER_LENGTH, RingReader, RingView, RingWriter, SubmitRingWriter
 
 
 class PlayedDaemon:
@@ -319,6 +319,29 @@ class ClientProtocolTest(unittest.TestCase):
         self.assertIsInstance(raised[0], errors.TransferDaemonGoneError)
         self.assertFalse(client._daemon_rings, "the wake of a daemon found gone is not a ring")
         self.assertFalse(doorbell.is_marked())
+
+    def test_a_record_claimed_but_not_written_sends_the_waiter_to_its_event_not_around_a_loop(self) -> None:
+        """A daemon thread stalled between claiming a completion record and committing it never rings: the waiter
+        that finds the claim (tail ahead of head, length word 0) sleeps on its event, as when futex is unusable,
+        instead of going straight back to the doorbell (a busy loop for as long as the stall lasts)."""
+        daemon, client, transfer = self.held_transfer()
+        view = RingView(client._rings, 0, daemon.c)
+        self.addCleanup(view.release)  # before the client's close unmaps the rings (cleanups run last-in first)
+        self.assertGreaterEqual(SubmitRingWriter(view).try_claim(p.COMPLETION, p.COMPLETION_LENGTH), 0)
+        results: list[bool] = []
+        sleep_on_doorbell = client._sleep_on_doorbell
+
+        def recorded(done, limit_ns: int) -> bool:
+            results.append(sleep_on_doorbell(done, limit_ns))
+            return results[-1]
+
+        with mock.patch.object(client, "_sleep_on_doorbell", side_effect=recorded):
+            with self.assertRaises(errors.TransferTimeoutError):
+                client.wait(transfer, 0.2)
+        self.assertTrue(results, "the wait never reached the doorbell")
+        self.assertEqual(0, results.count(True), f"of {len(results)} visits to the doorbell, these went straight back "
+                                                 f"to it without sleeping")
+        self.assertFalse(client._completion_doorbell.is_marked())
 
     def test_a_daemon_that_never_rings_the_completion_doorbell_still_ends_a_sleeping_wait(self) -> None:
         """The played daemon never rings the completion doorbell, as a daemon older than it: the waiter's sleeps

@@ -619,8 +619,9 @@ class Client:
         the word, look at the ring once more, sleep; the mark is cleared however the sleep ends. Holding the poll
         lock makes this thread the word's only sleeper (the daemon wakes one) and keeps the ring mapped under it.
 
-        :returns: False when it cannot sleep here (another thread holds the poll lock, or futex is unusable): the
-            caller sleeps on its event instead.
+        :returns: False when it cannot sleep here (another thread holds the poll lock, futex is unusable, or the
+            next record is claimed but not written yet, which no ring announces): the caller sleeps on its event
+            instead.
         """
         doorbell = self._completion_doorbell
         if not doorbell.usable or not self._poll_lock.acquire(False):
@@ -634,11 +635,14 @@ class Client:
                 view = self._completion_view
                 if self._closed:  # close() set it before waking us: it may have found the word not marked yet
                     return True
-                if view.i64[view.tail_index] != view.i64[view.head_index]:
-                    # a record committed before the mark was visible (it is read next), or claimed and being written:
-                    # the daemon's thread may need this core to finish it
+                head = view.i64[view.head_index]
+                if view.i64[view.tail_index] != head:
+                    if view.i32[(head & (view.capacity - 1)) >> 2] > 0:
+                        return True  # a record committed before the mark was visible: read it now
+                    # claimed and being written: the daemon's thread may need this core to finish it, and may stall
+                    # between claim and commit (it rings only once it commits): the caller sleeps on its event
                     os.sched_yield()
-                    return True
+                    return False
                 doorbell.sleep(limit_ns)  # a record committed after the mark rings: the daemon clears the word
                 if not (self._daemon_rings or self._closed or self._gone is not None or doorbell.is_marked()):
                     self._daemon_rings = True  # only the daemon, close() and _mark_gone() clear it
