@@ -382,6 +382,51 @@ class ClientProtocolTest(unittest.TestCase):
         self.assertEqual(1, len(raised))
         self.assertIsInstance(raised[0], errors.TransferDaemonGoneError)
 
+    def test_a_signal_handler_on_the_waiting_thread_closes_the_client(self) -> None:
+        """``signal.signal(SIGTERM, lambda *_: client.close())`` while the main thread waits asleep on the completion
+        doorbell: the handler runs on that thread, inside the wait, which holds the poll lock. close() must not wait
+        for that lock: the wait ends with DAEMON_GONE and the rings are unmapped once it lets go. In a child process
+        with a timeout, as a close that waits for its own thread never returns."""
+        code = """if True:
+            import os, signal, sys, threading, time
+            sys.path.insert(0, sys.argv[1])
+            import support, xferd
+            from test_client_protocol import PlayedDaemon
+            from xferd import errors, protocol as p
+
+            daemon = PlayedDaemon()
+            try:
+                client = xferd.Client(daemon.directory, "signalled", control_timeout_s=5)
+                client._doorbell_sleep_ns = client._ringing_daemon_sleep_ns = 3600 * 10**9
+                memory = bytearray(128)
+                address = xferd.memory.address_of(memory)
+                daemon.hold.set()
+                transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
+                signal.signal(signal.SIGTERM, lambda *_: client.close())
+                main = threading.main_thread()
+
+                def kick() -> None:
+                    deadline = time.monotonic() + 60
+                    while not support.asleep_on_futex(main.native_id, client._completion_doorbell.address):
+                        if time.monotonic() > deadline:
+                            os._exit(3)  # never slept on the doorbell
+                        time.sleep(0.01)
+                    signal.pthread_kill(main.ident, signal.SIGTERM)
+
+                threading.Thread(target=kick, daemon=True).start()
+                try:
+                    client.wait(transfer, 3600)
+                    print("completed")
+                except errors.TransferDaemonGoneError:
+                    print("daemon gone")
+                print("rings unmapped" if client._rings.closed else "rings mapped")
+            finally:
+                daemon.close()
+        """
+        result = support.run_python(code, os.path.dirname(os.path.abspath(__file__)), timeout=120)
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertEqual(["daemon gone", "rings unmapped"], result.stdout.split("\n")[:2], result.stderr)
+
     def test_a_daemon_found_gone_by_another_thread_ends_a_wait_asleep_on_the_completion_doorbell(self) -> None:
         """The waiter sleeps an hour on the doorbell; the daemon hangs up, which another thread notices: the
         waiter's transfer fails with DAEMON_GONE at once, not when its sleep ends."""

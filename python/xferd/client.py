@@ -140,6 +140,7 @@ class Client:
         self._shared: list[SharedBuffer] = []
         self._gone: str | None = None
         self._closed = False
+        self._unmap_pending = False  # closed, the rings still mapped: whoever lets go of the poll lock unmaps them
         self._next_liveness_ns = 0
         self._ptracer_set = False
         self._next_file_address = p.FILE_ADDRESS_BASE
@@ -649,7 +650,7 @@ class Client:
             finally:
                 doorbell.disarm()
         finally:
-            self._poll_lock.release()
+            self._release_poll_lock()
         return True
 
     def _spin(self, transfer: Transfer, predicate: Callable[[], bool] | None, spins: int) -> bool:
@@ -670,6 +671,8 @@ class Client:
                                 self._drain()
                         finally:
                             poll_lock.release()
+                            if self._unmap_pending:
+                                self._unmap_rings()
                     if transfer.status is not None if predicate is None else predicate():
                         return True
                 elif transfer.status is not None:  # another waiter's poll delivered it
@@ -707,7 +710,13 @@ class Client:
                 return 0
             return self._drain()
         finally:
-            self._poll_lock.release()
+            self._release_poll_lock()
+
+    def _release_poll_lock(self) -> None:
+        """Let go of the poll lock; the rings of a client closed meanwhile are unmapped now (:meth:`close`)."""
+        self._poll_lock.release()
+        if self._unmap_pending:
+            self._unmap_rings()
 
     def _drain(self) -> int:
         """Take the completion ring's published records (poll lock held), up to its wrap: each record's length word
@@ -830,30 +839,43 @@ class Client:
 
     def close(self) -> None:
         """Disconnect: the daemon frees everything this client registered; memory from :meth:`allocate_memory` is
-        unmapped. Pending transfers fail with DAEMON_GONE; a wait asleep on the completion doorbell is woken."""
+        unmapped. Pending transfers fail with DAEMON_GONE; a wait asleep on the completion doorbell is woken.
+
+        Never waits for the poll lock: its holder may be this very thread (a signal handler that closes the client
+        runs on the main thread, inside its wait, which may hold the lock asleep on the doorbell). The rings are
+        unmapped here when the lock is free, else by its holder as it lets go."""
         with self._control_lock, self._submit_lock:
             if self._closed:
                 return
             self._closed = True
-            # a waiter asleep on the completion doorbell holds the poll lock: wake it, and again should it have taken
-            # the lock but not marked the word yet (it sees _closed after marking, and does not sleep)
-            while True:
-                self._completion_doorbell.wake()
-                if self._poll_lock.acquire(timeout=_MAX_SLEEP_S):
-                    break
-            try:
-                self._channel.close()
-            finally:
-                self._poll_lock.release()
+            # a waiter asleep on the completion doorbell holds the poll lock: wake it; one that took the lock but has
+            # not marked the word yet sees _closed after marking, and does not sleep
+            self._completion_doorbell.wake()
+            self._channel.close()
         self._mark_gone("client closed")
         with self._state_lock:
             shared, self._shared = self._shared, []
         for buffer in shared:
             buffer.close()
-        self._completion_view.release()
-        self._submit_view.release()
-        self._rings.close()
         self._cnc.close()
+        self._unmap_pending = True  # after the wake above, which uses the mapping
+        self._unmap_rings()
+
+    def _unmap_rings(self) -> None:
+        """Unmap the rings of a closed client unless another call holds the poll lock (the ring views under it);
+        that call unmaps them as it lets go (:meth:`_release_poll_lock`). Every holder looks once it let go, so the
+        last one finds the lock free."""
+        if not self._poll_lock.acquire(False):
+            return
+        try:
+            if not self._unmap_pending:
+                return
+            self._unmap_pending = False
+            self._completion_view.release()
+            self._submit_view.release()
+            self._rings.close()
+        finally:
+            self._poll_lock.release()
 
     def __enter__(self) -> "Client":
         return self
