@@ -299,6 +299,17 @@ class ClientProtocolTest(unittest.TestCase):
         daemon.hold.set()
         return daemon, client, client.submit(p.WRITE, 1, [address], [address + 64], [64])
 
+    def test_a_wait_asleep_on_the_completion_doorbell_ends_at_its_deadline(self) -> None:
+        """Doorbell sleeps of an hour, a daemon that holds the completion: only the wait's own deadline bounds the
+        sleep, so the wait raises its timeout within the bounded join."""
+        _daemon, client, transfer = self.held_transfer()
+        waiter, raised = self.start_waiter(client, transfer, 0.2)
+        waiter.join(60)
+        self.assertFalse(waiter.is_alive(), "the doorbell sleep outlasted the wait's deadline")
+        self.assertEqual(1, len(raised))
+        self.assertIsInstance(raised[0], errors.TransferTimeoutError)
+        self.assertFalse(client._completion_doorbell.is_marked())
+
     def test_a_daemon_found_gone_just_before_the_doorbell_sleep_ends_it_at_once(self) -> None:
         """Another thread finds the daemon gone after the waiter's last look and before its FUTEX_WAIT: the wake
         clears the mark, so the sleep (an hour) does not begin, and the waiter does not take it for a ring."""

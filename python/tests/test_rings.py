@@ -197,17 +197,15 @@ class CompletionDoorbellWordTest(unittest.TestCase):
     def setUp(self) -> None:
         capacity = 1024
         self.mapping = mmap.mmap(-1, capacity + TRAILER_LENGTH, mmap.MAP_SHARED)
+        self.addCleanup(self.mapping.close)  # cleanups run when setUp skips, too; last-in first: the view goes first
         self.view = RingView(self.mapping, 0, len(self.mapping))
+        self.addCleanup(self.view.release)
         anchor = ctypes.c_char.from_buffer(self.mapping)
         self.doorbell = CompletionDoorbell(self.view, ctypes.addressof(anchor))
         del anchor
         self.word_at = capacity + COMPLETION_DOORBELL_OFFSET
         if not self.doorbell.usable:
-            self.skipTest("futex(2)'s number is not known on this machine")
-
-    def tearDown(self) -> None:
-        self.view.release()
-        self.mapping.close()
+            self.skipTest("futex(2) is unknown or unusable on this machine")
 
     def word(self) -> int:
         return struct.unpack_from("<i", self.mapping, self.word_at)[0]
@@ -220,6 +218,13 @@ class CompletionDoorbellWordTest(unittest.TestCase):
         sleeper = threading.Thread(target=self.doorbell.sleep, args=(self.HOUR_NS,), daemon=True)
         sleeper.start()
         return sleeper
+
+    def await_asleep(self, sleeper: threading.Thread) -> None:
+        """Bounded wait until ``sleeper`` is blocked in the kernel on the doorbell's word."""
+        deadline = time.monotonic() + 60
+        while not support.asleep_on_futex(sleeper.native_id, self.doorbell.address):
+            self.assertLess(time.monotonic(), deadline, "the thread never slept on the word")
+            time.sleep(0.01)
 
     def test_arming_stores_the_mark_in_the_word_and_disarming_clears_it(self) -> None:
         self.assertTrue(self.doorbell.arm())
@@ -238,10 +243,7 @@ class CompletionDoorbellWordTest(unittest.TestCase):
     def test_a_ring_wakes_the_thread_asleep_on_the_word(self) -> None:
         self.doorbell.arm()
         sleeper = self.sleep_in_a_thread()
-        deadline = time.monotonic() + 60
-        while not support.asleep_on_futex(sleeper.native_id, self.doorbell.address):
-            self.assertLess(time.monotonic(), deadline, "the thread never slept on the word")
-            time.sleep(0.01)
+        self.await_asleep(sleeper)
         self.ring()
         sleeper.join(60)
         self.assertFalse(sleeper.is_alive(), "the ring did not wake the sleeper")
@@ -249,10 +251,7 @@ class CompletionDoorbellWordTest(unittest.TestCase):
     def test_wake_clears_the_mark_and_wakes_the_sleeper(self) -> None:
         self.doorbell.arm()
         sleeper = self.sleep_in_a_thread()
-        deadline = time.monotonic() + 60
-        while not support.asleep_on_futex(sleeper.native_id, self.doorbell.address):
-            self.assertLess(time.monotonic(), deadline, "the thread never slept on the word")
-            time.sleep(0.01)
+        self.await_asleep(sleeper)
         self.doorbell.wake()
         sleeper.join(60)
         self.assertFalse(sleeper.is_alive(), "wake() did not wake the sleeper")
@@ -272,7 +271,8 @@ class CompletionDoorbellWordTest(unittest.TestCase):
         getpid = {"x86_64": 39, "aarch64": 172}.get(os.uname().machine)
         if getpid is None:
             self.skipTest(f"getpid's number is not known on {os.uname().machine}")
-        with mock.patch.object(rings, "_SYS_FUTEX", getpid), mock.patch.object(rings, "_futex_checked", None, create=True):
+        with mock.patch.object(rings, "_SYS_FUTEX", getpid), \
+                mock.patch.object(rings, "_futex_checked", None, create=True):
             doorbell = CompletionDoorbell(self.view, self.doorbell.address - self.word_at)
             self.assertFalse(doorbell.usable)
             self.assertFalse(doorbell.arm(), "an unusable doorbell is never armed")
