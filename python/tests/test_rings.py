@@ -16,7 +16,8 @@ from unittest import mock
 from xferd import protocol as p
 from xferd import rings
 from xferd.rings import (COMPLETION_DOORBELL_OFFSET, HEAD_CACHE_OFFSET, HEAD_OFFSET, TAIL_OFFSET, TRAILER_LENGTH,
-                         CompletionDoorbell, RingReader, RingView, RingWriter, SubmitRingWriter, _futex_wake)
+                         CompletionDoorbell, Doorbell, RingReader, RingView, RingWriter, SubmitRingWriter,
+                         _futex_wake)
 
 
 def ring_buffer(capacity: int) -> bytearray:
@@ -186,6 +187,30 @@ class RingReaderTest(unittest.TestCase):
         view.release()
         shared.close()
         os.close(fd)
+
+
+class SubmitDoorbellFenceTest(unittest.TestCase):
+    """Ringing the submit ring's doorbell fences the record's store before the doorbell's load: a lock round trip on
+    x86-64 (a locked instruction), the kernel's atomic exchange where a lock is only acquire then release."""
+
+    def ring_once(self) -> int:
+        """Ring a doorbell the daemon has not marked; returns what the kernel fence's word holds afterwards."""
+        ring = ring_buffer(1024)
+        view = RingView(ring, 0, len(ring))
+        self.addCleanup(view.release)
+        rings._FENCE_WORD.value = 0
+        self.assertEqual(0, Doorbell(view, 0).ring())
+        return rings._FENCE_WORD.value
+
+    def test_on_a_weakly_ordered_machine_the_fence_is_the_kernels(self) -> None:
+        if not rings._futex_usable():
+            self.skipTest("futex(2) is unknown or unusable on this machine")
+        with mock.patch.object(rings, "_TSO", False):
+            self.assertEqual(1, self.ring_once(), "no full barrier from the kernel before the doorbell's load")
+
+    def test_on_x86_64_ringing_an_unmarked_doorbell_makes_no_system_call(self) -> None:
+        with mock.patch.object(rings, "_TSO", True):
+            self.assertEqual(0, self.ring_once())
 
 
 class CompletionDoorbellWordTest(unittest.TestCase):
