@@ -14,6 +14,7 @@ import support  # puts python/ on the path
 import ctypes
 import mmap
 import os
+import shutil
 import socket
 import struct
 import tempfile
@@ -30,8 +31,8 @@ from xferd.rings import TRAILER_LENGTH, RingReader, RingView, RingWriter, Submit
 
 class PlayedDaemon:
     def __init__(self, submit_capacity: int = 1 << 16, completion_capacity: int = 1 << 16, max_in_flight: int = 64,
-                 max_batch: int = 4096) -> None:
-        self.directory = tempfile.mkdtemp(prefix="xfpy-played-", dir="/dev/shm")
+                 max_batch: int = 4096, parent: str = "/dev/shm") -> None:
+        self.directory = tempfile.mkdtemp(prefix="xfpy-played-", dir=parent)
         self.cnc = mmap.mmap(-1, 4096)
         with open(os.path.join(self.directory, p.CNC_FILE), "wb") as f:
             f.write(bytes(4096))
@@ -405,7 +406,7 @@ class ClientProtocolTest(unittest.TestCase):
             from test_client_protocol import PlayedDaemon
             from xferd import errors, protocol as p
 
-            daemon = PlayedDaemon()
+            daemon = PlayedDaemon(parent=sys.argv[2])
             try:
                 client = xferd.Client(daemon.directory, "signalled", control_timeout_s=5)
                 client._doorbell_sleep_ns = client._ringing_daemon_sleep_ns = 3600 * 10**9
@@ -434,7 +435,9 @@ class ClientProtocolTest(unittest.TestCase):
             finally:
                 daemon.close()
         """
-        result = support.run_python(code, os.path.dirname(os.path.abspath(__file__)), timeout=120)
+        parent = tempfile.mkdtemp(prefix="xfpy-signal-", dir="/dev/shm")
+        self.addCleanup(shutil.rmtree, parent, ignore_errors=True)  # the played daemon's directory too, if killed
+        result = support.run_python(code, os.path.dirname(os.path.abspath(__file__)), parent, timeout=120)
         self.assertEqual(0, result.returncode, result.stderr)
         self.assertEqual(["daemon gone", "rings unmapped"], result.stdout.split("\n")[:2], result.stderr)
 
