@@ -821,7 +821,7 @@ class Client:
                 transfer, _part = (entry, 0) if type(entry) is Transfer else entry
                 events.append(transfer._fail(TransferStatus.DAEMON_GONE))
             if not self._closed:  # (close() sets it under the submit lock, before it unmaps the rings)
-                self._completion_doorbell.wake()  # a waiter asleep on the doorbell, or about to be, sees its failure now
+                self._completion_doorbell.wake()  # a waiter asleep on the doorbell, or about to be, sees it now
         for event in events:
             if event is not None:
                 event.set()
