@@ -36,6 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 PYTHON_DIR = os.path.join(REPO, "python")
 MIB = 1 << 20
+sys.path.append(os.path.join(PYTHON_DIR, "tests"))  # last: the xferd measured is the one PYTHONPATH names
 
 
 def percentile(samples_ns: list[int], q: float) -> float:
@@ -44,27 +45,16 @@ def percentile(samples_ns: list[int], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] / 1e3
 
 
-def stopped(pid: int) -> bool:
-    """True when every thread of ``pid`` is stopped (kill(2) returns before a running thread stops)."""
-    states = []
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/stat") as f:
-                states.append(f.read().rsplit(")", 1)[1].split()[0])
-        except OSError:
-            pass
-    return all(state in ("T", "t") for state in states)
-
-
 def held_wait(client, memory, hold_s: float) -> tuple[float, float, int]:
     """CPU seconds and voluntary context switches of this process while it waits ``hold_s`` for a held write, and the
     nanoseconds from the daemon's continuation (SIGCONT sent) to the wait's return."""
+    from procfs import all_threads_stopped  # the tests' helper: no xferd import, so the library measured stays
     from xferd.protocol import WRITE
     pid = client._daemon_pid
     os.kill(pid, signal.SIGSTOP)
     try:
         deadline = time.monotonic() + 30
-        while not stopped(pid) and time.monotonic() < deadline:
+        while not all_threads_stopped(pid) and time.monotonic() < deadline:
             time.sleep(0.01)
         transfer = client.submit(WRITE, client.segment_handle, [memory.address], [memory.address + 4096], [4096])
         continued = []
@@ -138,7 +128,6 @@ def main() -> int:
         return 0
     if not options.baseline:
         parser.error("--baseline is required")
-    sys.path.insert(0, os.path.join(PYTHON_DIR, "tests"))
     import support
     daemon = support.Daemon("--liveness-timeout-ms", "120000")
     try:

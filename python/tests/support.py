@@ -10,7 +10,6 @@ reason, except when ``CI`` is set, where they fail.
 from __future__ import annotations
 
 import os
-import platform
 import re
 import shutil
 import signal
@@ -167,22 +166,9 @@ class DaemonTestCase(unittest.TestCase):
         return outcome
 
 
-# ---------------------------------------------------------------- what a thread is blocked in, from the kernel
+# ---------------------------------------------------------------- what a thread is doing, from the kernel
 
-SYS_FUTEX = {"x86_64": 202, "aarch64": 98}.get(platform.machine())
-
-
-def asleep_on_futex(tid: int, address: int) -> bool:
-    """True when thread ``tid`` of this process is blocked now in a shared ``FUTEX_WAIT`` (op 0: no private flag, no
-    clock flag) on the word at ``address``, as ``/proc/self/task/TID/syscall`` shows it (the call's number, then its
-    arguments in hex). Python's own locks and events wait with private futex operations, so they never count."""
-    try:
-        with open(f"/proc/self/task/{tid}/syscall") as f:
-            fields = f.read().split()
-    except OSError:
-        return False  # the thread ended
-    return len(fields) > 3 and fields[0] == str(SYS_FUTEX) and int(fields[1], 16) == address and \
-        int(fields[2], 16) == 0
+from procfs import SYS_FUTEX, all_threads_stopped, asleep_on_futex  # noqa: E402,F401  (re-exported for the tests)
 
 
 def cluster_token_file() -> str:

@@ -41,24 +41,12 @@ class CompletionDoorbellTest(support.DaemonTestCase):
     def continue_daemon(self) -> None:
         os.killpg(self.daemon.process.pid, signal.SIGCONT)
 
-    def all_threads_stopped(self) -> bool:
-        """True when every thread of the daemon is in state T (kill(2) returns before a running thread stops)."""
-        pid = self.daemon.process.pid
-        states = []
-        for task in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{task}/stat") as f:
-                    states.append(f.read().rsplit(")", 1)[1].split()[0])
-            except OSError:
-                pass  # the thread ended
-        return all(state in ("T", "t") for state in states)
-
     @contextlib.contextmanager
     def daemon_stopped(self) -> Iterator[None]:
         os.killpg(self.daemon.process.pid, signal.SIGSTOP)
         try:
             deadline = time.monotonic() + WAIT_S
-            while not self.all_threads_stopped():
+            while not support.all_threads_stopped(self.daemon.process.pid):
                 self.assertLess(time.monotonic(), deadline, "the daemon did not stop")
                 time.sleep(0.01)
             yield

@@ -140,6 +140,7 @@ class Client:
         self._shared: list[SharedBuffer] = []
         self._gone: str | None = None
         self._closed = False
+        self._unmap_pending = False  # closed, the rings still mapped: whoever lets go of the poll lock unmaps them
         self._next_liveness_ns = 0
         self._ptracer_set = False
         self._next_file_address = p.FILE_ADDRESS_BASE
@@ -619,8 +620,9 @@ class Client:
         the word, look at the ring once more, sleep; the mark is cleared however the sleep ends. Holding the poll
         lock makes this thread the word's only sleeper (the daemon wakes one) and keeps the ring mapped under it.
 
-        :returns: False when it cannot sleep here (another thread holds the poll lock, or futex is unusable): the
-            caller sleeps on its event instead.
+        :returns: False when it cannot sleep here (another thread holds the poll lock, futex is unusable, or the
+            next record is claimed but not written yet, which no ring announces): the caller sleeps on its event
+            instead.
         """
         doorbell = self._completion_doorbell
         if not doorbell.usable or not self._poll_lock.acquire(False):
@@ -634,18 +636,21 @@ class Client:
                 view = self._completion_view
                 if self._closed:  # close() set it before waking us: it may have found the word not marked yet
                     return True
-                if view.i64[view.tail_index] != view.i64[view.head_index]:
-                    # a record committed before the mark was visible (it is read next), or claimed and being written:
-                    # the daemon's thread may need this core to finish it
+                head = view.i64[view.head_index]
+                if view.i64[view.tail_index] != head:
+                    if view.i32[(head & (view.capacity - 1)) >> 2] > 0:
+                        return True  # a record committed before the mark was visible: read it now
+                    # claimed and being written: the daemon's thread may need this core to finish it, and may stall
+                    # between claim and commit (it rings only once it commits): the caller sleeps on its event
                     os.sched_yield()
-                    return True
+                    return False
                 doorbell.sleep(limit_ns)  # a record committed after the mark rings: the daemon clears the word
-                if not (self._daemon_rings or self._closed or doorbell.is_marked()):
-                    self._daemon_rings = True  # only the daemon and close() clear it
+                if not (self._daemon_rings or self._closed or self._gone is not None or doorbell.is_marked()):
+                    self._daemon_rings = True  # only the daemon, close() and _mark_gone() clear it
             finally:
                 doorbell.disarm()
         finally:
-            self._poll_lock.release()
+            self._release_poll_lock()
         return True
 
     def _spin(self, transfer: Transfer, predicate: Callable[[], bool] | None, spins: int) -> bool:
@@ -666,6 +671,8 @@ class Client:
                                 self._drain()
                         finally:
                             poll_lock.release()
+                            if self._unmap_pending:
+                                self._unmap_rings()
                     if transfer.status is not None if predicate is None else predicate():
                         return True
                 elif transfer.status is not None:  # another waiter's poll delivered it
@@ -703,7 +710,13 @@ class Client:
                 return 0
             return self._drain()
         finally:
-            self._poll_lock.release()
+            self._release_poll_lock()
+
+    def _release_poll_lock(self) -> None:
+        """Let go of the poll lock; the rings of a client closed meanwhile are unmapped now (:meth:`close`)."""
+        self._poll_lock.release()
+        if self._unmap_pending:
+            self._unmap_rings()
 
     def _drain(self) -> int:
         """Take the completion ring's published records (poll lock held), up to its wrap: each record's length word
@@ -808,7 +821,7 @@ class Client:
                 transfer, _part = (entry, 0) if type(entry) is Transfer else entry
                 events.append(transfer._fail(TransferStatus.DAEMON_GONE))
             if not self._closed:  # (close() sets it under the submit lock, before it unmaps the rings)
-                self._completion_doorbell.interrupt()  # a waiter asleep on the doorbell sees its failure now
+                self._completion_doorbell.wake()  # a waiter asleep on the doorbell, or about to be, sees it now
         for event in events:
             if event is not None:
                 event.set()
@@ -826,30 +839,43 @@ class Client:
 
     def close(self) -> None:
         """Disconnect: the daemon frees everything this client registered; memory from :meth:`allocate_memory` is
-        unmapped. Pending transfers fail with DAEMON_GONE; a wait asleep on the completion doorbell is woken."""
+        unmapped. Pending transfers fail with DAEMON_GONE; a wait asleep on the completion doorbell is woken.
+
+        Never waits for the poll lock: its holder may be this very thread (a signal handler that closes the client
+        runs on the main thread, inside its wait, which may hold the lock asleep on the doorbell). The rings are
+        unmapped here when the lock is free, else by its holder as it lets go."""
         with self._control_lock, self._submit_lock:
             if self._closed:
                 return
             self._closed = True
-            # a waiter asleep on the completion doorbell holds the poll lock: wake it, and again should it have taken
-            # the lock but not marked the word yet (it sees _closed after marking, and does not sleep)
-            while True:
-                self._completion_doorbell.wake()
-                if self._poll_lock.acquire(timeout=_MAX_SLEEP_S):
-                    break
-            try:
-                self._channel.close()
-            finally:
-                self._poll_lock.release()
+            # a waiter asleep on the completion doorbell holds the poll lock: wake it; one that took the lock but has
+            # not marked the word yet sees _closed after marking, and does not sleep
+            self._completion_doorbell.wake()
+            self._channel.close()
         self._mark_gone("client closed")
         with self._state_lock:
             shared, self._shared = self._shared, []
         for buffer in shared:
             buffer.close()
-        self._completion_view.release()
-        self._submit_view.release()
-        self._rings.close()
         self._cnc.close()
+        self._unmap_pending = True  # after the wake above, which uses the mapping
+        self._unmap_rings()
+
+    def _unmap_rings(self) -> None:
+        """Unmap the rings of a closed client unless another call holds the poll lock (the ring views under it);
+        that call unmaps them as it lets go (:meth:`_release_poll_lock`). Every holder looks once it let go, so the
+        last one finds the lock free."""
+        if not self._poll_lock.acquire(False):
+            return
+        try:
+            if not self._unmap_pending:
+                return
+            self._unmap_pending = False
+            self._completion_view.release()
+            self._submit_view.release()
+            self._rings.close()
+        finally:
+            self._poll_lock.release()
 
     def __enter__(self) -> "Client":
         return self

@@ -24,9 +24,11 @@ other architectures a full fence is issued around the releasing stores (:func:`_
 from __future__ import annotations
 
 import ctypes
+import errno
 import platform
 import sys
 import threading
+from typing import Callable
 
 from .protocol import PADDING, align8
 
@@ -57,8 +59,11 @@ def _fence() -> None:
 
 
 # futex(2)'s number where it is known; elsewhere the daemon still serves the request within its bounded sleep, and
-# a waiting client polls instead of sleeping on its completion doorbell
-_SYS_FUTEX = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98}.get(platform.machine().lower())
+# a waiting client polls instead of sleeping on its completion doorbell. platform.machine() names the kernel's
+# architecture: a 32-bit interpreter on a 64-bit kernel would call another system call by these numbers (i386's 202
+# is getegid32), hence the interpreter's own word size
+_SYS_FUTEX = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98}.get(platform.machine().lower()) \
+    if sys.maxsize > 2**32 else None
 _FUTEX_WAIT = 0
 _FUTEX_WAKE = 1
 _FUTEX_WAKE_OP = 5
@@ -68,13 +73,22 @@ _FUTEX_OP_SET_ONE = (0 << 28) | (2 << 24) | (1 << 12) | 0
 _libc: ctypes.CDLL | None = None
 # the first word of FUTEX_WAKE_OP, which nobody waits on, so that marking a doorbell wakes nobody
 _NOBODY = ctypes.c_int32(0)
+# the second word of FUTEX_WAKE_OP when it only stands in for a fence (:func:`_kernel_fence`)
+_FENCE_WORD = ctypes.c_int32(0)
+
+
+# the errors a FUTEX_WAIT ends with in normal use: the word was not the expected value, the bound passed, a signal
+_FUTEX_WAIT_ENDINGS = frozenset((errno.EAGAIN, errno.ETIMEDOUT, errno.EINTR))
+_futex_checked: bool | None = None  # whether futex(2) behaves as one, once found out (:func:`_futex_usable`)
 
 
 class _Timespec(ctypes.Structure):
+    """The kernel's ``struct timespec`` (64-bit ``long`` fields): a FUTEX_WAIT's relative bound."""
+
     _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
 
 
-def _syscall():
+def _syscall() -> Callable[..., int]:
     """libc's ``syscall`` (a ``CDLL`` function: the GIL is released while it runs)."""
     global _libc
     if _libc is None:
@@ -82,6 +96,37 @@ def _syscall():
         libc.syscall.restype = ctypes.c_long
         _libc = libc
     return _libc.syscall
+
+
+def _store_one(address: int) -> int:
+    """Store 1 in the int32 at ``address`` in the kernel (FUTEX_WAKE_OP, waking nobody): an atomic exchange, a full
+    barrier (x86-64: ``xchg``, a locked instruction; arm64: an exclusive pair and ``dmb ish``). The system call's
+    result: negative when it failed."""
+    return _syscall()(ctypes.c_long(_SYS_FUTEX), ctypes.byref(_NOBODY), ctypes.c_long(_FUTEX_WAKE_OP),
+                      ctypes.c_long(0), ctypes.c_void_p(0), ctypes.c_void_p(address), ctypes.c_long(_FUTEX_OP_SET_ONE))
+
+
+def _kernel_fence() -> None:
+    """A full barrier, store then load included, from the kernel (:func:`_store_one` on a word of this module)."""
+    _store_one(ctypes.addressof(_FENCE_WORD))
+
+
+def _futex_usable() -> bool:
+    """Whether :data:`_SYS_FUTEX` is futex(2) and the kernel lets this process use it, found out once, on a word of
+    this process: FUTEX_WAKE_OP must store 1 in its second word, and a FUTEX_WAIT expecting another value must fail
+    with EAGAIN. Another system call under that number (or a seccomp filter that answers in its place) does neither,
+    and a waiter that trusted it would never really sleep: a busy loop."""
+    global _futex_checked
+    if _futex_checked is None:
+        _futex_checked = False
+        if _SYS_FUTEX is not None:
+            word = ctypes.c_int32(0)
+            if _store_one(ctypes.addressof(word)) >= 0 and word.value == 1:
+                ctypes.set_errno(0)
+                waited = _syscall()(ctypes.c_long(_SYS_FUTEX), ctypes.byref(word), ctypes.c_long(_FUTEX_WAIT),
+                                    ctypes.c_long(0), ctypes.byref(_Timespec(0, 1)))
+                _futex_checked = waited == -1 and ctypes.get_errno() == errno.EAGAIN
+    return _futex_checked
 
 
 def _futex_wake(address: int) -> int:
@@ -300,7 +345,8 @@ class Doorbell:
     """This client's side of its submit ring's doorbell (the int32 at trailer + 640): after a quiet spell the
     daemon's intake thread stores 1 there and sleeps on it (a shared futex); a client that finds it so after
     publishing stores 0 and wakes the thread (``FUTEX_WAKE``), so its request is served at once instead of when the
-    daemon's bounded sleep ends. While the daemon polls, ringing costs a fence and a load."""
+    daemon's bounded sleep ends. While the daemon polls, ringing costs a fence and a load (the fence is a system
+    call on weakly ordered machines, :meth:`ring`)."""
 
     def __init__(self, ring: RingView, address: int) -> None:
         """``address``: where the ring starts in this process's memory (the mapping's address plus its offset)."""
@@ -309,14 +355,22 @@ class Doorbell:
         self._address = address + ring.capacity + SUBMIT_DOORBELL_OFFSET
         self.woken = 0
         """How many times ringing woke a sleeping daemon thread."""
+        self._kernel_fence = not _TSO and _futex_usable()
 
     def ring(self) -> int:
         """Call after publishing a record; returns how many sleeping daemon threads it woke (0 or 1)."""
-        # a full fence, on x86-64 too: the record's store must be visible before the doorbell is loaded (the daemon
-        # stores the doorbell before it looks at the ring once more); an uncontended lock is an atomic
-        # read-modify-write pair
-        with _fence_lock:
-            pass
+        # a full fence, store then load, on x86-64 too: the record's store must be visible before the doorbell is
+        # loaded, as the daemon stores the doorbell, fences, then looks at the ring once more; else both miss the
+        # other's store and the request waits out the daemon's bounded sleep (100 ms). On x86-64 an uncontended lock
+        # is one (its read-modify-write is a locked instruction: ~0.3 us). Elsewhere it is only acquire then release
+        # (on arm64 a later load may pass an earlier store), so the kernel's atomic exchange stands in, as for the
+        # completion doorbell's mark: a system call per ring (~3 us through ctypes on the loaded x86-64 test VM)
+        # against a 100 ms stall of the first request after a pause
+        if self._kernel_fence:
+            _kernel_fence()
+        else:
+            with _fence_lock:
+                pass
         if self._i32[self._index] == 0:
             return 0
         self._i32[self._index] = 0
@@ -344,8 +398,8 @@ class CompletionDoorbell:
         self._index = (ring.capacity + COMPLETION_DOORBELL_OFFSET) // 4
         self.address = address + ring.capacity + COMPLETION_DOORBELL_OFFSET
         self._timeout = _Timespec()
-        self.usable = _SYS_FUTEX is not None
-        """False where futex(2) is unknown or refused: waiters then poll with bounded sleeps instead."""
+        self.usable = _futex_usable()
+        """False where futex(2) is unknown, refused or fails: waiters then poll with bounded sleeps instead."""
 
     def arm(self) -> bool:
         """Mark the word asleep, with a full barrier after the store; False (and :attr:`usable` cleared) when the
@@ -360,33 +414,31 @@ class CompletionDoorbell:
         """
         if not self.usable:
             return False
-        result = _syscall()(ctypes.c_long(_SYS_FUTEX), ctypes.byref(_NOBODY), ctypes.c_long(_FUTEX_WAKE_OP),
-                            ctypes.c_long(0), ctypes.c_void_p(0), ctypes.c_void_p(self.address),
-                            ctypes.c_long(_FUTEX_OP_SET_ONE))
-        if result < 0:
+        if _store_one(self.address) < 0:
             self.usable = False
             return False
         return True
 
     def sleep(self, timeout_ns: int) -> None:
         """Sleep while the word stays marked: until the daemon rings, :meth:`wake`, a signal, or ``timeout_ns``; at
-        once when the daemon rang already (it cleared the word). The GIL is released meanwhile."""
+        once when the daemon rang already (it cleared the word). The GIL is released meanwhile. A FUTEX_WAIT that
+        fails otherwise (it did not sleep, and would not next time) clears :attr:`usable`."""
         timeout = self._timeout
         timeout.tv_sec, timeout.tv_nsec = divmod(max(1, timeout_ns), 1_000_000_000)
-        _syscall()(ctypes.c_long(_SYS_FUTEX), ctypes.c_void_p(self.address), ctypes.c_long(_FUTEX_WAIT),
-                   ctypes.c_long(DOORBELL_ASLEEP), ctypes.byref(timeout))
+        if _syscall()(ctypes.c_long(_SYS_FUTEX), ctypes.c_void_p(self.address), ctypes.c_long(_FUTEX_WAIT),
+                      ctypes.c_long(DOORBELL_ASLEEP), ctypes.byref(timeout)) < 0 \
+                and ctypes.get_errno() not in _FUTEX_WAIT_ENDINGS:
+            self.usable = False
 
     def disarm(self) -> None:
         """Clear the mark after a sleep, so that the daemon does not ring for a waiter that polls again."""
         self._i32[self._index] = 0
 
     def wake(self) -> None:
-        """Clear the mark and wake the thread asleep on it (the client closes: that thread must not sleep on)."""
+        """Clear the mark and wake the thread asleep on it (the client closes, or found its daemon gone: that thread
+        must not sleep on). Clearing the mark first also ends a sleep that has not begun yet: FUTEX_WAIT finds the
+        word changed. The sleeper tells this from a ring by the client's state, not by the word."""
         self._i32[self._index] = 0
-        _futex_wake(self.address)
-
-    def interrupt(self) -> None:
-        """Wake the thread asleep on the word, leaving the mark (so that it does not take the wake for a ring)."""
         _futex_wake(self.address)
 
     def is_marked(self) -> bool:
