@@ -24,9 +24,13 @@ import unittest
 from unittest import mock
 
 import xferd
-from xferd import errors
+from xferd import errors, rings
 from xferd import protocol as p
 from xferd.rings import TRAILER_LENGTH, RingReader, RingView, RingWriter, SubmitRingWriter
+
+# for the tests of a waiter asleep on the completion doorbell: where futex(2) is unusable waiters poll instead
+needs_futex = unittest.skipUnless(rings._futex_usable(), "futex(2) is unusable here: waiters never sleep on the "
+                                                         "completion doorbell")
 
 
 class PlayedDaemon:
@@ -312,8 +316,8 @@ class ClientProtocolTest(unittest.TestCase):
         self.assertFalse(client._completion_doorbell.is_marked())
 
     def test_a_daemon_found_gone_just_before_the_doorbell_sleep_ends_it_at_once(self) -> None:
-        """Another thread finds the daemon gone after the waiter's last look and before its FUTEX_WAIT: the wake
-        clears the mark, so the sleep (an hour) does not begin, and the waiter does not take it for a ring."""
+        """Another thread finds the daemon gone after the waiter marked the doorbell and before its FUTEX_WAIT: the
+        wake clears the mark, so the sleep (an hour) does not begin, and the waiter does not take it for a ring."""
         _daemon, client, transfer = self.held_transfer()
         doorbell = client._completion_doorbell
         sleep = doorbell.sleep
@@ -330,6 +334,28 @@ class ClientProtocolTest(unittest.TestCase):
         self.assertEqual(1, len(raised))
         self.assertIsInstance(raised[0], errors.TransferDaemonGoneError)
         self.assertFalse(client._daemon_rings, "the wake of a daemon found gone is not a ring")
+        self.assertFalse(doorbell.is_marked())
+
+    @needs_futex
+    def test_a_daemon_found_gone_just_before_the_doorbell_is_marked_ends_the_wait_at_once(self) -> None:
+        """Another thread finds the daemon gone after the waiter's last look at its transfer and before it marks the
+        doorbell: that wake found the word clear, and the mark is stored after it, so the waiter must see the
+        daemon gone after marking, not sleep its bound (an hour)."""
+        _daemon, client, transfer = self.held_transfer()
+        doorbell = client._completion_doorbell
+        arm = doorbell.arm
+
+        def found_gone_then_arm() -> bool:
+            client._mark_gone("found gone by another thread")
+            return arm()
+
+        with mock.patch.object(doorbell, "arm", side_effect=found_gone_then_arm) as arms:
+            waiter, raised = self.start_waiter(client, transfer)
+            waiter.join(60)
+        self.assertFalse(waiter.is_alive(), "the waiter marked the doorbell after the wake and slept its bound")
+        self.assertEqual(1, arms.call_count)
+        self.assertEqual(1, len(raised))
+        self.assertIsInstance(raised[0], errors.TransferDaemonGoneError)
         self.assertFalse(doorbell.is_marked())
 
     def test_a_record_claimed_but_not_written_sends_the_waiter_to_its_event_not_around_a_loop(self) -> None:

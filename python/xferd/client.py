@@ -634,8 +634,8 @@ class Client:
                 return False
             try:
                 view = self._completion_view
-                if self._closed:  # close() set it before waking us: it may have found the word not marked yet
-                    return True
+                if self._closed or self._gone is not None:  # close() or _mark_gone() set it before waking us:
+                    return True                                   # either may have found the word not marked yet
                 head = view.i64[view.head_index]
                 if view.i64[view.tail_index] != head:
                     if view.i32[(head & (view.capacity - 1)) >> 2] > 0:
