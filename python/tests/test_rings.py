@@ -213,6 +213,30 @@ class SubmitDoorbellFenceTest(unittest.TestCase):
             self.assertEqual(0, self.ring_once())
 
 
+class FutexCheckTest(unittest.TestCase):
+    """futex(2) proves itself once per process (:func:`rings._futex_usable`), on a word of this process."""
+
+    def test_a_thread_asking_while_another_checks_gets_the_answer_not_a_provisional_no(self) -> None:
+        """The check's system calls let other threads run; one that builds its first client meanwhile must not
+        read a "no" that was only the check's starting point (it would keep its doorbell unusable for good)."""
+        if not rings._futex_usable():
+            self.skipTest("futex(2) is unknown or unusable on this machine")
+        store_one = rings._store_one
+        meanwhile: list[bool] = []
+        asked = threading.Event()
+
+        def another_thread_asks_first(address: int) -> int:
+            if not asked.is_set():  # once: the second thread's own check, if it runs one, makes the real calls
+                asked.set()
+                meanwhile.append(rings._futex_usable())
+            return store_one(address)
+
+        with mock.patch.object(rings, "_futex_checked", None), \
+                mock.patch.object(rings, "_store_one", side_effect=another_thread_asks_first):
+            self.assertTrue(rings._futex_usable())
+        self.assertEqual([True], meanwhile)
+
+
 class CompletionDoorbellWordTest(unittest.TestCase):
     """The client's side of the completion doorbell on a shared mapping of its own; this test plays the daemon, which
     rings by storing 0 in the word and waking one thread (PROTOCOL.md 3.7)."""

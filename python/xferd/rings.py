@@ -118,14 +118,18 @@ def _futex_usable() -> bool:
     and a waiter that trusted it would never really sleep: a busy loop."""
     global _futex_checked
     if _futex_checked is None:
-        _futex_checked = False
+        # the answer is published once, when known: the check's system calls let other threads run, and one that
+        # built its first client meanwhile would otherwise read a provisional answer and keep it for that client's
+        # life (two threads may both check: they find the same)
+        usable = False
         if _SYS_FUTEX is not None:
             word = ctypes.c_int32(0)
             if _store_one(ctypes.addressof(word)) >= 0 and word.value == 1:
                 ctypes.set_errno(0)
                 waited = _syscall()(ctypes.c_long(_SYS_FUTEX), ctypes.byref(word), ctypes.c_long(_FUTEX_WAIT),
                                     ctypes.c_long(0), ctypes.byref(_Timespec(0, 1)))
-                _futex_checked = waited == -1 and ctypes.get_errno() == errno.EAGAIN
+                usable = waited == -1 and ctypes.get_errno() == errno.EAGAIN
+        _futex_checked = usable
     return _futex_checked
 
 
