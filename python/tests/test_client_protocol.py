@@ -467,6 +467,65 @@ class ClientProtocolTest(unittest.TestCase):
         self.assertEqual(0, result.returncode, result.stderr)
         self.assertEqual(["daemon gone", "rings unmapped"], result.stdout.split("\n")[:2], result.stderr)
 
+    def signal_handler_closes_inside(self, section: str) -> list[str]:
+        """In a child process with a timeout (a close() that waits for its own thread never returns): the main thread
+        calls the client, SIGTERM lands while it is inside ``section`` ("submit": writing a record, under the submit
+        lock; "control": a control request's receive, under the control lock), and the handler calls close(). Returns
+        the child's report: what the interrupted call raised, whether the client was left open, then whether a
+        close() after it unmapped the rings."""
+        code = """if True:
+            import signal, sys
+            sys.path.insert(0, sys.argv[1])
+            from unittest import mock
+            import support, xferd
+            from test_client_protocol import PlayedDaemon
+            from xferd import errors, protocol as p
+
+            daemon = PlayedDaemon(parent=sys.argv[2])
+            try:
+                client = xferd.Client(daemon.directory, "signalled", control_timeout_s=5)
+                memory = bytearray(128)
+                address = xferd.memory.address_of(memory)
+                signal.signal(signal.SIGTERM, lambda *_: client.close())
+                target, name = (client._doorbell, "ring") if sys.argv[3] == "submit" else (client._channel, "receive")
+                real = getattr(target, name)
+
+                def signalled(*args):
+                    signal.raise_signal(signal.SIGTERM)  # its handler runs on this thread, inside the lock's block
+                    return real(*args)
+
+                with mock.patch.object(target, name, side_effect=signalled):
+                    try:
+                        if sys.argv[3] == "submit":
+                            client.transfer_sync(p.WRITE, 1, address, address + 64, 64, timeout_s=60)
+                        else:
+                            client.open_segment("played")
+                        print("returned")
+                    except errors.ClientBusyError:
+                        print("client busy")
+                print("closed" if client._closed else "open")
+                client.close()
+                print("rings unmapped" if client._rings.closed else "rings mapped")
+            finally:
+                daemon.close()
+        """
+        parent = tempfile.mkdtemp(prefix="xfpy-signal-", dir="/dev/shm")
+        self.addCleanup(shutil.rmtree, parent, ignore_errors=True)  # the played daemon's directory too, if killed
+        result = support.run_python(code, os.path.dirname(os.path.abspath(__file__)), parent, section, timeout=120)
+        self.assertEqual(0, result.returncode, result.stderr)
+        return result.stdout.split("\n")[:3]
+
+    def test_a_signal_handler_closing_the_client_inside_a_submission_gets_a_typed_error_not_a_hang(self) -> None:
+        """The handler interrupted the record's write, under the submit lock that close() needs: close() raises
+        ClientBusyError (within its bound) rather than wait for its own thread; the client is left as it was, and
+        the close() after the interrupted call completes."""
+        self.assertEqual(["client busy", "open", "rings unmapped"], self.signal_handler_closes_inside("submit"))
+
+    def test_a_signal_handler_closing_the_client_inside_a_control_request_gets_a_typed_error_not_a_hang(self) -> None:
+        """The handler interrupted a control request's receive (up to the control timeout, under the control lock):
+        close() raises ClientBusyError at once; the close() after it completes."""
+        self.assertEqual(["client busy", "open", "rings unmapped"], self.signal_handler_closes_inside("control"))
+
     def test_a_daemon_found_gone_by_another_thread_ends_a_wait_asleep_on_the_completion_doorbell(self) -> None:
         """The waiter sleeps an hour on the doorbell; the daemon hangs up, which another thread notices: the
         waiter's transfer fails with DAEMON_GONE at once, not when its sleep ends."""

@@ -13,14 +13,14 @@ See :class:`xferd.Client` for the whole API and :mod:`xferd.errors` for the type
 """
 
 from .client import DEFAULT_DIRECTORY, Client, Transfer, connect
-from .errors import (ControlError, ControlErrorCode, CudaUnavailableError, DaemonGoneError, TransferFailedError,
-                     TransferStatus, XferError)
+from .errors import (ClientBusyError, ControlError, ControlErrorCode, CudaUnavailableError, DaemonGoneError,
+                     TransferFailedError, TransferStatus, XferError)
 from .memory import SharedBuffer
 from .protocol import READ, WRITE, Notification
 
 __all__ = [
     "Client", "Transfer", "connect", "DEFAULT_DIRECTORY", "SharedBuffer", "Notification", "READ", "WRITE",
     "XferError", "DaemonGoneError", "ControlError", "ControlErrorCode", "TransferFailedError", "TransferStatus",
-    "CudaUnavailableError",
+    "CudaUnavailableError", "ClientBusyError",
 ]
 __version__ = "0.2.0"

@@ -33,8 +33,8 @@ from . import protocol as p
 from .cnc import CncFile
 from .control import ControlChannel
 from .cuda import runtime as cuda_runtime
-from .errors import (ControlError, DaemonGoneError, TransferFailedError, TransferStatus, TransferTimeoutError,
-                     XferError)
+from .errors import (ClientBusyError, ControlError, DaemonGoneError, TransferFailedError, TransferStatus,
+                     TransferTimeoutError, XferError)
 from .memory import SharedBuffer
 from .protocol import Notification
 from .rings import _TSO, RECORD_HEADER_LENGTH, CompletionDoorbell, Doorbell, RingView, SubmitRingWriter, _fence
@@ -56,6 +56,9 @@ _DOORBELL_SLEEP_NS = 1_000_000  # the longest one sleep on the doorbell until th
 #                                 a record arrives, and a daemon gone (it cannot ring) is noticed as soon as before
 _LIVENESS_CHECK_NS = 20_000_000
 _RINGING_DAEMON_SLEEP_NS = _LIVENESS_CHECK_NS
+# how long close() waits for the submit and state locks: every holder keeps them for microseconds and never blocks
+# meanwhile, so only a holder that is close()'s own thread (interrupted by a signal handler that closes) holds on
+_CLOSE_LOCK_WAIT_S = 1.0
 
 
 class Transfer:
@@ -129,6 +132,7 @@ class Client:
         self.directory = directory
         self._control_timeout_s = control_timeout_s
         self._control_lock = threading.Lock()
+        self._control_owner = 0  # the thread in a control request (close() from a handler on it must not wait)
         self._submit_lock = threading.Lock()
         self._poll_lock = threading.Lock()
         self._state_lock = threading.Lock()
@@ -239,15 +243,19 @@ class Client:
 
     def _request(self, build, fd: int = -1) -> int:
         with self._control_lock:
-            self._ensure_open()
-            correlation_id = self._next_correlation_id
-            self._next_correlation_id += 1
+            self._control_owner = threading.get_ident()
             try:
-                self._channel.send(build(correlation_id), fd)
-                frame, fds = self._channel.receive()
-            except DaemonGoneError as ex:
-                self._mark_gone(str(ex))
-                raise
+                self._ensure_open()
+                correlation_id = self._next_correlation_id
+                self._next_correlation_id += 1
+                try:
+                    self._channel.send(build(correlation_id), fd)
+                    frame, fds = self._channel.receive()
+                except DaemonGoneError as ex:
+                    self._mark_gone(str(ex))
+                    raise
+            finally:
+                self._control_owner = 0
             for extra in fds:
                 os.close(extra)
         _length, frame_type = p.frame_header(frame)
@@ -790,10 +798,12 @@ class Client:
         self._next_liveness_ns = now_ns + _LIVENESS_CHECK_NS
         reason = self._cnc.stale_reason(daemon_pid=self._daemon_pid)
         if reason is None and self._control_lock.acquire(blocking=False):
+            self._control_owner = threading.get_ident()
             try:
                 if self._channel.peer_closed():
                     reason = "daemon closed the control connection"
             finally:
+                self._control_owner = 0
                 self._control_lock.release()
         if reason is not None:
             self._mark_gone(reason)
@@ -808,23 +818,27 @@ class Client:
         # the submit lock orders this after any submission that saw no failure yet (it registers its request
         # under that lock), so no request is registered after the pending map was emptied here
         with self._submit_lock, self._state_lock:
-            if self._gone is not None:
-                return
-            self._gone = reason
-            events = []
-            pending = self._pending
-            while pending:
-                try:  # one atomic step per entry: a poll taking completions meanwhile owns what it popped
-                    _request_id, entry = pending.popitem()
-                except KeyError:
-                    break
-                transfer, _part = (entry, 0) if type(entry) is Transfer else entry
-                events.append(transfer._fail(TransferStatus.DAEMON_GONE))
-            if not self._closed:  # (close() sets it under the submit lock, before it unmaps the rings)
-                self._completion_doorbell.wake()  # a waiter asleep on the doorbell, or about to be, sees it now
-        for event in events:
-            if event is not None:
-                event.set()
+            events = self._fail_pending(reason)
+        _set_all(events)
+
+    def _fail_pending(self, reason: str) -> list[threading.Event | None]:
+        """Mark the daemon gone and fail every pending transfer (submit and state locks held); returns the events
+        to set once the locks are let go."""
+        if self._gone is not None:
+            return []
+        self._gone = reason
+        events = []
+        pending = self._pending
+        while pending:
+            try:  # one atomic step per entry: a poll taking completions meanwhile owns what it popped
+                _request_id, entry = pending.popitem()
+            except KeyError:
+                break
+            transfer, _part = (entry, 0) if type(entry) is Transfer else entry
+            events.append(transfer._fail(TransferStatus.DAEMON_GONE))
+        if not self._closed:  # (close() sets it under the submit lock, before it unmaps the rings)
+            self._completion_doorbell.wake()  # a waiter asleep on the doorbell, or about to be, sees it now
+        return events
 
     def _check_gone(self) -> None:
         if self._closed:
@@ -841,25 +855,63 @@ class Client:
         """Disconnect: the daemon frees everything this client registered; memory from :meth:`allocate_memory` is
         unmapped. Pending transfers fail with DAEMON_GONE; a wait asleep on the completion doorbell is woken.
 
-        Never waits for the poll lock: its holder may be this very thread (a signal handler that closes the client
-        runs on the main thread, inside its wait, which may hold the lock asleep on the doorbell). The rings are
-        unmapped here when the lock is free, else by its holder as it lets go."""
-        with self._control_lock, self._submit_lock:
+        A signal handler may call it, with one limit. The handler runs on the main thread between two bytecodes,
+        so it may find that thread waiting (close() then completes and the wait raises the DAEMON_GONE failure) or
+        inside one of the client's short critical sections (writing a record, a control request), holding a lock
+        close() needs: close() then raises :class:`~xferd.errors.ClientBusyError` instead of waiting for its own
+        thread (at once inside a control request, after at most :data:`_CLOSE_LOCK_WAIT_S` otherwise) and changes
+        nothing; the error surfaces from the interrupted call, and a later close() completes. Simplest in a handler:
+        raise, and close in ``finally`` or a ``with`` block.
+
+        :raises ClientBusyError: when it cannot take the client's control, submit or state lock (nothing closed).
+        """
+        locks = self._take_close_locks()
+        try:
             if self._closed:
                 return
             self._closed = True
-            # a waiter asleep on the completion doorbell holds the poll lock: wake it; one that took the lock but has
-            # not marked the word yet sees _closed after marking, and does not sleep
+            # a waiter asleep on the completion doorbell holds the poll lock (close() never waits for it: its holder
+            # may be this very thread, in a handler): wake it; one that took the lock but has not marked the word
+            # yet sees _closed after marking, and does not sleep
             self._completion_doorbell.wake()
             self._channel.close()
-        self._mark_gone("client closed")
-        with self._state_lock:
+            events = self._fail_pending("client closed")
             shared, self._shared = self._shared, []
+        finally:
+            for lock in reversed(locks):
+                lock.release()
+        _set_all(events)
         for buffer in shared:
             buffer.close()
         self._cnc.close()
         self._unmap_pending = True  # after the wake above, which uses the mapping
         self._unmap_rings()
+
+    def _take_close_locks(self) -> list[threading.Lock]:
+        """The control, submit and state locks, in the client's lock order, each within a bound (a control request
+        ends within the control timeout; the others are held for microseconds).
+
+        :raises ClientBusyError: holding none of them, when this thread is inside a control request or a lock is
+            not had within its bound.
+        """
+        if self._control_owner == threading.get_ident():
+            raise ClientBusyError("close() called by the thread that is inside a control request of this client (from "
+                                  "a signal handler?): nothing was closed; close once that request returned")
+        taken: list[threading.Lock] = []
+        try:
+            for lock, bound_s, what in ((self._control_lock, self._control_timeout_s + _CLOSE_LOCK_WAIT_S, "control"),
+                                        (self._submit_lock, _CLOSE_LOCK_WAIT_S, "submit"),
+                                        (self._state_lock, _CLOSE_LOCK_WAIT_S, "state")):
+                if not lock.acquire(timeout=bound_s):
+                    raise ClientBusyError(f"close() did not get the client's {what} lock within {bound_s} s: this "
+                                          f"thread holds it (close() from a signal handler?) or another kept it; "
+                                          f"nothing was closed, close again once the interrupted call returned")
+                taken.append(lock)
+        except BaseException:
+            for lock in reversed(taken):
+                lock.release()
+            raise
+        return taken
 
     def _unmap_rings(self) -> None:
         """Unmap the rings of a closed client unless another call holds the poll lock (the ring views under it);
@@ -898,6 +950,13 @@ _COMPLETION_RECORD_LENGTH = RECORD_HEADER_LENGTH + p.COMPLETION_LENGTH
 # what follows a record's length word: its type and, for a COMPLETION, request id, status, reserved, bytes moved
 # (read for every record: the ring's trailer lies beyond the data area, so 32 bytes are always there)
 _RECORD_HEAD = struct.Struct("<i" + "qiiq")
+
+
+def _set_all(events: Iterable[threading.Event | None]) -> None:
+    """Set the events of transfers that were failed under a lock, once it is let go."""
+    for event in events:
+        if event is not None:
+            event.set()
 
 
 def _int64(value) -> int:

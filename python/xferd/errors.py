@@ -93,6 +93,13 @@ class DaemonGoneError(XferError):
     status = TransferStatus.DAEMON_GONE
 
 
+class ClientBusyError(XferError):
+    """:meth:`xferd.Client.close` could not take one of the client's locks: the thread calling it holds it (a signal
+    handler that interrupted its own thread inside the client: writing a record, a control request), or another
+    thread held it past close()'s bound. Nothing was closed: call ``close()`` again once the interrupted call has
+    returned (a ``with`` block's exit or a ``finally`` does)."""
+
+
 class CudaUnavailableError(XferError):
     """This process has no usable CUDA runtime (libcudart missing, no driver, no device)."""
 
