@@ -304,6 +304,7 @@ class ClientProtocolTest(unittest.TestCase):
         daemon.hold.set()
         return daemon, client, client.submit(p.WRITE, 1, [address], [address + 64], [64])
 
+    @needs_futex
     def test_a_wait_asleep_on_the_completion_doorbell_ends_at_its_deadline(self) -> None:
         """Doorbell sleeps of an hour, a daemon that holds the completion: only the wait's own deadline bounds the
         sleep, so the wait raises its timeout within the bounded join."""
@@ -315,6 +316,7 @@ class ClientProtocolTest(unittest.TestCase):
         self.assertIsInstance(raised[0], errors.TransferTimeoutError)
         self.assertFalse(client._completion_doorbell.is_marked())
 
+    @needs_futex
     def test_a_daemon_found_gone_just_before_the_doorbell_sleep_ends_it_at_once(self) -> None:
         """Another thread finds the daemon gone after the waiter marked the doorbell and before its FUTEX_WAIT: the
         wake clears the mark, so the sleep (an hour) does not begin, and the waiter does not take it for a ring."""
@@ -358,6 +360,7 @@ class ClientProtocolTest(unittest.TestCase):
         self.assertIsInstance(raised[0], errors.TransferDaemonGoneError)
         self.assertFalse(doorbell.is_marked())
 
+    @needs_futex
     def test_a_record_claimed_but_not_written_sends_the_waiter_to_its_event_not_around_a_loop(self) -> None:
         """A daemon thread stalled between claiming a completion record and committing it never rings: the waiter
         that finds the claim (tail ahead of head, length word 0) sleeps on its event, as when futex is unusable,
@@ -381,6 +384,7 @@ class ClientProtocolTest(unittest.TestCase):
                                                  f"to it without sleeping")
         self.assertFalse(client._completion_doorbell.is_marked())
 
+    @needs_futex
     def test_a_daemon_that_never_rings_the_completion_doorbell_still_ends_a_sleeping_wait(self) -> None:
         """The played daemon never rings the completion doorbell, as a daemon older than it: the waiter's sleeps
         there are bounded, so the completion committed while it sleeps is still taken."""
@@ -401,6 +405,7 @@ class ClientProtocolTest(unittest.TestCase):
         self.assertFalse(client._completion_doorbell.is_marked(), "the mark is cleared when the wait ends")
         self.assertFalse(client._daemon_rings, "a daemon that never rang keeps the short sleeps")
 
+    @needs_futex
     def test_close_ends_a_wait_asleep_on_the_completion_doorbell(self) -> None:
         """The waiter's sleep is an hour, so only close() waking it ends the wait within the bounded join."""
         daemon, client = self.played()
@@ -420,6 +425,7 @@ class ClientProtocolTest(unittest.TestCase):
         self.assertEqual(1, len(raised))
         self.assertIsInstance(raised[0], errors.TransferDaemonGoneError)
 
+    @needs_futex
     def test_a_signal_handler_on_the_waiting_thread_closes_the_client(self) -> None:
         """``signal.signal(SIGTERM, lambda *_: client.close())`` while the main thread waits asleep on the completion
         doorbell: the handler runs on that thread, inside the wait, which holds the poll lock. close() must not wait
@@ -526,6 +532,7 @@ class ClientProtocolTest(unittest.TestCase):
         close() raises ClientBusyError at once; the close() after it completes."""
         self.assertEqual(["client busy", "open", "rings unmapped"], self.signal_handler_closes_inside("control"))
 
+    @needs_futex
     def test_a_daemon_found_gone_by_another_thread_ends_a_wait_asleep_on_the_completion_doorbell(self) -> None:
         """The waiter sleeps an hour on the doorbell; the daemon hangs up, which another thread notices: the
         waiter's transfer fails with DAEMON_GONE at once, not when its sleep ends."""
@@ -546,6 +553,45 @@ class ClientProtocolTest(unittest.TestCase):
         self.assertFalse(waiter.is_alive(), "the sleeping wait did not end")
         self.assertEqual(1, len(raised))
         self.assertIsInstance(raised[0], errors.TransferDaemonGoneError)
+
+    def test_a_client_closed_while_a_poll_holds_the_lock_is_unmapped_when_the_poll_lets_go(self) -> None:
+        """close() never waits for the poll lock: whoever holds it unmaps the rings as it lets go. Here close() runs
+        inside poll()'s drain (as a signal handler on the polling thread would), so only poll() can unmap."""
+        _daemon, client = self.played()
+        drain = client._drain
+
+        def closed_meanwhile() -> int:
+            client.close()
+            self.assertFalse(client._rings.closed, "unmapped under the poll lock's holder")
+            return drain()
+
+        with mock.patch.object(client, "_drain", side_effect=closed_meanwhile):
+            client.poll()
+        self.assertTrue(client._rings.closed, "the poll let go of the lock and left the rings mapped")
+
+    def test_a_client_closed_while_a_spinning_waiter_holds_the_lock_is_unmapped_when_it_lets_go(self) -> None:
+        """The same for the waiter's spin, which drains inline when it sees a record published: close() runs inside
+        that drain, and the spin unmaps the rings as it lets go; the wait raises the DAEMON_GONE failure."""
+        daemon, client, transfer = self.held_transfer()
+        view = client._completion_view
+        daemon.hold.clear()
+        deadline = time.monotonic() + 60
+        while view.i32[(view.head() & (view.capacity - 1)) >> 2] <= 0:  # published: the spin's first look finds it
+            self.assertLess(time.monotonic(), deadline, "the played daemon never completed the transfer")
+            time.sleep(0.001)
+        drained: list[str] = []
+
+        def closed_meanwhile() -> int:
+            drained.append("drain")
+            client.close()
+            return 0
+
+        with mock.patch.object(client, "_drain", side_effect=closed_meanwhile), \
+                mock.patch.object(client, "_poll", side_effect=AssertionError("not the spin's drain")):
+            with self.assertRaises(errors.TransferDaemonGoneError):
+                client.wait(transfer, 60)
+        self.assertEqual(["drain"], drained)
+        self.assertTrue(client._rings.closed, "the spin let go of the lock and left the rings mapped")
 
     def test_a_record_interrupted_while_written_is_voided_and_the_ring_keeps_flowing(self) -> None:
         from unittest import mock

@@ -17,6 +17,7 @@ import unittest
 from typing import Iterator
 
 import xferd
+from xferd import rings
 from xferd.protocol import WRITE
 
 LENGTH = 4096
@@ -24,6 +25,7 @@ HOUR_NS = 3600 * 10**9
 WAIT_S = 60
 
 
+@unittest.skipUnless(rings._futex_usable(), "futex(2) is unusable here: waiters never sleep on the completion doorbell")
 class CompletionDoorbellTest(support.DaemonTestCase):
     daemon_args = ("--liveness-timeout-ms", "120000")  # a daemon stopped on purpose must not count as gone
 
