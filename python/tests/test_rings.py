@@ -213,6 +213,34 @@ class SubmitDoorbellFenceTest(unittest.TestCase):
             self.assertEqual(0, self.ring_once())
 
 
+class ReleaseFenceTest(unittest.TestCase):
+    """Publishing a record fences its body's stores before its length's: the kernel's barrier where stores may be
+    reordered (a lock round trip need not be one on arm64), nothing on x86-64."""
+
+    def publish_one(self) -> int:
+        """Claim, write and publish a record; returns what the kernel fence's word holds afterwards."""
+        ring = ring_buffer(1024)
+        view = RingView(ring, 0, len(ring))
+        self.addCleanup(view.release)
+        writer = SubmitRingWriter(view)
+        index = writer.try_claim(7, 8)
+        writer.buffer[index:index + 8] = b"body!!!!"
+        rings._FENCE_WORD.value = 0
+        writer.commit(index)
+        self.assertEqual(16, view.i32[0], "the record was not published")
+        return rings._FENCE_WORD.value
+
+    def test_on_a_weakly_ordered_machine_a_record_is_published_after_the_kernels_barrier(self) -> None:
+        if not rings._futex_usable():
+            self.skipTest("futex(2) is unknown or unusable on this machine")
+        with mock.patch.object(rings, "_TSO", False):
+            self.assertEqual(1, self.publish_one(), "no full barrier from the kernel before the length's store")
+
+    def test_on_x86_64_publishing_makes_no_system_call(self) -> None:
+        with mock.patch.object(rings, "_TSO", True):
+            self.assertEqual(0, self.publish_one())
+
+
 class FutexCheckTest(unittest.TestCase):
     """futex(2) proves itself once per process (:func:`rings._futex_usable`), on a word of this process."""
 

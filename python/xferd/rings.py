@@ -18,7 +18,7 @@ Memory ordering: every int32/int64 field is read and written through a native ``
 load or store of the field's width, so no field is ever torn. CPython performs each such access as its own C call,
 in program order; on x86-64 (TSO) stores become visible to the daemon in that order and loads are not reordered
 with older loads, which is all the one-to-one protocol needs (release = plain store, acquire = plain load). On
-other architectures a full fence is issued around the releasing stores (:func:`_fence`).
+other architectures a full fence (the kernel's, :func:`_fence`) is issued before the releasing stores.
 """
 
 from __future__ import annotations
@@ -51,11 +51,17 @@ _fence_lock = threading.Lock()
 
 
 def _fence() -> None:
-    """A full memory barrier on weakly ordered CPUs: an uncontended lock round trip is an atomic
-    read-modify-write pair with acquire and release semantics. A no-op on x86-64, where stores are not reordered."""
+    """A full memory barrier on weakly ordered CPUs, before a releasing store (a record's length, the ring's head):
+    the kernel's atomic exchange (:func:`_kernel_fence`, one system call). A lock round trip is not enough there: on
+    arm64 under CPython 3.10-3.12 (a semaphore-based lock) it need not order a body's stores before the length's,
+    and the daemon could read a committed record with a stale body. Where futex(2) is unusable the lock round trip
+    is the best there is. A no-op on x86-64, where stores are not reordered."""
     if not _TSO:
-        with _fence_lock:
-            pass
+        if _futex_usable():
+            _kernel_fence()
+        else:
+            with _fence_lock:
+                pass
 
 
 # futex(2)'s number where it is known; elsewhere the daemon still serves the request within its bounded sleep, and
