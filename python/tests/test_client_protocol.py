@@ -593,6 +593,21 @@ class ClientProtocolTest(unittest.TestCase):
         self.assertEqual(["drain"], drained)
         self.assertTrue(client._rings.closed, "the spin let go of the lock and left the rings mapped")
 
+    def test_a_wait_whose_liveness_check_meets_a_close_raises_daemon_gone_not_a_value_error(self) -> None:
+        """Another thread's close() unmaps cnc.dat between a waiter's look at the client's state and its look at the
+        heartbeat: the wait raises the transfer's typed DAEMON_GONE failure, not the released mapping's ValueError."""
+        _daemon, client, transfer = self.held_transfer()
+        stale_reason = client._cnc.stale_reason
+
+        def closed_meanwhile(**kwargs) -> str | None:
+            client.close()
+            return stale_reason(**kwargs)
+
+        with mock.patch.object(client._cnc, "stale_reason", side_effect=closed_meanwhile) as looks:
+            with self.assertRaises(errors.TransferDaemonGoneError):
+                client.wait(transfer, 60)
+        self.assertEqual(1, looks.call_count)
+
     def test_a_record_interrupted_while_written_is_voided_and_the_ring_keeps_flowing(self) -> None:
         from unittest import mock
         daemon, client = self.played()

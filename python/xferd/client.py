@@ -796,7 +796,12 @@ class Client:
         if now_ns < self._next_liveness_ns or self._gone is not None:
             return
         self._next_liveness_ns = now_ns + _LIVENESS_CHECK_NS
-        reason = self._cnc.stale_reason(daemon_pid=self._daemon_pid)
+        try:
+            reason = self._cnc.stale_reason(daemon_pid=self._daemon_pid)
+        except ValueError:  # its mapping was released: close() unmapped it meanwhile, after failing every transfer
+            if not self._closed:
+                raise
+            return
         if reason is None and self._control_lock.acquire(blocking=False):
             self._control_owner = threading.get_ident()
             try:
