@@ -608,6 +608,22 @@ class ClientProtocolTest(unittest.TestCase):
                 client.wait(transfer, 60)
         self.assertEqual(1, looks.call_count)
 
+    def test_a_close_that_meets_a_buffer_still_in_use_releases_everything_else_and_can_be_called_again(self) -> None:
+        """The caller still holds a slice of a buffer from allocate_memory: close() raises BufferError, yet the rings
+        and cnc.dat are unmapped; once the slice is released, close() again unmaps the buffer."""
+        _daemon, client = self.played()
+        buffer = client.allocate_memory(4096)
+        part = buffer.view[:8]
+        with self.assertRaises(BufferError):
+            client.close()
+        self.assertTrue(client._rings.closed, "the rings stay mapped after a buffer's close failed")
+        self.assertTrue(client._cnc._map.closed, "cnc.dat stays mapped after a buffer's close failed")
+        self.assertFalse(buffer.closed)
+        part.release()
+        client.close()
+        self.assertTrue(buffer.closed)
+        self.assertTrue(buffer._map.closed, "the buffer's memory stays mapped: the second close() did nothing")
+
     def test_a_record_interrupted_while_written_is_voided_and_the_ring_keeps_flowing(self) -> None:
         from unittest import mock
         daemon, client = self.played()

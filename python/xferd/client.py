@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import array
 import collections
+import contextlib
 import ctypes
 import mmap
 import operator
@@ -868,8 +869,20 @@ class Client:
         nothing; the error surfaces from the interrupted call, and a later close() completes. Simplest in a handler:
         raise, and close in ``finally`` or a ``with`` block.
 
+        It may be called again, and completes what an earlier call left: the mappings are released one by one even
+        when one fails, and memory from :meth:`allocate_memory` that the caller still exports (a ``memoryview`` of
+        it) raises ``BufferError`` and stays mapped until a later close().
+
         :raises ClientBusyError: when it cannot take the client's control, submit or state lock (nothing closed).
+        :raises BufferError: when a buffer from :meth:`allocate_memory` is still exported (all else is released).
         """
+        if not self._closed:
+            self._disconnect()
+        self._release_mappings()
+
+    def _disconnect(self) -> None:
+        """close()'s first part, under the control, submit and state locks: mark the client closed, wake a waiter
+        asleep on the completion doorbell, close the control socket and fail every pending transfer."""
         locks = self._take_close_locks()
         try:
             if self._closed:
@@ -881,16 +894,33 @@ class Client:
             self._completion_doorbell.wake()
             self._channel.close()
             events = self._fail_pending("client closed")
-            shared, self._shared = self._shared, []
+            self._unmap_pending = True  # after the wakes, which use the mapping
         finally:
             for lock in reversed(locks):
                 lock.release()
         _set_all(events)
-        for buffer in shared:
-            buffer.close()
-        self._cnc.close()
-        self._unmap_pending = True  # after the wake above, which uses the mapping
-        self._unmap_rings()
+
+    def _release_mappings(self) -> None:
+        """close()'s second part, which a later close() repeats until it is done: unmap the memory from
+        :meth:`allocate_memory`, ``cnc.dat`` and the rings (unless a call holding the poll lock, which unmaps them as
+        it lets go). Each is released even when another raises; a buffer still exported stays listed."""
+        failure: BufferError | None = None
+        try:
+            for buffer in list(self._shared):
+                try:
+                    buffer.close()
+                except BufferError as ex:  # the caller still exports its memory: the next close() tries again
+                    failure = failure or ex
+                    continue
+                with contextlib.suppress(ValueError):  # free_memory() took it meanwhile
+                    self._shared.remove(buffer)
+        finally:
+            try:
+                self._cnc.close()
+            finally:
+                self._unmap_rings()
+        if failure is not None:
+            raise failure
 
     def _take_close_locks(self) -> list[threading.Lock]:
         """The control, submit and state locks, in the client's lock order, each within a bound (a control request
@@ -927,10 +957,10 @@ class Client:
         try:
             if not self._unmap_pending:
                 return
-            self._unmap_pending = False
             self._completion_view.release()
             self._submit_view.release()
             self._rings.close()
+            self._unmap_pending = False  # only once done: a close() after a BufferError here tries again
         finally:
             self._poll_lock.release()
 

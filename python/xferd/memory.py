@@ -52,13 +52,17 @@ class SharedBuffer:
         return bytes(self.view[offset:offset + length])
 
     def close(self) -> None:
-        """Unmap and close the memfd (unregister its ranges first)."""
+        """Unmap and close the memfd (unregister its ranges first).
+
+        :raises BufferError: while a view of the memory is still alive (a slice of :attr:`view`, a ``memoryview``
+            or array over it): nothing is closed then; release it and call again.
+        """
         if self.closed:
             return
-        self.closed = True
         self.view.release()
-        del self._anchor
+        self._anchor = None
         self._map.close()
+        self.closed = True
         os.close(self.fd)
 
     def __repr__(self) -> str:
