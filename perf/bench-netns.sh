@@ -8,7 +8,7 @@
 #
 #   perf/bench-netns.sh [--connections N] [--duration S] [--qps "2 4 8"] [--tokens 1024,8192] [--requests N]
 #                       [--operations "write read"] [--blocks "1MiB 64KiB"] [--threads "1 2"] [--warmup S]
-#                       [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth] [--window N] [--rounds N]
+#                       [--arrival "poisson fixed"] [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth] [--window N] [--rounds N]
 #                       [--overlap "8192:1024 1024:8192"] [--overlap-delay 5ms] [--slow-start-after-idle 0|1]
 #
 #   --connections  connections per peer: iperf3 -P N and the daemons' --connections-per-peer (default 2)
@@ -16,6 +16,8 @@
 #   --qps          KV workload rates, one run each (default "2 4 8")
 #   --tokens       KV prompt sizes (default 1024,8192)
 #   --requests     KV arrivals per prompt size and rate (default 16)
+#   --arrival      KV arrival processes, one run each per rate (default poisson; "poisson fixed" runs both: fixed
+#                  gaps of 1/QPS never put two prompts on the wire at once below 100 % load, Poisson ones do)
 #   --operations, --blocks, --threads
 #                  which throughput runs (default all: "write read", "1MiB 64KiB", "1 2"); --qps "" skips the KV
 #                  workload. Ratios whose runs were skipped print "-".
@@ -49,6 +51,7 @@ xferd="$root/bin/xferd"
 connections=2
 duration=10
 qps_list="2 4 8"
+arrivals="poisson"
 tokens="1024,8192"
 requests=16
 operations="write read"
@@ -68,6 +71,7 @@ while [[ $# -gt 0 ]]; do
     --connections) connections="$2"; shift 2 ;;
     --duration) duration="$2"; shift 2 ;;
     --qps) qps_list="$2"; shift 2 ;;
+    --arrival) arrivals="$2"; shift 2 ;;
     --tokens) tokens="$2"; shift 2 ;;
     --requests) requests="$2"; shift 2 ;;
     --operations) operations="$2"; shift 2 ;;
@@ -82,7 +86,7 @@ while [[ $# -gt 0 ]]; do
     --overlap) overlap="$2"; shift 2 ;;
     --overlap-delay) overlap_delay="$2"; shift 2 ;;
     --slow-start-after-idle) slow_start_after_idle="$2"; shift 2 ;;
-    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -276,8 +280,10 @@ for op in $operations; do
   done
 done
 for q in $qps_list; do
-  run_bench "kv-qps$q" --workload kv --operation write --qps "$q" --prompt-tokens "$tokens" \
-    --requests "$requests" --verify
+  for arrival in $arrivals; do
+    run_bench "kv-qps$q-$arrival" --workload kv --operation write --qps "$q" --prompt-tokens "$tokens" \
+      --requests "$requests" --arrival "$arrival" --verify
+  done
 done
 if [[ -n "$overlap" ]]; then
   run_bench "kv-overlap" --workload kv --operation write --overlap "${overlap// /,}" --overlap-delay "$overlap_delay" \
@@ -332,18 +338,25 @@ if [[ $rounds -gt 1 ]]; then
 fi
 echo
 echo "KV workload (Qwen2.5-7B, 57,344 bytes per token, 32 KiB block requests, one batch per request), write;"
-echo "wire time = bytes / iperf3 A->B bandwidth"
-printf '| %-6s | %-4s | %-11s | %-8s | %-8s | %-12s | %-8s | %-8s | %-7s | %-6s |\n' tokens QPS bytes "p50 ms" "p99 ms" \
-  "wire ms" "p50/wire" "p99/wire" dropped merged
-printf '|%s|\n' "--------|------|-------------|----------|----------|--------------|----------|----------|---------|--------"
+echo "wire time = bytes / iperf3 A->B bandwidth; load = offered bytes/s / iperf3; p50, p99: every prompt;"
+echo "alone: the prompts with no other in flight at any moment of their transfer (n of all, their p99 / wire);"
+echo "slowest: its arrival number and the share of its transfer another prompt was on the wire beside it"
+printf '| %-6s | %-4s | %-7s | %-5s | %-11s | %-8s | %-8s | %-8s | %-8s | %-8s | %-7s | %-10s | %-7s | %-6s |\n' tokens QPS \
+  arrival load bytes "p50 ms" "p99 ms" "wire ms" "p50/wire" "p99/wire" alone "alone p99/w" slowest merged
+printf '|%s|\n' "--------|------|---------|-------|-------------|----------|----------|----------|----------|----------|---------|------------|---------|--------"
 for q in $qps_list; do
-  for t in ${tokens//,/ }; do
-    line="$(result "kv-qps$q" "$t")"
-    bytes="$(field "$line" bytes)"
-    wire="$(awk -v b="$bytes" -v g="$iperf_ab_gbs" 'BEGIN { if (b == "" || g == 0) print "-"; else printf "%.1f", b / g / 1e6 }')"
-    printf '| %-6s | %-4s | %-11s | %-8s | %-8s | %-12s | %-8s | %-8s | %-7s | %-6s |\n' "$t" "$q" "${bytes:-FAILED}" \
-      "$(field "$line" p50_ms %.1f)" "$(field "$line" p99_ms %.1f)" "$wire" "$(ratio "$(field "$line" p50_ms)" "$wire")" \
-      "$(ratio "$(field "$line" p99_ms)" "$wire")" "$(field "$line" dropped)" "$(merged_of "kv-qps$q")"
+  for arrival in $arrivals; do
+    for t in ${tokens//,/ }; do
+      line="$(result "kv-qps$q-$arrival" "$t")"
+      bytes="$(field "$line" bytes)"
+      wire="$(awk -v b="$bytes" -v g="$iperf_ab_gbs" 'BEGIN { if (b == "" || g == 0) print "-"; else printf "%.1f", b / g / 1e6 }')"
+      load="$(awk -v b="$bytes" -v q="$q" -v g="$iperf_ab_gbs" 'BEGIN { if (b == "" || g == 0) print "-"; else printf "%.0f%%", 100 * b * q / g / 1e9 }')"
+      printf '| %-6s | %-4s | %-7s | %-5s | %-11s | %-8s | %-8s | %-8s | %-8s | %-8s | %-7s | %-10s | %-7s | %-6s |\n' "$t" "$q" \
+        "$arrival" "$load" "${bytes:-FAILED}" "$(field "$line" p50_ms %.1f)" "$(field "$line" p99_ms %.1f)" "$wire" \
+        "$(ratio "$(field "$line" p50_ms)" "$wire")" "$(ratio "$(field "$line" p99_ms)" "$wire")" \
+        "$(field "$line" alone)/$(field "$line" completed)" "$(ratio "$(field "$line" alone_p99_ms)" "$wire")" \
+        "#$(field "$line" slowest_ordinal) $(field "$line" slowest_overlap)" "$(merged_of "kv-qps$q-$arrival")"
+    done
   done
 done
 if [[ -n "$overlap" ]]; then
