@@ -350,11 +350,12 @@ for q in $qps_list; do
       line="$(result "kv-qps$q-$arrival" "$t")"
       bytes="$(field "$line" bytes)"
       wire="$(awk -v b="$bytes" -v g="$iperf_ab_gbs" 'BEGIN { if (b == "" || g == 0) print "-"; else printf "%.1f", b / g / 1e6 }')"
+      alone_p99="-"; [[ "$(field "$line" alone)" =~ ^[1-9] ]] && alone_p99="$(ratio "$(field "$line" alone_p99_ms)" "$wire")"
       load="$(awk -v b="$bytes" -v q="$q" -v g="$iperf_ab_gbs" 'BEGIN { if (b == "" || g == 0) print "-"; else printf "%.0f%%", 100 * b * q / g / 1e9 }')"
       printf '| %-6s | %-4s | %-7s | %-5s | %-11s | %-8s | %-8s | %-8s | %-8s | %-8s | %-7s | %-10s | %-7s | %-6s |\n' "$t" "$q" \
         "$arrival" "$load" "${bytes:-FAILED}" "$(field "$line" p50_ms %.1f)" "$(field "$line" p99_ms %.1f)" "$wire" \
         "$(ratio "$(field "$line" p50_ms)" "$wire")" "$(ratio "$(field "$line" p99_ms)" "$wire")" \
-        "$(field "$line" alone)/$(field "$line" completed)" "$(ratio "$(field "$line" alone_p99_ms)" "$wire")" \
+        "$(field "$line" alone)/$(field "$line" completed)" "$alone_p99" \
         "#$(field "$line" slowest_ordinal) $(field "$line" slowest_overlap)" "$(merged_of "kv-qps$q-$arrival")"
     done
   done
