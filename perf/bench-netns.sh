@@ -17,7 +17,9 @@
 #   --tokens       KV prompt sizes (default 1024,8192)
 #   --requests     KV arrivals per prompt size and rate (default 16)
 #   --arrival      KV arrival processes, one run each per rate (default poisson; "poisson fixed" runs both: fixed
-#                  gaps of 1/QPS never put two prompts on the wire at once below 100 % load, Poisson ones do)
+#                  gaps of 1/QPS never put two prompts on the wire at once below 100 % load, Poisson ones do).
+#                  Each KV run's slowest prompt is looked up in daemon A's journal (xferd profile --trace): its
+#                  requests' queue wait, execution and slice wire times, one line; the records stay in the logs
 #   --operations, --blocks, --threads
 #                  which throughput runs (default all: "write read", "1MiB 64KiB", "1 2"); --qps "" skips the KV
 #                  workload. Ratios whose runs were skipped print "-".
@@ -86,7 +88,7 @@ while [[ $# -gt 0 ]]; do
     --overlap) overlap="$2"; shift 2 ;;
     --overlap-delay) overlap_delay="$2"; shift 2 ;;
     --slow-start-after-idle) slow_start_after_idle="$2"; shift 2 ;;
-    -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,49p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -279,10 +281,27 @@ for op in $operations; do
     done
   done
 done
+# the slowest prompt of each KV phase, request by request, from daemon A's journal ($work/LABEL-slowest-TOKENS.trace):
+# whether its time went in intake's queue (client -> daemon), in execution, or in its slices' wire time
+to_ms() { awk '{ f = $2 == "ns" ? 1e-6 : $2 == "us" ? 1e-3 : $2 == "ms" ? 1 : 1000; printf "%.3f\n", $1 * f }'; }
+med_max() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else printf "p50 %.2f max %.2f ms", v[int((NR + 1) / 2)], v[NR] }'; }
+trace_slowest() { # label, since (trace ids repeat from run to run: only this run's records)
+  local t tokens trace file
+  for t in $(sed -n 's/^RESULT mode=kv .* tokens=\([0-9]*\) .* slowest_trace=\([0-9a-f]*\).*/\1:\2/p' "$work/$1.log"); do
+    tokens="${t%%:*}"; trace="${t#*:}"; file="$work/$1-slowest-$tokens.trace"
+    "$xferd" profile "$bench_dir/journal" --since "$2" --trace "$trace" > "$file" 2>&1 || true
+    say "  slowest $tokens-token prompt, trace $trace, daemon A's journal: $(grep -c ' completed  request' "$file") requests;" \
+      "queue $(sed -n 's/.*(queue \([0-9.]*\) \([a-z]*\),.*/\1 \2/p' "$file" | to_ms | med_max);" \
+      "execution $(sed -n 's/.*, execution \([0-9.]*\) \([a-z]*\)).*/\1 \2/p' "$file" | to_ms | med_max);" \
+      "slice wire $(sed -n 's/.* wire \([0-9.]*\) \([a-z]*\) status.*/\1 \2/p' "$file" | to_ms | med_max)"
+  done
+}
 for q in $qps_list; do
   for arrival in $arrivals; do
+    since="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
     run_bench "kv-qps$q-$arrival" --workload kv --operation write --qps "$q" --prompt-tokens "$tokens" \
       --requests "$requests" --arrival "$arrival" --verify
+    trace_slowest "kv-qps$q-$arrival" "$since"
   done
 done
 if [[ -n "$overlap" ]]; then

@@ -16,6 +16,7 @@ final class KvPromptLog
     private final long[] arrival;
     private final long[] firstSubmit;
     private final long[] end;
+    private final long[] traceId;
     private int count;
 
     KvPromptLog(final int capacity)
@@ -24,6 +25,7 @@ final class KvPromptLog
         arrival = new long[capacity];
         firstSubmit = new long[capacity];
         end = new long[capacity];
+        traceId = new long[capacity];
     }
 
     void clear()
@@ -33,8 +35,9 @@ final class KvPromptLog
 
     /**
      * @param ordinal the prompt's place among the phase's arrivals, from 1.
+     * @param traceId its requests' trace id (the daemon's journal has them: {@code xferd profile --trace}).
      */
-    void record(final int ordinal, final long arrival, final long firstSubmit, final long end)
+    void record(final int ordinal, final long traceId, final long arrival, final long firstSubmit, final long end)
     {
         if (count == this.ordinal.length)
         {
@@ -44,6 +47,7 @@ final class KvPromptLog
         this.arrival[count] = arrival;
         this.firstSubmit[count] = firstSubmit;
         this.end[count] = end;
+        this.traceId[count] = traceId;
         count++;
     }
 
@@ -55,6 +59,11 @@ final class KvPromptLog
     int ordinal(final int prompt)
     {
         return ordinal[prompt];
+    }
+
+    long traceId(final int prompt)
+    {
+        return traceId[prompt];
     }
 
     long transferNanos(final int prompt)

@@ -75,6 +75,7 @@ public final class KvWorkload
         long arrival;
         long firstSubmit;
         long lastCompleted;
+        long traceId;
 
         Outstanding(final int maxTasks)
         {
@@ -112,7 +113,10 @@ public final class KvWorkload
             throw new IllegalArgumentException("the target is smaller than one KV block (" + BLOCK.blockBytes() + ")");
         }
         this.targetBlockBase = targetBlockBase;
-        this.nextTraceId = (segment & 0xFFFF) << 32 | (targetBlockBase & 0xFFFF) << 16;
+        // the process id in the top bits: trace ids differ from run to run, so one run's prompts can be looked up in
+        // a daemon's journal that holds earlier runs too (xferd profile --trace)
+        this.nextTraceId = (ProcessHandle.current().pid() & 0x7FFF) << 48 | (segment & 0xFFFF) << 32 |
+            (targetBlockBase & 0xFFFF) << 16;
         this.out = out;
         this.slots = new Outstanding[maxOutstanding];
         for (int i = 0; i < maxOutstanding; i++)
@@ -224,12 +228,12 @@ public final class KvWorkload
             "transfer ms: %s%n", overlapped.getTotalCount(), LatencyReport.percentiles(overlapped, 1e6));
         final int[] slowest = prompts.slowest(5);
         final StringBuilder line = new StringBuilder("  slowest (arrival number: transfer ms, queued ms, overlapped " +
-            "share of its transfer, other prompts beside it):");
+            "share of its transfer, other prompts beside it, trace id):");
         for (final int prompt : slowest)
         {
-            line.append(String.format(Locale.ROOT, " #%d: %.1f, %.1f, %.2f, %d;", prompts.ordinal(prompt),
+            line.append(String.format(Locale.ROOT, " #%d: %.1f, %.1f, %.2f, %d, %x;", prompts.ordinal(prompt),
                 prompts.transferNanos(prompt) / 1e6, prompts.queueNanos(prompt) / 1e6, overlapShare(prompt),
-                prompts.others(prompt)));
+                prompts.others(prompt), prompts.traceId(prompt)));
         }
         out.println(line);
         if (dropped > 0)
@@ -240,14 +244,15 @@ public final class KvWorkload
         out.printf(Locale.ROOT, "RESULT mode=kv operation=%s tokens=%d bytes=%d qps=%.2f arrival=%s requests=%d " +
             "completed=%d dropped=%d failed=%d %s mean_ms=%.3f queue_p50_ms=%.3f queue_p99_ms=%.3f total_p50_ms=%.3f total_p99_ms=%.3f " +
             "alone=%d alone_p50_ms=%.3f alone_p99_ms=%.3f alone_max_ms=%.3f overlapped=%d overlapped_p99_ms=%.3f " +
-            "slowest_ordinal=%d slowest_overlap=%.2f%n",
+            "slowest_ordinal=%d slowest_overlap=%.2f slowest_trace=%x%n",
             Opcode.name(opcode).toLowerCase(Locale.ROOT), tokens, bytes, qps, poisson ? "poisson" : "fixed", requests,
             transfer.getTotalCount(), dropped, failed, LatencyReport.percentileFields(transfer, "ms", 1e6),
             transfer.getMean() / 1e6, queueing.getValueAtPercentile(50) / 1e6, queueing.getValueAtPercentile(99) / 1e6,
             total.getValueAtPercentile(50) / 1e6, total.getValueAtPercentile(99) / 1e6, alone.getTotalCount(),
             alone.getValueAtPercentile(50) / 1e6, alone.getValueAtPercentile(99) / 1e6, alone.getMaxValue() / 1e6,
             overlapped.getTotalCount(), overlapped.getValueAtPercentile(99) / 1e6,
-            slowest.length == 0 ? 0 : prompts.ordinal(slowest[0]), slowest.length == 0 ? 0 : overlapShare(slowest[0]));
+            slowest.length == 0 ? 0 : prompts.ordinal(slowest[0]), slowest.length == 0 ? 0 : overlapShare(slowest[0]),
+            slowest.length == 0 ? 0 : prompts.traceId(slowest[0]));
         out.flush();
     }
 
@@ -293,6 +298,7 @@ public final class KvWorkload
         final long blockBytes = BLOCK.blockBytes();
         final long traceId = ++nextTraceId;
         slot.tasks = blocks * BLOCK.layers();
+        slot.traceId = traceId;
         slot.batch = client.allocateBatch(slot.tasks);
         slot.arrival = arrival;
         slot.ordinal = ordinal;
@@ -333,7 +339,7 @@ public final class KvWorkload
                 slot.lastCompleted = end;
                 if (slot.ordinal > 0)
                 {
-                    prompts.record(slot.ordinal, slot.arrival, slot.firstSubmit, end);
+                    prompts.record(slot.ordinal, slot.traceId, slot.arrival, slot.firstSubmit, end);
                 }
                 transfer.recordValue(Math.min(LatencyReport.HIGHEST_NANOS, end - slot.firstSubmit));
                 queueing.recordValue(Math.min(LatencyReport.HIGHEST_NANOS, Math.max(0, slot.firstSubmit - slot.arrival)));

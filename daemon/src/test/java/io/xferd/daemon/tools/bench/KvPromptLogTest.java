@@ -15,9 +15,9 @@ class KvPromptLogTest
     void aPromptWithNothingElseInFlightRanAlone()
     {
         final KvPromptLog log = new KvPromptLog(4);
-        log.record(1, 0, 10, 100);
-        log.record(2, 100, 100, 180); // starts as the first ends: touching is not sharing the wire
-        log.record(3, 190, 200, 260);
+        log.record(1, 0, 0, 10, 100);
+        log.record(2, 0, 100, 100, 180); // starts as the first ends: touching is not sharing the wire
+        log.record(3, 0, 190, 200, 260);
 
         for (int prompt = 0; prompt < 3; prompt++)
         {
@@ -35,10 +35,10 @@ class KvPromptLogTest
     void overlapCountsEachMomentOnceWhateverManyOthersShareIt()
     {
         final KvPromptLog log = new KvPromptLog(4);
-        log.record(1, 0, 0, 100);
-        log.record(2, 20, 20, 50);  // inside the first
-        log.record(3, 30, 40, 70);  // overlaps the second: [20, 70] of the first is shared, once
-        log.record(4, 90, 90, 200); // the first's last 10
+        log.record(1, 0, 0, 0, 100);
+        log.record(2, 0, 20, 20, 50);  // inside the first
+        log.record(3, 0, 30, 40, 70);  // overlaps the second: [20, 70] of the first is shared, once
+        log.record(4, 0, 90, 90, 200); // the first's last 10
 
         assertEquals(60, log.overlappedNanos(0));
         assertEquals(3, log.others(0));
@@ -58,21 +58,22 @@ class KvPromptLogTest
         for (int prompt = 0; prompt < durations.length; prompt++)
         {
             at += 1_000 + random.nextInt(100);
-            log.record(prompt + 1, at, at, at + durations[prompt]);
+            log.record(prompt + 1, 100 + prompt, at, at, at + durations[prompt]);
         }
 
         final int[] slowest = log.slowest(3);
         assertArrayEquals(new int[] {2, 4, 1},
             new int[] {log.ordinal(slowest[0]), log.ordinal(slowest[1]), log.ordinal(slowest[2])});
         assertEquals(400, log.transferTimes(true).getMaxValue());
+        assertEquals(101, log.traceId(slowest[0]));
     }
 
     @Test
     void recordsNoMoreThanItsCapacity()
     {
         final KvPromptLog log = new KvPromptLog(1);
-        log.record(1, 0, 0, 10);
-        log.record(2, 0, 0, 10);
+        log.record(1, 0, 0, 0, 10);
+        log.record(2, 0, 0, 0, 10);
         assertEquals(1, log.count());
         log.clear();
         assertEquals(0, log.count());
