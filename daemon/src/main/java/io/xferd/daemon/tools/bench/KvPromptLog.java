@@ -17,6 +17,7 @@ final class KvPromptLog
     private final long[] firstSubmit;
     private final long[] end;
     private final long[] traceId;
+    private final long[] lastSubmit;
     private int count;
 
     KvPromptLog(final int capacity)
@@ -26,6 +27,7 @@ final class KvPromptLog
         firstSubmit = new long[capacity];
         end = new long[capacity];
         traceId = new long[capacity];
+        lastSubmit = new long[capacity];
     }
 
     void clear()
@@ -36,8 +38,11 @@ final class KvPromptLog
     /**
      * @param ordinal the prompt's place among the phase's arrivals, from 1.
      * @param traceId its requests' trace id (the daemon's journal has them: {@code xferd profile --trace}).
+     * @param lastSubmit when its last request was submitted: a client that waits for room in its ring or for its
+     *                   in-flight limit spreads the submission, and the journal's latencies do not show that wait.
      */
-    void record(final int ordinal, final long traceId, final long arrival, final long firstSubmit, final long end)
+    void record(final int ordinal, final long traceId, final long arrival, final long firstSubmit,
+        final long lastSubmit, final long end)
     {
         if (count == this.ordinal.length)
         {
@@ -48,6 +53,7 @@ final class KvPromptLog
         this.firstSubmit[count] = firstSubmit;
         this.end[count] = end;
         this.traceId[count] = traceId;
+        this.lastSubmit[count] = lastSubmit;
         count++;
     }
 
@@ -64,6 +70,14 @@ final class KvPromptLog
     long traceId(final int prompt)
     {
         return traceId[prompt];
+    }
+
+    /**
+     * @return first to last submit of the prompt's requests.
+     */
+    long submitSpanNanos(final int prompt)
+    {
+        return lastSubmit[prompt] - firstSubmit[prompt];
     }
 
     long transferNanos(final int prompt)

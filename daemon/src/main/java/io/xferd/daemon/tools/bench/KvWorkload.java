@@ -228,12 +228,12 @@ public final class KvWorkload
             "transfer ms: %s%n", overlapped.getTotalCount(), LatencyReport.percentiles(overlapped, 1e6));
         final int[] slowest = prompts.slowest(5);
         final StringBuilder line = new StringBuilder("  slowest (arrival number: transfer ms, queued ms, overlapped " +
-            "share of its transfer, other prompts beside it, trace id):");
+            "share of its transfer, other prompts beside it, first to last submit ms, trace id):");
         for (final int prompt : slowest)
         {
-            line.append(String.format(Locale.ROOT, " #%d: %.1f, %.1f, %.2f, %d, %x;", prompts.ordinal(prompt),
+            line.append(String.format(Locale.ROOT, " #%d: %.1f, %.1f, %.2f, %d, %.1f, %x;", prompts.ordinal(prompt),
                 prompts.transferNanos(prompt) / 1e6, prompts.queueNanos(prompt) / 1e6, overlapShare(prompt),
-                prompts.others(prompt), prompts.traceId(prompt)));
+                prompts.others(prompt), prompts.submitSpanNanos(prompt) / 1e6, prompts.traceId(prompt)));
         }
         out.println(line);
         if (dropped > 0)
@@ -244,7 +244,7 @@ public final class KvWorkload
         out.printf(Locale.ROOT, "RESULT mode=kv operation=%s tokens=%d bytes=%d qps=%.2f arrival=%s requests=%d " +
             "completed=%d dropped=%d failed=%d %s mean_ms=%.3f queue_p50_ms=%.3f queue_p99_ms=%.3f total_p50_ms=%.3f total_p99_ms=%.3f " +
             "alone=%d alone_p50_ms=%.3f alone_p99_ms=%.3f alone_max_ms=%.3f overlapped=%d overlapped_p99_ms=%.3f " +
-            "slowest_ordinal=%d slowest_overlap=%.2f slowest_trace=%x%n",
+            "slowest_ordinal=%d slowest_overlap=%.2f slowest_submit_span_ms=%.3f slowest_trace=%x%n",
             Opcode.name(opcode).toLowerCase(Locale.ROOT), tokens, bytes, qps, poisson ? "poisson" : "fixed", requests,
             transfer.getTotalCount(), dropped, failed, LatencyReport.percentileFields(transfer, "ms", 1e6),
             transfer.getMean() / 1e6, queueing.getValueAtPercentile(50) / 1e6, queueing.getValueAtPercentile(99) / 1e6,
@@ -252,6 +252,7 @@ public final class KvWorkload
             alone.getValueAtPercentile(50) / 1e6, alone.getValueAtPercentile(99) / 1e6, alone.getMaxValue() / 1e6,
             overlapped.getTotalCount(), overlapped.getValueAtPercentile(99) / 1e6,
             slowest.length == 0 ? 0 : prompts.ordinal(slowest[0]), slowest.length == 0 ? 0 : overlapShare(slowest[0]),
+            slowest.length == 0 ? 0 : prompts.submitSpanNanos(slowest[0]) / 1e6,
             slowest.length == 0 ? 0 : prompts.traceId(slowest[0]));
         out.flush();
     }
@@ -339,7 +340,8 @@ public final class KvWorkload
                 slot.lastCompleted = end;
                 if (slot.ordinal > 0)
                 {
-                    prompts.record(slot.ordinal, slot.traceId, slot.arrival, slot.firstSubmit, end);
+                    prompts.record(slot.ordinal, slot.traceId, slot.arrival, slot.firstSubmit,
+                        slot.submitted[slot.tasks - 1], end);
                 }
                 transfer.recordValue(Math.min(LatencyReport.HIGHEST_NANOS, end - slot.firstSubmit));
                 queueing.recordValue(Math.min(LatencyReport.HIGHEST_NANOS, Math.max(0, slot.firstSubmit - slot.arrival)));

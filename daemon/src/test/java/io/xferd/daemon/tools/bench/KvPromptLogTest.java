@@ -15,9 +15,9 @@ class KvPromptLogTest
     void aPromptWithNothingElseInFlightRanAlone()
     {
         final KvPromptLog log = new KvPromptLog(4);
-        log.record(1, 0, 0, 10, 100);
-        log.record(2, 0, 100, 100, 180); // starts as the first ends: touching is not sharing the wire
-        log.record(3, 0, 190, 200, 260);
+        log.record(1, 0, 0, 10, 10, 100);
+        log.record(2, 0, 100, 100, 100, 180); // starts as the first ends: touching is not sharing the wire
+        log.record(3, 0, 190, 200, 200, 260);
 
         for (int prompt = 0; prompt < 3; prompt++)
         {
@@ -29,16 +29,17 @@ class KvPromptLogTest
         assertEquals(0, log.transferTimes(false).getTotalCount());
         assertEquals(90, log.transferNanos(0));
         assertEquals(10, log.queueNanos(0));
+        assertEquals(0, log.submitSpanNanos(0));
     }
 
     @Test
     void overlapCountsEachMomentOnceWhateverManyOthersShareIt()
     {
         final KvPromptLog log = new KvPromptLog(4);
-        log.record(1, 0, 0, 0, 100);
-        log.record(2, 0, 20, 20, 50);  // inside the first
-        log.record(3, 0, 30, 40, 70);  // overlaps the second: [20, 70] of the first is shared, once
-        log.record(4, 0, 90, 90, 200); // the first's last 10
+        log.record(1, 0, 0, 0, 0, 100);
+        log.record(2, 0, 20, 20, 20, 50);  // inside the first
+        log.record(3, 0, 30, 40, 40, 70);  // overlaps the second: [20, 70] of the first is shared, once
+        log.record(4, 0, 90, 90, 90, 200); // the first's last 10
 
         assertEquals(60, log.overlappedNanos(0));
         assertEquals(3, log.others(0));
@@ -58,7 +59,7 @@ class KvPromptLogTest
         for (int prompt = 0; prompt < durations.length; prompt++)
         {
             at += 1_000 + random.nextInt(100);
-            log.record(prompt + 1, 100 + prompt, at, at, at + durations[prompt]);
+            log.record(prompt + 1, 100 + prompt, at, at, at, at + durations[prompt]);
         }
 
         final int[] slowest = log.slowest(3);
@@ -72,8 +73,8 @@ class KvPromptLogTest
     void recordsNoMoreThanItsCapacity()
     {
         final KvPromptLog log = new KvPromptLog(1);
-        log.record(1, 0, 0, 0, 10);
-        log.record(2, 0, 0, 0, 10);
+        log.record(1, 0, 0, 0, 0, 10);
+        log.record(2, 0, 0, 0, 0, 10);
         assertEquals(1, log.count());
         log.clear();
         assertEquals(0, log.count());
