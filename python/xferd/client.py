@@ -643,8 +643,9 @@ class Client:
                 return False
             try:
                 view = self._completion_view
-                if self._closed or self._gone is not None:  # close() or _mark_gone() set it before waking us:
-                    return True                                   # either may have found the word not marked yet
+                # close() and _mark_gone() set these before their wake, which may have found the word not marked yet
+                if self._closed or self._gone is not None:
+                    return True
                 head = view.i64[view.head_index]
                 if view.i64[view.tail_index] != head:
                     if view.i32[(head & (view.capacity - 1)) >> 2] > 0:
