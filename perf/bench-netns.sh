@@ -236,6 +236,7 @@ thread_switches_report() { # label before-file after-file
   local rate
   rate="$(field "$(result "$1")" gb_per_s)"
   [[ -n "$rate" && -f "$3" ]] || return 0
+  awk -v rate="$rate" 'BEGIN { exit !(rate > 0) }' || return 0 # every request failed: no GB to divide by
   # GB moved between the snapshots, at the run's mean rate
   awk -v rate="$rate" '
     $1 == "T" { if (NR == FNR) t0 = $2; else { t1 = $2; gb = rate * (t1 - t0) / 1e9 }; next }

@@ -135,6 +135,23 @@ class BenchCommandTest
                 "requests=6 completed=6 dropped=0 failed=0")
             .contains("RESULT mode=kv operation=write tokens=256 bytes=" + 256 * 57_344)
             .doesNotContain("NOT KEEPING UP");
+        // the fields perf/bench-netns.sh reads: every completed prompt ran alone or overlapped another, and the
+        // slowest one's arrival number, overlap share, submit span and trace id (for xferd profile --trace)
+        final java.util.regex.Matcher kv = java.util.regex.Pattern.compile("RESULT mode=kv .* completed=(\\d+) .* " +
+            "alone=(\\d+) .* overlapped=(\\d+) .* slowest_ordinal=(\\d+) slowest_overlap=([0-9.]+) " +
+            "slowest_submit_span_ms=([0-9.]+) slowest_trace=([0-9a-f]+)").matcher(bench.output());
+        int phases = 0;
+        while (kv.find())
+        {
+            phases++;
+            assertThat(Integer.parseInt(kv.group(2)) + Integer.parseInt(kv.group(3))).as(kv.group())
+                .isEqualTo(Integer.parseInt(kv.group(1)));
+            assertThat(Integer.parseInt(kv.group(4))).as(kv.group()).isBetween(1, 6);
+            assertThat(Double.parseDouble(kv.group(5))).as(kv.group()).isBetween(0.0, 1.0);
+            assertThat(Double.parseDouble(kv.group(6))).as(kv.group()).isGreaterThanOrEqualTo(0.0);
+            assertThat(Long.parseUnsignedLong(kv.group(7), 16)).as(kv.group()).isNotZero();
+        }
+        assertThat(phases).as(bench.output()).isEqualTo(2);
         final String histograms = Files.readString(log);
         assertThat(histograms).contains("Histogram log format version", "Tag=kv-64-qps20.0", "Tag=kv-256-qps20.0");
     }

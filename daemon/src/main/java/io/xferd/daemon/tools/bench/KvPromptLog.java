@@ -148,15 +148,47 @@ final class KvPromptLog
      */
     Histogram transferTimes(final boolean alone)
     {
+        final boolean[] shared = sharedTheWire();
         final Histogram times = LatencyReport.newHistogram();
         for (int prompt = 0; prompt < count; prompt++)
         {
-            if (alone(prompt) == alone)
+            if (shared[prompt] != alone)
             {
                 times.recordValue(Math.min(LatencyReport.HIGHEST_NANOS, Math.max(0, transferNanos(prompt))));
             }
         }
         return times;
+    }
+
+    /**
+     * @return per prompt, whether another was in flight at some moment of its transfer ({@link #alone} negated), in
+     * one sweep by first submit rather than every pair.
+     */
+    boolean[] sharedTheWire()
+    {
+        final Integer[] order = new Integer[count];
+        Arrays.setAll(order, i -> i);
+        Arrays.sort(order, (a, b) -> Long.compare(firstSubmit[a], firstSubmit[b]));
+        final boolean[] shared = new boolean[count];
+        // with one that started no later: it ends after this one starts, and this one lasts at all
+        long latestEnd = Long.MIN_VALUE;
+        for (final int prompt : order)
+        {
+            shared[prompt] = end[prompt] > firstSubmit[prompt] && latestEnd > firstSubmit[prompt];
+            latestEnd = Math.max(latestEnd, end[prompt]);
+        }
+        // with one that started no earlier and lasts at all: it starts before this one ends
+        long earliestStart = Long.MAX_VALUE;
+        for (int i = count - 1; i >= 0; i--)
+        {
+            final int prompt = order[i];
+            shared[prompt] |= earliestStart < end[prompt];
+            if (end[prompt] > firstSubmit[prompt])
+            {
+                earliestStart = Math.min(earliestStart, firstSubmit[prompt]);
+            }
+        }
+        return shared;
     }
 
     /**

@@ -74,15 +74,15 @@ public final class LatencyProfile
 
     void add(final JournalEntry entry)
     {
-        if (traceId != 0 && entry.traceId() == traceId)
-        {
-            traced.add(entry);
-        }
         final long at = entry.eventEpochNanos();
         if (at < sinceEpochNs || at >= untilEpochNs)
         {
             outsideWindow++;
-            return;
+            return; // a trace id of another run's records too: the window picks the run
+        }
+        if (traceId != 0 && entry.traceId() == traceId)
+        {
+            traced.add(entry);
         }
         switch (entry.type())
         {

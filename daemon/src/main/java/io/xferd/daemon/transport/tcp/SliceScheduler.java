@@ -1,20 +1,26 @@
 package io.xferd.daemon.transport.tcp;
 
 /**
- * The order in which one connection sends the slices queued on it, a slice at a time: per flow (a client and a trace
- * id: one prompt's KV cache, when the client gives each prompt its trace id), a flow that has been sent less than
- * {@link #HEAD_START_BYTES} goes before those sent more, and among those the smallest so far goes next, counting
- * what it has been sent on this connection and what it has queued (ties to the flow that came first); flows past
- * their head start go oldest first. Every {@link #AGING_PERIOD}th slice goes to the flow that has waited longest
- * since it was last served, so that no flow starves while others keep coming. A short prompt that arrives behind a
- * long one under way is sent before the rest of the long one, a long one that arrives behind a short one waits for
- * little more than what the short one has left, and a long one that arrives behind another long one takes only its
- * head start before the first one finishes; within a flow, slices keep their order.
+ * The order in which one connection sends the slices queued on it, a slice at a time. Per flow (a client and a trace
+ * id: one prompt's KV cache, when the client gives each prompt its trace id) the scheduler knows its size so far (what
+ * it has been sent on this connection and what it has queued) and its arrival number. Of two flows, the newer goes
+ * first while its size so far is at most a {@link #SHORTER_FACTOR}th of the older one's, and otherwise the older goes
+ * first. Every {@link #AGING_PERIOD}th slice goes to the flow that has waited longest since it was last served, so that
+ * no flow starves while others keep coming. A short prompt that arrives behind a long one under way is sent before the
+ * rest of the long one (whatever the model's bytes per token: only the ratio counts), a long one that arrives behind a
+ * short one waits for what the short one has left, and a long one that arrives behind another long one takes at most a
+ * {@link #SHORTER_FACTOR}th of the first's size before the first finishes; within a flow, slices keep their order.
  * <p>
- * Why oldest first beyond the head start: ranking every flow by its size so far made a long prompt that arrived
- * behind another long one go before the rest of it, and the first one's tail then waited for nearly all of the
- * second (both took twice the wire time of one). Which of two long prompts goes first does not change when the
- * second ends; letting the first one finish takes one of them from twice to once the wire time.
+ * Why the older first between flows of like size: ranking every flow by its size so far made a long prompt that
+ * arrived behind another long one go before the rest of it, and the first one's tail then waited for nearly all of the
+ * second (both took twice the wire time of one). Which of two long prompts goes first does not change when the second
+ * ends; letting the first one finish takes one of them from twice to once the wire time.
+ * <p>
+ * Why a flow's place does not last: a flow's arrival number is renewed each time it has been sent another
+ * {@link #RENEW_AFTER_BYTES}, and when a client without trace ids (all its requests one flow for its life) runs
+ * dry. A flow that never ends (such a client streaming, one reused trace id, a huge prompt) would otherwise be the
+ * oldest for ever and hold every later flow that is not much shorter to the aging slices; with the renewal it takes
+ * turns with them a quantum at a time.
  * <p>
  * Why what a flow was sent counts, not only what it has queued: a long prompt's requests reach the connection a few
  * at a time whenever intake runs behind the wire (a loaded host, a client still submitting), so its queue alone can
@@ -24,12 +30,19 @@ package io.xferd.daemon.transport.tcp;
  * place is needed for a new flow, so that a client that sent much long ago is not held back for it now.
  * <p>
  * Slices are linked through {@link Slice#nextQueued}: nothing is allocated. Up to {@link #MAX_FLOWS} flows are told
- * apart; beyond that, while all of them have slices queued, new flows share one queue. The sender thread's alone (no
- * locks).
+ * apart, at most {@link #MAX_FLOWS_PER_CLIENT} of one client: a client's further trace ids, while all of its flows
+ * have slices queued, join its newest flow, so that one client cannot take every place and push other clients' new
+ * flows into a queue it shares. Beyond that, while all flows have slices queued, a client's new flow joins its own
+ * newest or, when it has none, the last flow's queue. The sender thread's alone (no locks); each call scans the flows
+ * once.
  */
 final class SliceScheduler
 {
     static final int MAX_FLOWS = 64;
+    /**
+     * Flows of one client told apart: a quarter of them, so that at least four clients' prompts are.
+     */
+    static final int MAX_FLOWS_PER_CLIENT = MAX_FLOWS / 4;
     /**
      * One slice in this many goes to the flow that has waited longest, whatever its size: enough that nothing starves,
      * rare enough that a short prompt behind a long one loses little (1 in 8 made a 1K-token prompt's 56 slices on a
@@ -42,11 +55,17 @@ final class SliceScheduler
      */
     static final long FORGET_AFTER_BYTES = 64L << 20;
     /**
-     * What a flow is sent on a connection before it queues oldest first: a 1K-token prompt of a 7B model (56 MiB)
-     * over two connections fits (a short prompt behind a long one goes first whole), and a long prompt arriving behind
-     * another long one delays it by this much per connection (14 % of an 8K-token prompt over two).
+     * A newer flow goes before an older one while its size so far is at most this fraction of the older one's: a
+     * 1K-token prompt behind an 8K one (an eighth) goes first whole, and a long prompt arriving behind another long one
+     * delays it by at most a quarter of its size.
      */
-    static final long HEAD_START_BYTES = 32L << 20;
+    static final int SHORTER_FACTOR = 4;
+    /**
+     * A flow's arrival number is renewed each time it has been sent this much on the connection: an 8K-token prompt of
+     * a 7B model over two connections (224 MiB each) keeps its place to its end, and a flow that never ends takes
+     * turns with later long ones by this much.
+     */
+    static final long RENEW_AFTER_BYTES = 256L << 20;
 
     private final int[] slots = new int[MAX_FLOWS];
     private final long[] traceIds = new long[MAX_FLOWS];
@@ -72,20 +91,41 @@ final class SliceScheduler
         final RemoteTransfer transfer = slice.transfer;
         final int slot = transfer.submitter == null ? -1 : transfer.submitter.slot();
         final long traceId = transfer.traceId;
-        int flow = 0;
-        while (flow < flows && (slots[flow] != slot || traceIds[flow] != traceId))
+        int flow = -1;
+        int own = 0;
+        int ownNewest = -1;
+        int ownDriest = -1;
+        for (int f = 0; f < flows; f++)
         {
-            flow++;
-        }
-        if (flow == flows)
-        {
-            flow = flows < MAX_FLOWS ? flows++ : driestFlow();
-            if (flow < 0)
+            if (slots[f] == slot)
             {
-                flow = MAX_FLOWS - 1; // every flow has slices queued: share the last one's queue
+                if (traceIds[f] == traceId)
+                {
+                    flow = f;
+                    break;
+                }
+                own++;
+                if (ownNewest < 0 || arrivals[f] > arrivals[ownNewest])
+                {
+                    ownNewest = f;
+                }
+                if (heads[f] == null && (ownDriest < 0 || drySince[f] < drySince[ownDriest]))
+                {
+                    ownDriest = f;
+                }
+            }
+        }
+        if (flow < 0)
+        {
+            final int place = own < MAX_FLOWS_PER_CLIENT ? (flows < MAX_FLOWS ? flows++ : driestFlow()) : ownDriest;
+            if (place < 0)
+            {
+                // every place this client may take has slices queued: share the queue of its own newest flow
+                flow = ownNewest >= 0 ? ownNewest : MAX_FLOWS - 1;
             }
             else
             {
+                flow = place;
                 slots[flow] = slot;
                 traceIds[flow] = traceId;
                 begin(flow);
@@ -123,7 +163,7 @@ final class SliceScheduler
         for (int flow = 0; flow < flows; flow++)
         {
             if (heads[flow] != null &&
-                (next < 0 || (aging ? lastServed[flow] < lastServed[next] : isSmaller(flow, next))))
+                (next < 0 || (aging ? lastServed[flow] < lastServed[next] : goesBefore(flow, next))))
             {
                 next = flow;
             }
@@ -133,7 +173,12 @@ final class SliceScheduler
         slice.nextQueued = null;
         queued--;
         bytesQueued[next] -= slice.length;
-        bytesSent[next] += slice.length;
+        final long sentBefore = bytesSent[next];
+        bytesSent[next] = sentBefore + slice.length;
+        if (bytesSent[next] / RENEW_AFTER_BYTES != sentBefore / RENEW_AFTER_BYTES)
+        {
+            arrivals[next] = ++arrivalCount; // another quantum sent: behind the flows that came meanwhile
+        }
         totalSent += slice.length;
         lastServed[next] = picks;
         if (heads[next] == null)
@@ -143,8 +188,10 @@ final class SliceScheduler
             if (traceIds[next] == 0)
             {
                 // no trace id: every request of the client is this one flow, for as long as the client lives; what
-                // it was sent is no prompt's size, and remembering it would put the client behind every newcomer
+                // it was sent is no prompt's size, and remembering it would put the client behind every newcomer; its
+                // next request is a newcomer too, not the oldest flow for ever
                 bytesSent[next] = 0;
+                arrivals[next] = ++arrivalCount;
             }
         }
         return slice;
@@ -183,16 +230,13 @@ final class SliceScheduler
         return flows;
     }
 
-    private boolean isSmaller(final int flow, final int than)
+    private boolean goesBefore(final int flow, final int than)
     {
-        final boolean young = bytesSent[flow] < HEAD_START_BYTES;
-        if (young != bytesSent[than] < HEAD_START_BYTES)
-        {
-            return young;
-        }
         final long size = bytesSent[flow] + bytesQueued[flow];
         final long other = bytesSent[than] + bytesQueued[than];
-        return young && size != other ? size < other : arrivals[flow] < arrivals[than];
+        return arrivals[flow] > arrivals[than] ?
+            size * SHORTER_FACTOR <= other : // the newer goes first only when much shorter
+            other * SHORTER_FACTOR > size;
     }
 
     private void begin(final int flow)

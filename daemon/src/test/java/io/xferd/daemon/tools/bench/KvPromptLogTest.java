@@ -50,6 +50,32 @@ class KvPromptLogTest
     }
 
     @Test
+    void theSweepFindsTheSamePromptsAloneAsEveryPair()
+    {
+        final SplittableRandom random = new SplittableRandom(11);
+        final int n = 2_000;
+        final KvPromptLog log = new KvPromptLog(n);
+        long at = 0;
+        for (int prompt = 0; prompt < n; prompt++)
+        {
+            at += random.nextInt(3) == 0 ? 0 : random.nextInt(40); // same starts, touching and empty spans too
+            final long first = at + random.nextInt(5);
+            log.record(prompt + 1, 0, at, first, first, first + (random.nextInt(4) == 0 ? 0 : random.nextInt(60)));
+        }
+
+        final boolean[] shared = log.sharedTheWire();
+        int alone = 0;
+        for (int prompt = 0; prompt < n; prompt++)
+        {
+            assertEquals(log.alone(prompt), !shared[prompt], "prompt " + prompt);
+            alone += log.alone(prompt) ? 1 : 0;
+        }
+        assertTrue(alone > 0 && alone < n, "both kinds occur: " + alone);
+        assertEquals(alone, log.transferTimes(true).getTotalCount());
+        assertEquals(n - alone, log.transferTimes(false).getTotalCount());
+    }
+
+    @Test
     void slowestComeFirstWithTheirArrivalNumbers()
     {
         final KvPromptLog log = new KvPromptLog(8);

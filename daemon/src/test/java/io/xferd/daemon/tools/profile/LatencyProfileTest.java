@@ -81,6 +81,21 @@ class LatencyProfileTest
     }
 
     @Test
+    void shouldCollectOnlyTheTracedRecordsInsideTheWindow()
+    {
+        // trace ids repeat from run to run: --since picks this run's records of the traced prompt
+        final long second = 1_000_000_000L;
+        final long traceId = 0x1234_0000_0001L;
+        final LatencyProfile profile = new LatencyProfile(EPOCH_OFFSET + 10 * second, Long.MAX_VALUE, traceId);
+        for (int s = 0; s < 20; s++)
+        {
+            profile.add(new JournalEntry(JournalRecordDescriptor.COMPLETED, EPOCH_OFFSET, s, traceId, 0, Opcode.WRITE,
+                TransferStatus.OK, 4096, 4096, 0, 1, s * second, s * second + 10, s * second + 1_000, 0, 0, 0, 0));
+        }
+        assertThat(profile.traced()).hasSize(10).allSatisfy(e -> assertThat(e.requestId()).isGreaterThanOrEqualTo(10));
+    }
+
+    @Test
     void shouldSortSizesIntoTheirBuckets()
     {
         assertThat(LatencyProfile.sizeBucket(4096)).isEqualTo("<=4K");
