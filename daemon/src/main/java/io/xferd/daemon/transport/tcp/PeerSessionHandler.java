@@ -368,7 +368,7 @@ final class PeerSessionHandler implements Runnable
             buffered.skip(length);
         }
         // the slice that ends its request is what the initiator's client waits for (a batch of small requests
-        // coalesced into one, its last): its answer leaves now, not once the next slice has been read
+        // coalesced into one, its last): its answer leaves before the next read, not once the next slice was read
         sendAck(sliceId, status, Math.max(0, length), address + length == requestAddress + requestLength);
     }
 
@@ -630,7 +630,7 @@ final class PeerSessionHandler implements Runnable
 
     /**
      * Queue an answer; answers leave together once no request is waiting, or when enough bytes are queued, or,
-     * when {@code endsRequest}, at once (see {@link BufferedChannel#answerEndingRequest}).
+     * when {@code endsRequest}, before the next read from the socket (see {@link BufferedChannel#answerEndingRequest}).
      */
     private void sendAck(final long sliceId, final int status, final long writeBytes, final boolean endsRequest)
         throws IOException
@@ -650,6 +650,14 @@ final class PeerSessionHandler implements Runnable
     ClientSession pinned()
     {
         return pinned;
+    }
+
+    /**
+     * @return how many gathering writes of answers this connection made (tests), 0 before it was admitted.
+     */
+    long answerWrites()
+    {
+        return admitted ? buffered.flushes() : 0;
     }
 
     /**
