@@ -172,7 +172,8 @@ public final class RawPeer implements AutoCloseable
         final long sliceId, final long handle, final long address, final long length, final int sent, final byte fill,
         final boolean goodTag)
     {
-        return filled(frame(PeerProtocol.WRITE, sliceId, handle, address, length, address, length, sent, goodTag), fill);
+        return filled(
+            frame(PeerProtocol.WRITE, sliceId, handle, address, length, address, length, sent, goodTag), fill);
     }
 
     /**
@@ -242,7 +243,8 @@ public final class RawPeer implements AutoCloseable
         final int type, final long sliceId, final long handle, final long address, final long length, final int sent,
         final boolean goodTag) throws IOException
     {
-        FrameIo.writeFully(channel, frame(type, sliceId, handle, address, length, address, length, sent, goodTag));
+        FrameIo.writeFully(channel,
+            frame(type, sliceId, handle, address, length, address, length, sent, goodTag));
     }
 
     private ByteBuffer frame(
