@@ -313,6 +313,9 @@ final class PeerSessionHandler implements Runnable
             // the frame carries a payload of another size than the slice claims: no skip can keep it in step
             throw new IOException("WRITE frame of " + bodyLength + " bytes for a slice of " + length);
         }
+        // the slice that ends its request is what the initiator's client waits for (a batch of small requests
+        // coalesced into one, its last): its answer leaves before the next read, not once the next slice was read
+        final boolean endsRequest = address + length == requestAddress + requestLength;
         final ClientSession target = registry.segment(handle);
         final int check = check(target, address, length, requestAddress, requestLength);
         int status = check;
@@ -325,7 +328,7 @@ final class PeerSessionHandler implements Runnable
                 if (pages != null)
                 {
                     // a file on tmpfs, received into as memory: the responder answers and releases the borrow
-                    files.receiveIntoPages(pages, sliceId, region, address, length);
+                    files.receiveIntoPages(pages, sliceId, region, address, length, endsRequest);
                     bytesReceived.getAndAdd(length);
                     return;
                 }
@@ -367,9 +370,7 @@ final class PeerSessionHandler implements Runnable
         {
             buffered.skip(length);
         }
-        // the slice that ends its request is what the initiator's client waits for (a batch of small requests
-        // coalesced into one, its last): its answer leaves before the next read, not once the next slice was read
-        sendAck(sliceId, status, Math.max(0, length), address + length == requestAddress + requestLength);
+        sendAck(sliceId, status, Math.max(0, length), endsRequest);
     }
 
     private void onRead(final int bodyLength) throws IOException
