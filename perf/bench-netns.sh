@@ -8,7 +8,7 @@
 #
 #   perf/bench-netns.sh [--connections N] [--duration S] [--qps "2 4 8"] [--tokens 1024,8192] [--requests N]
 #                       [--operations "write read"] [--blocks "1MiB 64KiB"] [--threads "1 2"] [--warmup S]
-#                       [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth] [--window N] [--rounds N]
+#                       [--arrival "poisson fixed"] [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth] [--window N] [--rounds N]
 #                       [--overlap "8192:1024 1024:8192"] [--overlap-delay 5ms] [--slow-start-after-idle 0|1]
 #                       [--thread-switches]
 #
@@ -17,6 +17,10 @@
 #   --qps          KV workload rates, one run each (default "2 4 8")
 #   --tokens       KV prompt sizes (default 1024,8192)
 #   --requests     KV arrivals per prompt size and rate (default 16)
+#   --arrival      KV arrival processes, one run each per rate (default poisson; "poisson fixed" runs both: fixed
+#                  gaps of 1/QPS never put two prompts on the wire at once below 100 % load, Poisson ones do).
+#                  Each KV run's slowest prompt is looked up in daemon A's journal (xferd profile --trace): its
+#                  requests' queue wait, execution and slice wire times, one line; the records stay in the logs
 #   --operations, --blocks, --threads
 #                  which throughput runs (default all: "write read", "1MiB 64KiB", "1 2"); --qps "" skips the KV
 #                  workload. Ratios whose runs were skipped print "-".
@@ -56,6 +60,7 @@ xferd="$root/bin/xferd"
 connections=2
 duration=10
 qps_list="2 4 8"
+arrivals="poisson"
 tokens="1024,8192"
 requests=16
 operations="write read"
@@ -76,6 +81,7 @@ while [[ $# -gt 0 ]]; do
     --connections) connections="$2"; shift 2 ;;
     --duration) duration="$2"; shift 2 ;;
     --qps) qps_list="$2"; shift 2 ;;
+    --arrival) arrivals="$2"; shift 2 ;;
     --tokens) tokens="$2"; shift 2 ;;
     --requests) requests="$2"; shift 2 ;;
     --operations) operations="$2"; shift 2 ;;
@@ -91,7 +97,7 @@ while [[ $# -gt 0 ]]; do
     --overlap-delay) overlap_delay="$2"; shift 2 ;;
     --slow-start-after-idle) slow_start_after_idle="$2"; shift 2 ;;
     --thread-switches) thread_switches=1; shift ;;
-    -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,54p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -334,9 +340,28 @@ for op in $operations; do
     done
   done
 done
+# the slowest prompt of each KV phase, request by request, from daemon A's journal ($work/LABEL-slowest-TOKENS.trace):
+# whether its time went in intake's queue (client -> daemon), in execution, or in its slices' wire time
+to_ms() { awk '{ f = $2 == "ns" ? 1e-6 : $2 == "us" ? 1e-3 : $2 == "ms" ? 1 : 1000; printf "%.3f\n", $1 * f }'; }
+med_max() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else printf "p50 %.2f max %.2f ms", v[int((NR + 1) / 2)], v[NR] }'; }
+trace_slowest() { # label, since (trace ids repeat from run to run: only this run's records)
+  local t tokens trace file
+  for t in $(sed -n 's/^RESULT mode=kv .* tokens=\([0-9]*\) .* slowest_trace=\([0-9a-f]*\).*/\1:\2/p' "$work/$1.log"); do
+    tokens="${t%%:*}"; trace="${t#*:}"; file="$work/$1-slowest-$tokens.trace"
+    "$xferd" profile "$bench_dir/journal" --since "$2" --trace "$trace" > "$file" 2>&1 || true
+    say "  slowest $tokens-token prompt, trace $trace, daemon A's journal: $(grep -c ' completed  request' "$file") requests;" \
+      "queue $(sed -n 's/.*(queue \([0-9.]*\) \([a-z]*\),.*/\1 \2/p' "$file" | to_ms | med_max);" \
+      "execution $(sed -n 's/.*, execution \([0-9.]*\) \([a-z]*\)).*/\1 \2/p' "$file" | to_ms | med_max);" \
+      "slice wire $(sed -n 's/.* wire \([0-9.]*\) \([a-z]*\) status.*/\1 \2/p' "$file" | to_ms | med_max)"
+  done
+}
 for q in $qps_list; do
-  run_bench "kv-qps$q" --workload kv --operation write --qps "$q" --prompt-tokens "$tokens" \
-    --requests "$requests" --verify
+  for arrival in $arrivals; do
+    since="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    run_bench "kv-qps$q-$arrival" --workload kv --operation write --qps "$q" --prompt-tokens "$tokens" \
+      --requests "$requests" --arrival "$arrival" --verify
+    trace_slowest "kv-qps$q-$arrival" "$since"
+  done
 done
 if [[ -n "$overlap" ]]; then
   run_bench "kv-overlap" --workload kv --operation write --overlap "${overlap// /,}" --overlap-delay "$overlap_delay" \
@@ -391,18 +416,26 @@ if [[ $rounds -gt 1 ]]; then
 fi
 echo
 echo "KV workload (Qwen2.5-7B, 57,344 bytes per token, 32 KiB block requests, one batch per request), write;"
-echo "wire time = bytes / iperf3 A->B bandwidth"
-printf '| %-6s | %-4s | %-11s | %-8s | %-8s | %-12s | %-8s | %-8s | %-7s | %-6s |\n' tokens QPS bytes "p50 ms" "p99 ms" \
-  "wire ms" "p50/wire" "p99/wire" dropped merged
-printf '|%s|\n' "--------|------|-------------|----------|----------|--------------|----------|----------|---------|--------"
+echo "wire time = bytes / iperf3 A->B bandwidth; load = offered bytes/s / iperf3; p50, p99: every prompt;"
+echo "alone: the prompts with no other in flight at any moment of their transfer (n of all, their p99 / wire);"
+echo "slowest: its arrival number and the share of its transfer another prompt was on the wire beside it"
+printf '| %-6s | %-4s | %-7s | %-5s | %-11s | %-8s | %-8s | %-8s | %-8s | %-8s | %-7s | %-10s | %-7s | %-6s |\n' tokens QPS \
+  arrival load bytes "p50 ms" "p99 ms" "wire ms" "p50/wire" "p99/wire" alone "alone p99/w" slowest merged
+printf '|%s|\n' "--------|------|---------|-------|-------------|----------|----------|----------|----------|----------|---------|------------|---------|--------"
 for q in $qps_list; do
-  for t in ${tokens//,/ }; do
-    line="$(result "kv-qps$q" "$t")"
-    bytes="$(field "$line" bytes)"
-    wire="$(awk -v b="$bytes" -v g="$iperf_ab_gbs" 'BEGIN { if (b == "" || g == 0) print "-"; else printf "%.1f", b / g / 1e6 }')"
-    printf '| %-6s | %-4s | %-11s | %-8s | %-8s | %-12s | %-8s | %-8s | %-7s | %-6s |\n' "$t" "$q" "${bytes:-FAILED}" \
-      "$(field "$line" p50_ms %.1f)" "$(field "$line" p99_ms %.1f)" "$wire" "$(ratio "$(field "$line" p50_ms)" "$wire")" \
-      "$(ratio "$(field "$line" p99_ms)" "$wire")" "$(field "$line" dropped)" "$(merged_of "kv-qps$q")"
+  for arrival in $arrivals; do
+    for t in ${tokens//,/ }; do
+      line="$(result "kv-qps$q-$arrival" "$t")"
+      bytes="$(field "$line" bytes)"
+      wire="$(awk -v b="$bytes" -v g="$iperf_ab_gbs" 'BEGIN { if (b == "" || g == 0) print "-"; else printf "%.1f", b / g / 1e6 }')"
+      alone_p99="-"; [[ "$(field "$line" alone)" =~ ^[1-9] ]] && alone_p99="$(ratio "$(field "$line" alone_p99_ms)" "$wire")"
+      load="$(awk -v b="$bytes" -v q="$q" -v g="$iperf_ab_gbs" 'BEGIN { if (b == "" || g == 0) print "-"; else printf "%.0f%%", 100 * b * q / g / 1e9 }')"
+      printf '| %-6s | %-4s | %-7s | %-5s | %-11s | %-8s | %-8s | %-8s | %-8s | %-8s | %-7s | %-10s | %-7s | %-6s |\n' "$t" "$q" \
+        "$arrival" "$load" "${bytes:-FAILED}" "$(field "$line" p50_ms %.1f)" "$(field "$line" p99_ms %.1f)" "$wire" \
+        "$(ratio "$(field "$line" p50_ms)" "$wire")" "$(ratio "$(field "$line" p99_ms)" "$wire")" \
+        "$(field "$line" alone)/$(field "$line" completed)" "$alone_p99" \
+        "#$(field "$line" slowest_ordinal) $(field "$line" slowest_overlap)" "$(merged_of "kv-qps$q-$arrival")"
+    done
   done
 done
 if [[ -n "$overlap" ]]; then

@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The first run a user makes, {@code xferd demo}, end to end: a daemon, a prefill process and a decode process
- * move a KV cache and the decode side checks every byte.
+ * move a KV cache and the decode side checks every byte, and only bytes the timed pass sent pass that check.
  */
 @Tag("integration")
 @Timeout(150)
@@ -44,13 +44,28 @@ class DemoEndToEndTest
     void shouldMoveAKvCacheBetweenTwoProcessesAndVerifyEveryByte()
     {
         demo = ChildProcess.start("demo", XferdMain.class,
-            "demo", "--dir", directory.toString(), "--size-mib", "32", "--timeout-s", "100");
+            "demo", "--dir", directory.toString(), "--size-mib", "32", "--timeout-s", "100", "--warm-up-s", "2");
 
         assertThat(demo.awaitExit(Duration.ofSeconds(120))).as(demo.output()).isZero();
         assertThat(demo.output()).contains("every byte verified").contains("VERIFIED");
         assertThat(demo.output()).as("the figure is one timed pass after a warm-up that says how it ended")
             .contains("WARMED UP: ").contains("(one timed pass, after warm-up)");
         assertThat(directory.resolve(CncFileDescriptor.CNC_FILE)).as("the demo's daemon cleaned up").doesNotExist();
+        assertThat(directory.resolve(CncFileDescriptor.SOCKET_FILE)).doesNotExist();
+    }
+
+    @Test
+    void shouldFailWhenTheTimedPassCompletesWithoutLandingItsBytes()
+    {
+        // the timed pass sends only each layer's last block (its notification's), as a daemon that completed the
+        // rest without landing them would look to decode: what the warm-up pass landed must not pass for it
+        demo = ChildProcess.start("demo", XferdMain.class, "demo", "--dir", directory.toString(), "--size-mib", "8",
+            "--passes", "2", "--warm-up-s", "0", "--timeout-s", "100", "--drop-timed-bytes");
+
+        assertThat(demo.awaitExit(Duration.ofSeconds(120))).as(demo.output()).isEqualTo(1);
+        assertThat(demo.output()).as("the producer saw every completion, then decode checked")
+            .contains("SENT").contains("decode: MISMATCH layer 0 at byte 0").contains("demo: FAILED")
+            .doesNotContain("VERIFIED");
         assertThat(directory.resolve(CncFileDescriptor.SOCKET_FILE)).doesNotExist();
     }
 }

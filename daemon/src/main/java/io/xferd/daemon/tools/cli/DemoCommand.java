@@ -11,7 +11,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,6 +37,11 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
     @Option(names = "--dir", description = "Daemon directory (default: ${DEFAULT-VALUE}).")
     Path directory = DaemonContext.DEFAULT_DIRECTORY;
 
+    /** The longest --timeout-s: a day; it also keeps every conversion to milliseconds and nanoseconds in range. */
+    static final long MAX_TIMEOUT_SECONDS = TimeUnit.DAYS.toSeconds(1);
+    /** The largest --size-mib: 1 TiB; it keeps the byte count and the layout's block count in range. */
+    static final long MAX_SIZE_MIB = 1L << 20;
+
     @Option(names = "--size-mib", description = "KV cache size to move (default: ${DEFAULT-VALUE}).")
     long sizeMib = 256;
 
@@ -47,8 +54,8 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
     int passes = 3;
 
     @Option(names = "--warm-up-s", description = "After the passes - 1 warm-up passes, go on warming up while passes " +
-        "still get faster (until 3 in a row are not 5% faster than the best), for at most this long; 0: exactly " +
-        "passes - 1 (default: ${DEFAULT-VALUE}).")
+        "still get faster (until 3 in a row are not 5% faster than the best), for at most this long, below " +
+        "--timeout-s; 0: exactly passes - 1 (default: ${DEFAULT-VALUE}).")
     long warmUpSeconds = 10;
 
     @Option(names = "--seed", description = "Seed of the random data (default: time based).")
@@ -56,6 +63,11 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
 
     @Option(names = "--timeout-s", description = "Give up after (default: ${DEFAULT-VALUE}).")
     long timeoutSeconds = 120;
+
+    @Option(names = "--drop-timed-bytes", description = "Fault injection: the timed pass sends only each layer's " +
+        "last block (with its notification), as if the daemon had completed the rest without landing their bytes; " +
+        "decode must find bytes the timed pass did not send and the demo fails.")
+    boolean dropTimedBytes;
 
     @Option(names = "--disagg", description = "Run a disaggregated deployment instead: a daemon in its own " +
         "directory, the proxy (V1), stand-in vLLM prefill and decode servers (Python, OpenAI API) moving a KV " +
@@ -91,6 +103,12 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
     @Override
     public Integer call() throws Exception
     {
+        final String invalid = invalidOptions();
+        if (invalid != null)
+        {
+            System.out.println("demo: " + invalid);
+            return 2;
+        }
         if (disagg)
         {
             return runDisaggregated();
@@ -148,13 +166,37 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
         }
     }
 
+    /**
+     * @return what is wrong with the options, or {@code null}: checked before anything starts.
+     */
+    String invalidOptions()
+    {
+        if (timeoutSeconds < 1 || timeoutSeconds > MAX_TIMEOUT_SECONDS)
+        {
+            return "--timeout-s must be from 1 to " + MAX_TIMEOUT_SECONDS;
+        }
+        if (disagg)
+        {
+            return null; // the deployment's own options are checked where it starts
+        }
+        if (passes < 1 || batch < 1)
+        {
+            return "--passes and --batch must be at least 1";
+        }
+        if (sizeMib < 1 || sizeMib > MAX_SIZE_MIB)
+        {
+            return "--size-mib must be from 1 to " + MAX_SIZE_MIB;
+        }
+        if (warmUpSeconds < 0 || warmUpSeconds >= timeoutSeconds)
+        {
+            // decode gives up --timeout-s after it is ready: a warm-up as long leaves no time for the timed pass
+            return "--warm-up-s must be at least 0 and below --timeout-s (" + timeoutSeconds + ")";
+        }
+        return null;
+    }
+
     private int run() throws Exception
     {
-        if (passes < 1 || batch < 1 || warmUpSeconds < 0)
-        {
-            System.out.println("demo: --passes and --batch must be at least 1, --warm-up-s at least 0");
-            return 2;
-        }
         final KvCacheLayout layout = KvCacheLayout.qwen25_7bOfSize(sizeMib * 1024 * 1024);
         final String suffix = Long.toString(ProcessHandle.current().pid());
         final String consumerName = "decode-" + suffix;
@@ -163,7 +205,7 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
 
         final Process consumer = JavaProcesses.start(DecodeConsumer.class, List.of(directory.toString(), consumerName,
             Integer.toString(layout.layers()), Integer.toString(layout.blocks()), Long.toString(seed),
-            Long.toString(timeoutSeconds * 1000)));
+            Long.toString(TimeUnit.SECONDS.toMillis(timeoutSeconds))));
         Process producer = null;
         try
         {
@@ -187,11 +229,23 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
             }
             final List<String> producerArgs = new ArrayList<>(List.of(directory.toString(), "prefill-" + suffix,
                 ready[1], Integer.toString(layout.layers()), Integer.toString(layout.blocks()), Long.toString(seed),
-                Integer.toString(batch), Integer.toString(passes), Long.toString(warmUpSeconds * 1000)));
+                Integer.toString(batch), Integer.toString(passes), Long.toString(TimeUnit.SECONDS.toMillis(warmUpSeconds)),
+                dropTimedBytes ? PrefillProducer.TIMED_PASS_LAST_BLOCKS : PrefillProducer.TIMED_PASS_ALL));
             producerArgs.addAll(Arrays.asList(ready).subList(2, ready.length));
             producer = JavaProcesses.builder(PrefillProducer.class, producerArgs).inheritIO().start();
 
             final boolean producerDone = producer.waitFor(timeoutSeconds, TimeUnit.SECONDS);
+            if (producerDone && producer.exitValue() == 0)
+            {
+                tellToVerify(consumer);
+            }
+            else
+            {
+                // no word will come: stop decode rather than leave it waiting out its timeout
+                System.out.println("demo: the prefill process " + (producerDone ? "failed" : "did not finish") +
+                    ": decode stopped, nothing verified");
+                consumer.destroy();
+            }
             while ((line = consumerOut.readLine()) != null)
             {
                 System.out.println("decode: " + line);
@@ -208,6 +262,22 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
             {
                 producer.destroyForcibly();
             }
+        }
+    }
+
+    /**
+     * The producer exited 0, so it saw every completion of the timed pass: decode may check the bytes now (a layer's
+     * notification rides on its last batch, while earlier batches of it may still be landing).
+     */
+    private static void tellToVerify(final Process consumer)
+    {
+        try (OutputStream in = consumer.getOutputStream())
+        {
+            in.write((DecodeConsumer.VERIFY + "\n").getBytes(StandardCharsets.UTF_8));
+        }
+        catch (final IOException ex)
+        {
+            // decode has already ended (its own output says why) and fails the demo by its exit status
         }
     }
 }

@@ -5,23 +5,32 @@ import io.xferd.client.Notification;
 import io.xferd.client.SharedBuffer;
 import io.xferd.client.XferClient;
 
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.HashSet;
-import java.util.Set;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * The decode side of the demo (the KV consumer): registers an empty paged KV cache, prints its layer
  * addresses for the producer (as vLLM's connectors exchange raw block pointers), waits for the timed pass's
- * notification of every layer ("layer N"; the producer's warm-up passes send "warm-up layer N", taken and passed
- * over), then checks every byte. Exit 0 when all arrived intact, 1 otherwise.
+ * notification of every layer ("layer N"; the producer's warm-up passes send "warm-up layer N", passed over: see
+ * {@link TimedPassNotifications}), then for {@link #VERIFY} on its standard input, then checks every byte. Exit 0 when
+ * all arrived intact, 1 otherwise.
+ * <p>
+ * Why the word: a layer's notification rides on its last batch, while up to three earlier batches of it may still be
+ * landing; only the producer sees every completion of the timed pass, so the demo writes {@link #VERIFY} once the
+ * producer has exited 0 (end of input instead: the producer failed, nothing is verified). The warm-up passes push
+ * other bytes than the timed pass (see {@link PrefillProducer}), so what is checked here is what the timed pass
+ * landed: a daemon that completed its requests without landing their bytes leaves warm-up bytes (or zeros) behind.
  * <p>
  * Arguments: directory segment-name layers blocks seed timeout-ms
  */
 public final class DecodeConsumer
 {
-    /** What the timed pass's notifications start with ("layer N"); a warm-up pass's do not. */
-    static final String TIMED_PASS_PREFIX = "layer ";
+    /** The line on standard input that says the producer saw every completion of the timed pass. */
+    public static final String VERIFY = "VERIFY";
     /** Between looks for notifications. */
     private static final long POLL_INTERVAL_NANOS = 1_000_000;
 
@@ -48,25 +57,26 @@ public final class DecodeConsumer
             System.out.println(ready);
             System.out.flush();
 
-            final Set<String> layersDone = new HashSet<>();
+            final TimedPassNotifications timedPass = new TimedPassNotifications(layers);
             final long deadline = System.currentTimeMillis() + timeoutMs;
-            while (layersDone.size() < layers && System.currentTimeMillis() < deadline)
+            while (!timedPass.complete() && System.currentTimeMillis() < deadline)
             {
                 for (final Notification notification : client.getNotifies())
                 {
-                    final String message = notification.messageAsString();
-                    if (message.startsWith(TIMED_PASS_PREFIX))
-                    {
-                        layersDone.add(message);
-                    }
+                    timedPass.offer(notification.messageAsString());
                 }
                 // a decode engine looks once per scheduler step; polling every 100 us took ~12% of a core during the
                 // transfer (10,000 wake-ups a second beside the daemon and the producer on two cores)
                 LockSupport.parkNanos(POLL_INTERVAL_NANOS);
             }
-            if (layersDone.size() < layers)
+            if (!timedPass.complete())
             {
-                System.out.println("FAILED only " + layersDone.size() + " of " + layers + " layers notified");
+                System.out.println("FAILED only " + timedPass.count() + " of " + layers + " layers notified");
+                System.exit(1);
+            }
+            if (!VERIFY.equals(readLine()))
+            {
+                System.out.println("FAILED the producer did not see every completion of the timed pass: not verified");
                 System.exit(1);
             }
 
@@ -84,6 +94,18 @@ public final class DecodeConsumer
                 "FAILED " + corrupt + " corrupt layer(s)");
             System.out.flush();
             System.exit(corrupt == 0 ? 0 : 1);
+        }
+    }
+
+    private static String readLine()
+    {
+        try
+        {
+            return new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+        }
+        catch (final IOException ex)
+        {
+            return null;
         }
     }
 }

@@ -13,17 +13,24 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The prefill side of the demo (the KV producer): fills its KV cache with seeded random data, then pushes
  * every 16-token block of every layer into the consumer's cache with WRITEs in batches, the last block of each
  * layer carrying a notification. Prints throughput and submit-to-completion latency percentiles.
  * <p>
- * Arguments: directory segment-name target-segment layers blocks seed batch-size passes warm-up-ms address...
+ * Arguments: directory segment-name target-segment layers blocks seed batch-size passes warm-up-ms timed-pass
+ * address... where timed-pass is {@code all}, or {@code last-blocks} (fault injection: the timed pass sends only
+ * each layer's last block, which carries the notification, as a daemon that completed requests without landing
+ * their bytes would look to the consumer; the demo must then fail).
  * <p>
  * The cache is pushed {@code passes - 1} times first, and more while passes still get faster, up to
- * {@code warm-up-ms} ({@link WarmUp}), to warm up the JIT of all three processes (same bytes, reported but not
- * counted); then once more, timed: a short-lived demo otherwise measures the compilers, not the transfer path.
+ * {@code warm-up-ms} ({@link WarmUp}), to warm up the JIT of all three processes (reported but not counted); then
+ * once more, timed: a short-lived demo otherwise measures the compilers, not the transfer path. Warm-up passes push
+ * other bytes ({@link #warmUpSeed}) than the timed pass, whose bytes are written into the cache after warm-up,
+ * outside its timing: what the consumer verifies can only have come from the timed pass. A warm-up pass with failed
+ * requests ends warm-up and the demo fails without a timed pass.
  * Warm-up passes notify as the timed pass does ("warm-up layer N" where it sends "layer N", which is all the consumer
  * waits for): a warm-up without them left the notify paths of the producer's submit and the daemon's intake out of
  * the compiled code, and the timed pass's first notification sent both back to the interpreter (deoptimized
@@ -31,6 +38,13 @@ import java.util.List;
  */
 public final class PrefillProducer
 {
+    /** Told for the timed pass: push every block (the demo), or only each layer's last (fault injection). */
+    public static final String TIMED_PASS_ALL = "all";
+    public static final String TIMED_PASS_LAST_BLOCKS = "last-blocks";
+
+    /** Flipped in the seed of the warm-up passes' bytes; any non-zero bits make every layer differ from word 0 on. */
+    private static final long WARM_UP_SEED_BITS = 0x9E3779B97F4A7C15L;
+
     /** Batches whose completions make one stretch of the steady figure (8 MiB at the default 32 x 32 KiB). */
     static final int STRETCH_BATCHES = 8;
 
@@ -53,10 +67,11 @@ public final class PrefillProducer
         final int batchSize = Integer.parseInt(args[6]);
         final int passes = Integer.parseInt(args[7]);
         final long warmUpMs = Long.parseLong(args[8]);
+        final boolean timedLastBlocksOnly = TIMED_PASS_LAST_BLOCKS.equals(args[9]);
         final long[] targetLayers = new long[layers];
         for (int i = 0; i < layers; i++)
         {
-            targetLayers[i] = Long.parseLong(args[9 + i]);
+            targetLayers[i] = Long.parseLong(args[10 + i]);
         }
         final byte[][] layerDone = notifications(layers, "layer ");
         final byte[][] warmUpLayerDone = notifications(layers, "warm-up layer ");
@@ -67,7 +82,7 @@ public final class PrefillProducer
             for (int layer = 0; layer < layers; layer++)
             {
                 cache[layer] = client.allocateMemory(layout.layerBytes());
-                KvCacheLayout.fill(cache[layer].segment(), seed, layer);
+                KvCacheLayout.fill(cache[layer].segment(), warmUpSeed(seed), layer);
                 client.registerMemory(cache[layer], "cpu:0");
             }
             final long segment = client.openSegment(target);
@@ -76,16 +91,17 @@ public final class PrefillProducer
             final int[] failed = new int[1];
             final List<Double> passGbps = new ArrayList<>();
 
-            final WarmUp.Outcome warmUp = new WarmUp(passes - 1, warmUpMs * 1_000_000L, System::nanoTime)
-                .run(pass ->
+            final WarmUp.Outcome warmUp = new WarmUp(passes - 1, TimeUnit.MILLISECONDS.toNanos(warmUpMs),
+                System::nanoTime).run(pass ->
                 {
                     final Pass warm = push(client, cache, segment, targetLayers, layout, batchSize, warmUpLayerDone,
-                        new Histogram(3_600_000_000_000L, 3));
+                        new Histogram(3_600_000_000_000L, 3), false);
                     failed[0] += warm.failed();
                     final double gbps = layout.totalBytes() / (double)warm.elapsedNanos();
                     passGbps.add(gbps);
-                    System.out.printf("WARM-UP pass %d: %.2f GB/s (steady %.2f)%n", pass, gbps, warm.steadyGbps());
-                    return gbps;
+                    System.out.printf("WARM-UP pass %d: %.2f GB/s (steady %.2f)%s%n", pass, gbps, warm.steadyGbps(),
+                        warm.failed() == 0 ? "" : ", " + warm.failed() + " request(s) FAILED");
+                    return warm.failed() == 0 ? WarmUp.Pass.completed(gbps) : WarmUp.Pass.failed(gbps);
                 });
             if (warmUp.passes() > 0)
             {
@@ -93,7 +109,18 @@ public final class PrefillProducer
                     warmUp.passes() == 1 ? "" : "es", warmUp.elapsedNanos() / 1e9, warmUp.bestGbps(),
                     warmUp.end().reason());
             }
-            final Pass timed = push(client, cache, segment, targetLayers, layout, batchSize, layerDone, latency);
+            if (warmUp.end() == WarmUp.End.FAILED)
+            {
+                System.out.println("FAILED " + failed[0] + " request(s) in warm-up: no timed pass");
+                System.out.flush();
+                System.exit(1);
+            }
+            for (int layer = 0; layer < layers; layer++)
+            {
+                KvCacheLayout.fill(cache[layer].segment(), seed, layer); // the timed pass's own bytes, untimed
+            }
+            final Pass timed = push(client, cache, segment, targetLayers, layout, batchSize, layerDone, latency,
+                timedLastBlocksOnly);
             failed[0] += timed.failed();
             final double gbps = layout.totalBytes() / (double)timed.elapsedNanos();
             passGbps.add(gbps);
@@ -118,14 +145,15 @@ public final class PrefillProducer
     }
 
     /**
-     * Push every block of every layer once, keeping a few batches in flight as a connector pushing layer after
-     * layer would; the last block of each layer carries that layer's notification.
+     * Push every block of every layer once (only each layer's last block when {@code lastBlocksOnly}: fault
+     * injection), keeping a few batches in flight as a connector pushing layer after layer would; the last block of
+     * each layer carries that layer's notification.
      *
      * @return nanoseconds from the first submit to the last completion, and the requests that failed.
      */
     private static Pass push(final XferClient client, final SharedBuffer[] cache, final long segment,
         final long[] targetLayers, final KvCacheLayout layout, final int batchSize, final byte[][] notifications,
-        final Histogram latency)
+        final Histogram latency, final boolean lastBlocksOnly)
     {
         final TransferRequest request = new TransferRequest();
         final long blockBytes = layout.blockBytes();
@@ -143,7 +171,7 @@ public final class PrefillProducer
         final long start = System.nanoTime();
         for (int layer = 0; layer < layers; layer++)
         {
-            for (int first = 0; first < layout.blocks(); first += batchSize)
+            for (int first = lastBlocksOnly ? layout.blocks() - 1 : 0; first < layout.blocks(); first += batchSize)
             {
                 final int slot = submittedBatches % window;
                 if (submittedBatches >= window)
@@ -202,6 +230,16 @@ public final class PrefillProducer
             gbps[i] = (doneBytes[to] - doneBytes[from]) / (double)Math.max(1, doneNanos[to] - doneNanos[from]);
         }
         return median(gbps);
+    }
+
+    /**
+     * @return the seed of the warm-up passes' bytes, never {@code seed}: {@link KvCacheLayout#fill} from it differs
+     * from the seed's bytes in every layer's first word (the random generator's first output is a bijection of its
+     * seed, and the layer's seed {@code seed * 31 + layer} a bijection of {@code seed}).
+     */
+    static long warmUpSeed(final long seed)
+    {
+        return seed ^ WARM_UP_SEED_BITS;
     }
 
     private static byte[][] notifications(final int layers, final String prefix)

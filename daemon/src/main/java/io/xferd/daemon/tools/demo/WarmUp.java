@@ -7,8 +7,9 @@ import org.agrona.concurrent.NanoClock;
  * producer, the consumer and the daemon), and on a small machine their JIT takes several passes to settle: a fixed
  * two passes measured the compilers, not the transfer. So after the passes asked for, warm-up goes on while passes
  * still get faster, and ends when {@link #PATIENCE} passes in a row did not beat the best before them by more than
- * {@link #IMPROVEMENT}, or when the time budget is spent (checked before each pass: the last may end past it). The
- * timed pass that follows is measured on its own; nothing here touches it.
+ * {@link #IMPROVEMENT}, or when the time budget is spent (checked before each pass: the last may end past it). A pass
+ * with failed requests ends it at once, even within the passes asked for. The timed pass that follows is measured on
+ * its own; nothing here touches it.
  */
 final class WarmUp
 {
@@ -17,11 +18,28 @@ final class WarmUp
     /** Passes in a row that do not improve, after which warm-up ends. */
     static final int PATIENCE = 3;
 
-    /** Runs warm-up pass {@code pass} (from 1) and tells its GB/s. */
+    /** Runs warm-up pass {@code pass} (from 1) and tells how it went. */
     @FunctionalInterface
     interface PassRunner
     {
-        double run(int pass);
+        Pass run(int pass);
+    }
+
+    /**
+     * One warm-up pass: its GB/s, and whether any of its requests failed (requests that fail fast make a fast pass:
+     * its figure says nothing about warming up).
+     */
+    record Pass(double gbps, boolean failed)
+    {
+        static Pass completed(final double gbps)
+        {
+            return new Pass(gbps, false);
+        }
+
+        static Pass failed(final double gbps)
+        {
+            return new Pass(gbps, true);
+        }
     }
 
     /** Why warm-up ended. */
@@ -32,7 +50,9 @@ final class WarmUp
         /** The passes stopped getting faster. */
         SETTLED(PATIENCE + " passes in a row not " + Math.round(IMPROVEMENT * 100) + "% faster than the best"),
         /** The time budget ran out while passes were still getting faster. */
-        BUDGET("the time budget, still improving");
+        BUDGET("the time budget, still improving"),
+        /** A pass had requests that failed: the demo has failed, more passes only delay saying so. */
+        FAILED("a pass with failed requests");
 
         private final String reason;
 
@@ -50,7 +70,7 @@ final class WarmUp
     /**
      * @param passes      warm-up passes run.
      * @param end         why they ended.
-     * @param bestGbps    the fastest of them (0 when none ran).
+     * @param bestGbps    the fastest of them that completed (0 when none did).
      * @param elapsedNanos from the start of the first to the end of the last.
      */
     record Outcome(int passes, End end, double bestGbps, long elapsedNanos)
@@ -101,9 +121,13 @@ final class WarmUp
                     return new Outcome(passes, End.BUDGET, best, elapsed);
                 }
             }
-            final double gbps = runner.run(++passes);
-            notImproved = gbps > best * (1 + IMPROVEMENT) ? 0 : notImproved + 1;
-            best = Math.max(best, gbps);
+            final Pass pass = runner.run(++passes);
+            if (pass.failed())
+            {
+                return new Outcome(passes, End.FAILED, best, clock.nanoTime() - start);
+            }
+            notImproved = pass.gbps() > best * (1 + IMPROVEMENT) ? 0 : notImproved + 1;
+            best = Math.max(best, pass.gbps());
         }
     }
 }

@@ -2,6 +2,10 @@ package io.xferd.daemon.tools.demo;
 
 import org.junit.jupiter.api.Test;
 
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.SplittableRandom;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
@@ -30,6 +34,28 @@ class PrefillProducerTest
         final double overall = (bytes[batches - 1] - bytes[0]) / (double)(nanos[batches - 1] - nanos[0]);
         assertThat(overall).as("the stall halves the pass's figure").isLessThan(1.0);
         assertThat(PrefillProducer.steadyGbps(nanos, bytes, batches)).isCloseTo(4.0, within(1e-9));
+    }
+
+    @Test
+    void shouldPushOtherBytesInWarmUpThanInTheTimedPassFromTheFirstWordOfEveryLayer()
+    {
+        // what the consumer verifies must be the timed pass's: a timed pass that landed nothing leaves warm-up bytes
+        final SplittableRandom seeds = new SplittableRandom(20261202);
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment layer = arena.allocate(4096);
+            for (int i = 0; i < 100; i++)
+            {
+                final long seed = i < 2 ? i - 1 : seeds.nextLong(); // -1 and 0 too
+                assertThat(PrefillProducer.warmUpSeed(seed)).isNotEqualTo(seed);
+                for (int index = 0; index < 28; index++)
+                {
+                    KvCacheLayout.fill(layer, PrefillProducer.warmUpSeed(seed), index);
+                    assertThat(KvCacheLayout.firstMismatch(layer, seed, index)).as("seed %d layer %d", seed, index)
+                        .isZero();
+                }
+            }
+        }
     }
 
     @Test

@@ -93,6 +93,23 @@ class WarmUpTest
     }
 
     @Test
+    void shouldEndAtTheFirstPassWithFailedRequestsEvenWithinThePassesAskedFor()
+    {
+        // requests that fail fast make fast passes: without this, warm-up would run to its budget "improving"
+        final WarmUp.Outcome outcome = new WarmUp(4, TimeUnit.SECONDS.toNanos(10), clock).run(pass ->
+        {
+            ran.add(pass);
+            clock.nanos += PASS_NANOS;
+            return pass == 2 ? WarmUp.Pass.failed(50.0) : WarmUp.Pass.completed(pass);
+        });
+
+        assertThat(ran).containsExactly(1, 2);
+        assertThat(outcome.end()).isEqualTo(WarmUp.End.FAILED);
+        assertThat(outcome.passes()).isEqualTo(2);
+        assertThat(outcome.bestGbps()).as("a failed pass's figure is no one's best").isEqualTo(1.0);
+    }
+
+    @Test
     void shouldRefuseANegativeCountOrBudget()
     {
         assertThatThrownBy(() -> new WarmUp(-1, 0, clock)).isInstanceOf(IllegalArgumentException.class);
@@ -107,7 +124,7 @@ class WarmUpTest
             assertThat(pass).as("more passes than scripted").isLessThanOrEqualTo(figures.length);
             ran.add(pass);
             clock.nanos += PASS_NANOS;
-            return figures[pass - 1];
+            return WarmUp.Pass.completed(figures[pass - 1]);
         };
     }
 
