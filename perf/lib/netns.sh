@@ -66,13 +66,15 @@ netns_untrack() { # pid
 }
 
 netns_sleep_while() { # pid seconds: 0 after the seconds with pid still running, 1 as soon as it is not
-  local tenths
-  tenths=$(awk -v s="$2" 'BEGIN { printf "%d", s * 10 }')
-  for ((; tenths > 0; tenths--)); do
-    kill -0 "$1" 2>/dev/null || return 1
-    sleep 0.1
+  # against the clock, not a count of short sleeps (each costs a fork: on a loaded machine 5 s of them took 7)
+  local end left
+  end=$(( ${EPOCHREALTIME/./} + $(awk -v s="$2" 'BEGIN { printf "%d", s * 1e6 }') ))
+  while kill -0 "$1" 2>/dev/null; do
+    left=$(( end - ${EPOCHREALTIME/./} ))
+    (( left > 0 )) || return 0
+    if (( left >= 100000 )); then sleep 0.1; else sleep "0.$(printf '%06d' "$left")"; fi
   done
-  kill -0 "$1" 2>/dev/null
+  return 1
 }
 
 netns_on_exit() { # command (eval'd on exit)
