@@ -260,14 +260,19 @@ run_bench() { # label, bench arguments...
   ip netns exec "$bench_ns" "$xferd" bench --dir "$bench_dir" --target "$target_name" \
     --target-address "$target_address" --target-size "$target_size" --client-idle "$client_idle" "$@" \
     > "$work/$label.log" 2>&1 &
+  # in the background (the snapshots are taken meanwhile), where it ignores SIGINT: tracked, so that an interrupted
+  # script ends it on exit
   local bench_pid=$!
+  netns_track "$bench_pid"
   if [[ $thread_switches == 1 && $duration -ge 5 && $label != kv-* ]]; then
-    # inside the timed part only: after the bench's start-up and 1 s warm-up, 1 s before its end
-    sleep 3.5; thread_snapshot > "$work/$label.threads-before"
-    sleep "$((duration - 3))"; thread_snapshot > "$work/$label.threads-after"
+    # inside the timed part only: after the bench's start-up and 1 s warm-up, 1 s before its end; none once the
+    # bench has ended (one failing at start-up is not waited out)
+    netns_sleep_while "$bench_pid" 3.5 && thread_snapshot > "$work/$label.threads-before" &&
+      netns_sleep_while "$bench_pid" "$((duration - 3))" && thread_snapshot > "$work/$label.threads-after"
   fi
   wait "$bench_pid"
   local rc=$?
+  netns_untrack "$bench_pid"
   set -e
   grep -vE '^\[' "$work/$label.log" | sed 's/^/    /'
   coalesced_share "$label" "$submitted_before" "$merged_before"

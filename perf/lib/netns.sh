@@ -9,6 +9,8 @@
 #   netns_create xfm                  # the namespaces only (NS_A, NS_B, NETNS_K), for scripts with several pairs:
 #   netns_veth xfm$$a1 xfm$$b1 10.213 #   one veth pair between them, 10.213.K.1/24 on A's end, .2 on B's, up
 #   netns_track "$!"                  # a process to end on exit: TERM, up to 5 s, then KILL
+#   netns_untrack "$pid"              # ... no more: it ended and was waited for (its pid may be reused)
+#   netns_sleep_while "$pid" 3.5      # sleep up to 3.5 s while pid runs: returns 1 at once when it has ended
 #   netns_on_exit 'rm -rf "$dir"'     # more to do on exit: after the processes ended, before the namespaces go
 #
 # A script that manages some processes itself (restarts them) may define netns_before_cleanup: it runs first.
@@ -55,6 +57,24 @@ netns_pair() { # prefix net: two namespaces and one veth pair
 
 netns_track() { # pid...
   NETNS_PIDS+=("$@")
+}
+
+netns_untrack() { # pid
+  local kept=() pid
+  for pid in "${NETNS_PIDS[@]}"; do [[ $pid == "$1" ]] || kept+=("$pid"); done
+  NETNS_PIDS=("${kept[@]}")
+}
+
+netns_sleep_while() { # pid seconds: 0 after the seconds with pid still running, 1 as soon as it is not
+  # against the clock, not a count of short sleeps (each costs a fork: on a loaded machine 5 s of them took 7)
+  local end left
+  end=$(( ${EPOCHREALTIME/./} + $(awk -v s="$2" 'BEGIN { printf "%d", s * 1e6 }') ))
+  while kill -0 "$1" 2>/dev/null; do
+    left=$(( end - ${EPOCHREALTIME/./} ))
+    (( left > 0 )) || return 0
+    if (( left >= 100000 )); then sleep 0.1; else sleep "0.$(printf '%06d' "$left")"; fi
+  done
+  return 1
 }
 
 netns_on_exit() { # command (eval'd on exit)

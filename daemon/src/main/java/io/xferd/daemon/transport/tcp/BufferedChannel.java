@@ -59,7 +59,11 @@ final class BufferedChannel
     private long pendingBytes;
     // payload bytes of WRITEs whose answers wait in the output buffer (a READ's payload is in pendingBytes)
     private long answeredWriteBytes;
-    private long flushes;
+    // the answer to a WRITE that ends its request is queued: what is queued leaves before the next socket read, the
+    // peer's next bytes readable or not (answers to frames already in the input buffer still go with it)
+    private boolean sendBeforeRead;
+    // volatile: tests read it from another thread (one store per gathering write)
+    private volatile long flushes;
     private java.io.InputStream availability;
     private FrameMac answerMac = new FrameMac(null);
     // when the frame being served began, or while answers are being sent, when that began; 0 while waiting for the
@@ -189,8 +193,9 @@ final class BufferedChannel
 
     /**
      * About to read: send the queued answers unless the peer's next bytes are already there (the read will not
-     * block, so the answers can wait for the ones it brings) and fewer than {@link #ANSWER_BATCH} wait. With file
-     * answers queued, answers leave as their storage requests complete, see {@link #sendAsFilesComplete()}.
+     * block, so the answers can wait for the ones it brings) and fewer than {@link #ANSWER_BATCH} wait, and none
+     * ends a request ({@link #answerEndingRequest}). With file answers queued, answers leave as their storage
+     * requests complete, see {@link #sendAsFilesComplete()}.
      */
     private void flushBeforeBlocking() throws IOException
     {
@@ -198,7 +203,7 @@ final class BufferedChannel
         {
             sendAsFilesComplete();
         }
-        else if (headerCount > 0 && (headerCount >= ANSWER_BATCH ||
+        else if (headerCount > 0 && (sendBeforeRead || headerCount >= ANSWER_BATCH ||
             answeredWriteBytes + pendingBytes >= ANSWER_BATCH_BYTES || readable() == 0))
         {
             flush();
@@ -219,8 +224,11 @@ final class BufferedChannel
         while (headerCount > 0)
         {
             final int ready = ready();
-            // as without file answers: the peer's window reopens only once enough of its WRITEs are answered
-            if (ready < ANSWER_BATCH && answeredWriteBytes < ANSWER_BATCH_BYTES && readable() > 0)
+            // as without file answers: the peer's window reopens only once enough of its WRITEs are answered, and
+            // an answer ending a request goes before the next read (it is in the ready part: in order, a memory
+            // answer queued behind done ones; in any order, every memory answer is ready)
+            if (ready < ANSWER_BATCH && answeredWriteBytes < ANSWER_BATCH_BYTES && !sendBeforeRead &&
+                readable() > 0)
             {
                 return;
             }
@@ -457,20 +465,18 @@ final class BufferedChannel
     }
 
     /**
-     * Queue the answer to the WRITE slice that ends its request ({@code writeBytes} of payload received) and send it
-     * now, with the answers held before it, whatever is readable: the initiator's client waits for that request (a
-     * batch of small requests waits for its last one), and held until the next slice had been read, up to
-     * {@link #ANSWER_BATCH_BYTES}, it would wait a slice's wire time more, every request. Answers to slices in the
-     * middle of a request are still held, so a stream of large requests keeps its batched answers. With file
-     * answers queued it leaves as they do ({@link #sendAsFilesComplete()}).
+     * Queue the answer to the WRITE slice that ends its request ({@code writeBytes} of payload received): it leaves,
+     * with the answers held before it, before the next read from the socket, whatever is readable. The initiator's
+     * client waits for that request (a batch of small requests waits for its last one), and held until the next
+     * slice had been read, up to {@link #ANSWER_BATCH_BYTES}, it would wait a slice's wire time more, every request.
+     * Not at once: the frames already in the input buffer are served first (no read), so a burst of small requests
+     * still gets one gathering write of answers per read, not one per request. Answers to slices in the middle of
+     * a request are held as before, so a stream of large requests keeps its batched answers.
      */
     void answerEndingRequest(final long writeBytes) throws IOException
     {
         answer(null, null, writeBytes);
-        if (fileCount == 0)
-        {
-            flush();
-        }
+        sendBeforeRead = true;
     }
 
     /**
@@ -629,6 +635,9 @@ final class BufferedChannel
         headerCount = left;
         pendingBytes = 0;
         answeredWriteBytes = 0;
+        // an answer ending a request went (in order, a memory answer is sent with every done one before it; in any
+        // order, with every memory answer), or is stuck behind a file answer still in the storage stage
+        sendBeforeRead = false;
         for (int i = 0; i < left; i++)
         {
             answeredWriteBytes += writeBytesOf[i];
@@ -651,5 +660,6 @@ final class BufferedChannel
         fileCount = 0;
         pendingBytes = 0;
         answeredWriteBytes = 0;
+        sendBeforeRead = false;
     }
 }

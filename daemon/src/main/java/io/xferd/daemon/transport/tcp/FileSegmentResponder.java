@@ -215,10 +215,12 @@ final class FileSegmentResponder implements AutoCloseable
      * do). A file truncated under its region gets {@link TransferStatus#STORAGE_TRUNCATED}; a hole that tmpfs has
      * no room to fill, {@link TransferStatus#STORAGE_NO_SPACE} (its blocks are allocated first: a fault on a full
      * tmpfs would fail the copy half way); either way the payload is skipped and the connection goes on. The borrow
-     * is released here, on every path.
+     * is released here, on every path. The answer to a slice that {@code endsRequest} leaves before the next read
+     * from the socket, as a memory region's ({@link BufferedChannel#answerEndingRequest}).
      */
     void receiveIntoPages(
-        final MemorySegment pages, final long sliceId, final Region region, final long address, final long length)
+        final MemorySegment pages, final long sliceId, final Region region, final long address, final long length,
+        final boolean endsRequest)
         throws IOException
     {
         final StorageFile storage = region.file();
@@ -273,7 +275,14 @@ final class FileSegmentResponder implements AutoCloseable
         }
         channel.nextAnswerHeader().putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
             .putLong(sliceId).putInt(status).putInt(0).putLong(0);
-        channel.answer(null, null, length);
+        if (endsRequest)
+        {
+            channel.answerEndingRequest(length);
+        }
+        else
+        {
+            channel.answer(null, null, length);
+        }
     }
 
     /**

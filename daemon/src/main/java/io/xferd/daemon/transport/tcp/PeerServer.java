@@ -399,6 +399,19 @@ public final class PeerServer implements AutoCloseable
         return handlers.size();
     }
 
+    /**
+     * @return the gathering writes of answers made by the connections served now (tests).
+     */
+    long answerWrites()
+    {
+        long writes = 0;
+        for (final PeerSessionHandler handler : handlers)
+        {
+            writes += handler.answerWrites();
+        }
+        return writes;
+    }
+
     private static void closeQuietly(final SocketChannel channel)
     {
         try

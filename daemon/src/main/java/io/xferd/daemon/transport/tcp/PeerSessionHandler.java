@@ -313,6 +313,9 @@ final class PeerSessionHandler implements Runnable
             // the frame carries a payload of another size than the slice claims: no skip can keep it in step
             throw new IOException("WRITE frame of " + bodyLength + " bytes for a slice of " + length);
         }
+        // the slice that ends its request is what the initiator's client waits for (a batch of small requests
+        // coalesced into one, its last): its answer leaves before the next read, not once the next slice was read
+        final boolean endsRequest = address + length == requestAddress + requestLength;
         final ClientSession target = registry.segment(handle);
         final int check = check(target, address, length, requestAddress, requestLength);
         int status = check;
@@ -325,7 +328,7 @@ final class PeerSessionHandler implements Runnable
                 if (pages != null)
                 {
                     // a file on tmpfs, received into as memory: the responder answers and releases the borrow
-                    files.receiveIntoPages(pages, sliceId, region, address, length);
+                    files.receiveIntoPages(pages, sliceId, region, address, length, endsRequest);
                     bytesReceived.getAndAdd(length);
                     return;
                 }
@@ -367,9 +370,7 @@ final class PeerSessionHandler implements Runnable
         {
             buffered.skip(length);
         }
-        // the slice that ends its request is what the initiator's client waits for (a batch of small requests
-        // coalesced into one, its last): its answer leaves now, not once the next slice has been read
-        sendAck(sliceId, status, Math.max(0, length), address + length == requestAddress + requestLength);
+        sendAck(sliceId, status, Math.max(0, length), endsRequest);
     }
 
     private void onRead(final int bodyLength) throws IOException
@@ -630,7 +631,7 @@ final class PeerSessionHandler implements Runnable
 
     /**
      * Queue an answer; answers leave together once no request is waiting, or when enough bytes are queued, or,
-     * when {@code endsRequest}, at once (see {@link BufferedChannel#answerEndingRequest}).
+     * when {@code endsRequest}, before the next read from the socket (see {@link BufferedChannel#answerEndingRequest}).
      */
     private void sendAck(final long sliceId, final int status, final long writeBytes, final boolean endsRequest)
         throws IOException
@@ -650,6 +651,14 @@ final class PeerSessionHandler implements Runnable
     ClientSession pinned()
     {
         return pinned;
+    }
+
+    /**
+     * @return how many gathering writes of answers this connection made (tests), 0 before it was admitted.
+     */
+    long answerWrites()
+    {
+        return admitted ? buffered.flushes() : 0;
     }
 
     /**

@@ -92,13 +92,7 @@ class BufferedChannelTest
         // before the first is answered; then a fifth, sent only once the four answers came
         final int requests = 4;
         final int payload = 2 * BufferedChannel.READ_AHEAD;
-        final ByteBuffer burst = FrameIo.newBuffer(requests * (8 + payload));
-        for (int i = 0; i < requests; i++)
-        {
-            burst.putInt(i).putInt(payload).position(burst.position() + payload);
-        }
-        FrameIo.writeFully(peer, burst.flip());
-        final BufferedChannel channel = new BufferedChannel(served, SystemNanoClock.INSTANCE, 64 * 1024, ANSWER_LENGTH);
+        final BufferedChannel channel = channelWithBurstReadable(requests, payload);
         final AtomicReference<Long> flushesBeforeFifth = new AtomicReference<>();
         final CompletableFuture<Void> server = CompletableFuture.runAsync(() ->
         {
@@ -140,13 +134,7 @@ class BufferedChannelTest
         // peer's window, a few MiB, reopens on them), not once nothing is readable
         final int requests = 4;
         final int payload = 2 * BufferedChannel.READ_AHEAD;
-        final ByteBuffer burst = FrameIo.newBuffer(requests * (8 + payload));
-        for (int i = 0; i < requests; i++)
-        {
-            burst.putInt(i).putInt(payload).position(burst.position() + payload);
-        }
-        FrameIo.writeFully(peer, burst.flip());
-        final BufferedChannel channel = new BufferedChannel(served, SystemNanoClock.INSTANCE, 64 * 1024, ANSWER_LENGTH);
+        final BufferedChannel channel = channelWithBurstReadable(requests, payload);
         final ByteBuffer target = FrameIo.newBuffer(payload);
         final long[] flushesAfterPayload = new long[requests];
         for (int i = 0; i < requests; i++)
@@ -154,9 +142,7 @@ class BufferedChannelTest
             final int index = channel.require(8).getInt();
             channel.readFully(target.clear().limit(channel.input().getInt()));
             flushesAfterPayload[i] = channel.flushes();
-            channel.nextAnswerHeader().putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
-                .putLong(index).putInt(0).putInt(0).putLong(0);
-            channel.answer(null, null, BufferedChannel.ANSWER_BATCH_BYTES / 2);
+            queueWriteAnswer(channel, index, BufferedChannel.ANSWER_BATCH_BYTES / 2, false);
         }
 
         assertThat(flushesAfterPayload).as("writes of answers, counted after each request's payload was read")
@@ -168,46 +154,74 @@ class BufferedChannelTest
     }
 
     @Test
-    void shouldSendTheAnswerEndingARequestAtOnceWithThoseHeldBeforeItWhileRequestsAreStillReadable() throws Exception
+    void shouldSendTheAnswerEndingARequestWithThoseHeldBeforeItBeforeTheNextReadWhileRequestsAreStillReadable()
+        throws Exception
     {
         // three slices readable from the start, each needing a read of its own: the first in the middle of its
-        // request (held), the second ending it (the initiator's client waits for it: it leaves now, with the first),
-        // the third in the middle of the next request (held again, though far from a batch's bytes)
+        // request (held), the second ending it (the initiator's client waits for it: it leaves, with the first,
+        // before the third is read), the third in the middle of the next request (held again, though far from a
+        // batch's bytes)
         final int requests = 3;
         final int payload = 2 * BufferedChannel.READ_AHEAD;
-        final ByteBuffer burst = FrameIo.newBuffer(requests * (8 + payload));
+        final BufferedChannel channel = channelWithBurstReadable(requests, payload);
+        final ByteBuffer target = FrameIo.newBuffer(payload);
+        final long[] flushesAfterHeader = new long[requests];
+        final long[] flushesAfterAnswer = new long[requests];
         for (int i = 0; i < requests; i++)
         {
-            burst.putInt(i).putInt(payload).position(burst.position() + payload);
+            final int index = channel.require(8).getInt();
+            flushesAfterHeader[i] = channel.flushes();
+            channel.readFully(target.clear().limit(channel.input().getInt()));
+            queueWriteAnswer(channel, index, payload, index == 1);
+            flushesAfterAnswer[i] = channel.flushes();
         }
-        FrameIo.writeFully(peer, burst.flip());
-        final BufferedChannel channel = new BufferedChannel(served, SystemNanoClock.INSTANCE, 64 * 1024, ANSWER_LENGTH);
+
+        assertThat(flushesAfterAnswer).as("writes of answers, counted after each answer was queued")
+            .containsExactly(0, 0, 1);
+        assertThat(flushesAfterHeader).as("writes of answers, counted after each slice's header was read")
+            .containsExactly(0, 0, 1);
+        final ByteBuffer answers = FrameIo.newBuffer(2 * ANSWER_LENGTH);
+        FrameIo.readFully(peer, answers);
+        assertThat(answers.getLong(PeerProtocol.HEADER_LENGTH)).isEqualTo(0);
+        assertThat(answers.getLong(ANSWER_LENGTH + PeerProtocol.HEADER_LENGTH)).isEqualTo(1);
+        assertThat(peer.socket().getInputStream().available()).as("the third answer is still held").isZero();
+    }
+
+    @Test
+    void shouldSendTheAnswersToABurstOfWholeRequestsInTheInputBufferTogetherBeforeTheNextRead() throws Exception
+    {
+        // five small requests, each one slice that ends it, all in one read: their answers wait until the channel
+        // must read again (one write for the burst, not one per request), and then leave although the peer's next
+        // request is readable and fewer than a batch of answers wait
+        final int requests = 5;
+        final int payload = 100;
+        final BufferedChannel channel = channelWithBurstReadable(requests, payload);
         final ByteBuffer target = FrameIo.newBuffer(payload);
         final long[] flushesAfterAnswer = new long[requests];
         for (int i = 0; i < requests; i++)
         {
             final int index = channel.require(8).getInt();
             channel.readFully(target.clear().limit(channel.input().getInt()));
-            channel.nextAnswerHeader().putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
-                .putLong(index).putInt(0).putInt(0).putLong(0);
-            if (index == 1)
-            {
-                channel.answerEndingRequest(payload);
-            }
-            else
-            {
-                channel.answer(null, null, payload);
-            }
+            queueWriteAnswer(channel, index, payload, true);
             flushesAfterAnswer[i] = channel.flushes();
+        }
+        FrameIo.writeFully(peer, FrameIo.newBuffer(8).putInt(requests).putInt(0).flip());
+        while (served.socket().getInputStream().available() == 0)
+        {
+            Thread.onSpinWait(); // until the next request is readable (bounded by the test's timeout)
         }
 
         assertThat(flushesAfterAnswer).as("writes of answers, counted after each answer was queued")
-            .containsExactly(0, 1, 1);
-        final ByteBuffer answers = FrameIo.newBuffer(2 * ANSWER_LENGTH);
+            .containsExactly(0, 0, 0, 0, 0);
+        assertThat(channel.require(8).getInt()).isEqualTo(requests);
+        assertThat(channel.flushes()).as("the five answers, in one write before the read").isEqualTo(1);
+        final ByteBuffer answers = FrameIo.newBuffer(requests * ANSWER_LENGTH);
         FrameIo.readFully(peer, answers);
-        assertThat(answers.getLong(PeerProtocol.HEADER_LENGTH)).isEqualTo(0);
-        assertThat(answers.getLong(ANSWER_LENGTH + PeerProtocol.HEADER_LENGTH)).isEqualTo(1);
-        assertThat(peer.socket().getInputStream().available()).as("the third answer is still held").isZero();
+        for (int i = 0; i < requests; i++)
+        {
+            assertThat(answers.getLong(i * ANSWER_LENGTH + PeerProtocol.HEADER_LENGTH)).as("answer %d", i)
+                .isEqualTo(i);
+        }
     }
 
     @Test
@@ -282,6 +296,37 @@ class BufferedChannelTest
 
         assertThatThrownBy(() -> channel.readFully(target)).isInstanceOf(EOFException.class);
         assertThat(target.position()).as("only what arrived").isEqualTo(1000);
+    }
+
+    /**
+     * @return a channel on the served end once {@code requests} frames (index, length, {@code payload} bytes) have
+     * been written to it in one piece.
+     */
+    private BufferedChannel channelWithBurstReadable(final int requests, final int payload) throws IOException
+    {
+        final ByteBuffer burst = FrameIo.newBuffer(requests * (8 + payload));
+        for (int i = 0; i < requests; i++)
+        {
+            burst.putInt(i).putInt(payload).position(burst.position() + payload);
+        }
+        FrameIo.writeFully(peer, burst.flip());
+        return new BufferedChannel(served, SystemNanoClock.INSTANCE, 64 * 1024, ANSWER_LENGTH);
+    }
+
+    private static void queueWriteAnswer(
+        final BufferedChannel channel, final int index, final long writeBytes, final boolean endsRequest)
+        throws IOException
+    {
+        channel.nextAnswerHeader().putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
+            .putLong(index).putInt(0).putInt(0).putLong(0);
+        if (endsRequest)
+        {
+            channel.answerEndingRequest(writeBytes);
+        }
+        else
+        {
+            channel.answer(null, null, writeBytes);
+        }
     }
 
     private static void queueAnswer(final BufferedChannel channel, final int index) throws IOException

@@ -425,6 +425,38 @@ class FileSegmentResponderTest
     }
 
     @Test
+    void shouldSendTheAnswersUpToASliceEndingItsRequestIntoAFileOnTmpfsBeforeReadingTheNextRequestsSlice()
+        throws Exception
+    {
+        // as into memory (PeerSessionHandlerTest): the first half of request A, its second half, the first half of
+        // B, in one write (12 KiB on loopback: one segment); the answers to A leave before the third slice is read,
+        // the third's once nothing more is readable. Without the decision on this path all three leave in one write
+        final int slice = BufferedChannel.READ_AHEAD / 2;
+        final Path onTmpfs = tmpfsFile(seeded);
+        serveFile(onTmpfs, FileIo.O_RDWR, 0, false);
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+
+            peer.send(
+                peer.writeSliceFrame(1, handle, DIRECT_BASE, slice, DIRECT_BASE, 2 * slice, (byte)1),
+                peer.writeSliceFrame(2, handle, DIRECT_BASE + slice, slice, DIRECT_BASE, 2 * slice, (byte)2),
+                peer.writeSliceFrame(3, handle, DIRECT_BASE + 2 * slice, slice, DIRECT_BASE + 2 * slice, 2 * slice,
+                    (byte)3));
+
+            assertThat(peer.ack()).containsExactly(1, TransferStatus.OK, 0);
+            assertThat(peer.ack()).containsExactly(2, TransferStatus.OK, 0);
+            assertThat(peer.ack()).containsExactly(3, TransferStatus.OK, 0);
+            assertThat(server.answerWrites()).as("writes of answers: A's two, then B's first").isEqualTo(2);
+            assertThat(Files.readAllBytes(onTmpfs)[3 * slice - 1]).isEqualTo((byte)3);
+        }
+        finally
+        {
+            Files.deleteIfExists(onTmpfs);
+        }
+    }
+
+    @Test
     void shouldLeaveReadsOverAHoleOfASparseFileOnTmpfsToTheStageAndFillHolesThatAWriteLandsIn() throws Exception
     {
         final Path onTmpfs = tmpfsFile(Arrays.copyOf(seeded, 65_536));

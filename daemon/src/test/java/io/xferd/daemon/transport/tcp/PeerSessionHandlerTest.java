@@ -37,7 +37,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * the connection serving; a WRITE whose peer stalls in the middle of its payload is served up to its deadline on the
  * injected clock, and one nanosecond past it is cut off and gives its region's borrow back; a frame with a wrong tag cuts that peer off while
  * the server serves everyone else, also in the middle of frames sent back to back (nothing after it lands); a burst
- * cut short has its whole WRITEs acknowledged and never the one whose bytes did not all arrive. The initiator is a {@link RawPeer} that speaks the wire protocol frame by frame.
+ * cut short has its whole WRITEs acknowledged and never the one whose bytes did not all arrive; the answer to the
+ * slice that ends its request leaves before the next slice is read, those to slices in the middle of one wait.
+ * The initiator is a {@link RawPeer} that speaks the wire protocol frame by frame.
  */
 @Timeout(30)
 class PeerSessionHandlerTest
@@ -200,6 +202,33 @@ class PeerSessionHandlerTest
                 .containsExactly(1L, 2L);
             assertThat(memory.get(ValueLayout.JAVA_BYTE, 19_999)).isEqualTo((byte)1);
             assertThat(memory.get(ValueLayout.JAVA_BYTE, 39_999)).isEqualTo((byte)2);
+        }
+    }
+
+    @Test
+    void shouldSendTheAnswersUpToASliceEndingItsRequestBeforeReadingTheNextRequestsSlice() throws Exception
+    {
+        // three slices in one write: the first half of request A, its second half (ending it: the initiator's client
+        // waits for it), the first half of request B. Each pair of slices outgrows one read-ahead, so the channel
+        // reads the socket in the middle of the second slice and before the third: the answers to A leave before
+        // the third is read, the third's once nothing more is readable. Without the decision all three leave in one
+        // write; taking every slice for an ending one sends each answer on its own. (12 KiB in one write on
+        // loopback is one segment: all of it is readable when the first read wakes.)
+        final int slice = BufferedChannel.READ_AHEAD / 2;
+        try (RawPeer peer = RawPeer.connect(server.advertisedAddress(), TOKEN))
+        {
+            final long handle = peer.handle("decode");
+
+            peer.send(
+                peer.writeSliceFrame(1, handle, BASE, slice, BASE, 2 * slice, (byte)1),
+                peer.writeSliceFrame(2, handle, BASE + slice, slice, BASE, 2 * slice, (byte)2),
+                peer.writeSliceFrame(3, handle, BASE + 2 * slice, slice, BASE + 2 * slice, 2 * slice, (byte)3));
+
+            assertThat(peer.ack()).containsExactly(1, TransferStatus.OK, 0);
+            assertThat(peer.ack()).containsExactly(2, TransferStatus.OK, 0);
+            assertThat(peer.ack()).containsExactly(3, TransferStatus.OK, 0);
+            assertThat(server.answerWrites()).as("writes of answers: A's two, then B's first").isEqualTo(2);
+            assertThat(memory.get(ValueLayout.JAVA_BYTE, 3L * slice - 1)).isEqualTo((byte)3);
         }
     }
 

@@ -172,7 +172,24 @@ public final class RawPeer implements AutoCloseable
         final long sliceId, final long handle, final long address, final long length, final int sent, final byte fill,
         final boolean goodTag)
     {
-        final ByteBuffer frame = frame(PeerProtocol.WRITE, sliceId, handle, address, length, sent, goodTag);
+        return filled(
+            frame(PeerProtocol.WRITE, sliceId, handle, address, length, address, length, sent, goodTag), fill);
+    }
+
+    /**
+     * One whole WRITE frame of a slice of the request {@code [requestAddress, requestAddress + requestLength)}, its
+     * payload of pattern {@code fill}, tagged now, for {@link #send}.
+     */
+    public ByteBuffer writeSliceFrame(
+        final long sliceId, final long handle, final long address, final int length, final long requestAddress,
+        final long requestLength, final byte fill)
+    {
+        return filled(frame(PeerProtocol.WRITE, sliceId, handle, address, length, requestAddress, requestLength, length,
+            true), fill);
+    }
+
+    private static ByteBuffer filled(final ByteBuffer frame, final byte fill)
+    {
         for (int i = PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_FIELDS_LENGTH; i < frame.limit(); i++)
         {
             frame.put(i, fill);
@@ -226,18 +243,19 @@ public final class RawPeer implements AutoCloseable
         final int type, final long sliceId, final long handle, final long address, final long length, final int sent,
         final boolean goodTag) throws IOException
     {
-        FrameIo.writeFully(channel, frame(type, sliceId, handle, address, length, sent, goodTag));
+        FrameIo.writeFully(channel,
+            frame(type, sliceId, handle, address, length, address, length, sent, goodTag));
     }
 
     private ByteBuffer frame(
-        final int type, final long sliceId, final long handle, final long address, final long length, final int sent,
-        final boolean goodTag)
+        final int type, final long sliceId, final long handle, final long address, final long length,
+        final long requestAddress, final long requestLength, final int sent, final boolean goodTag)
     {
         final int tagAt = PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_SIGNED_LENGTH;
         final ByteBuffer frame = FrameIo.newBuffer(PeerProtocol.HEADER_LENGTH + PeerProtocol.REQUEST_FIELDS_LENGTH + sent);
         final int bodyLength = PeerProtocol.REQUEST_FIELDS_LENGTH + (type == PeerProtocol.WRITE ? (int)length : 0);
         frame.putInt(bodyLength).putInt(type).putLong(sliceId).putLong(handle)
-            .putLong(address).putLong(length).putLong(address).putLong(length);
+            .putLong(address).putLong(length).putLong(requestAddress).putLong(requestLength);
         session.out().sign(bodyLength, type, frame, PeerProtocol.HEADER_LENGTH, tagAt);
         if (!goodTag)
         {
