@@ -5,11 +5,13 @@ package io.xferd.daemon.transport.tcp;
  * id: one prompt's KV cache, when the client gives each prompt its trace id) the scheduler knows its size so far (what
  * it has been sent on this connection and what it has queued) and its arrival number. Of two flows, the newer goes
  * first while its size so far is at most a {@link #SHORTER_FACTOR}th of the older one's, and otherwise the older goes
- * first. Every {@link #AGING_PERIOD}th slice goes to the flow that has waited longest since it was last served, so that
+ * first; a newer flow of at most {@link #SHORT_BYTES} also goes before an older one past that. Every
+ * {@link #AGING_PERIOD}th slice goes to the flow that has waited longest since it was last served, so that
  * no flow starves while others keep coming. A short prompt that arrives behind a long one under way is sent before the
- * rest of the long one (whatever the model's bytes per token: only the ratio counts), a long one that arrives behind a
- * short one waits for what the short one has left, and a long one that arrives behind another long one takes at most a
- * {@link #SHORTER_FACTOR}th of the first's size before the first finishes; within a flow, slices keep their order.
+ * rest of the long one (once the long one is four times its size, or at once when it is short), a long one that
+ * arrives behind a short one waits for what the short one has left, and a long one that arrives behind another long
+ * one takes at most a {@link #SHORTER_FACTOR}th of the first's size (or {@link #SHORT_BYTES}) before the first
+ * finishes; within a flow, slices keep their order.
  * <p>
  * Why the older first between flows of like size: ranking every flow by its size so far made a long prompt that
  * arrived behind another long one go before the rest of it, and the first one's tail then waited for nearly all of the
@@ -33,8 +35,8 @@ package io.xferd.daemon.transport.tcp;
  * apart, at most {@link #MAX_FLOWS_PER_CLIENT} of one client: a client's further trace ids, while all of its flows
  * have slices queued, join its newest flow, so that one client cannot take every place and push other clients' new
  * flows into a queue it shares. Beyond that, while all flows have slices queued, a client's new flow joins its own
- * newest or, when it has none, the last flow's queue. The sender thread's alone (no locks); each call scans the flows
- * once.
+ * newest or, when it has none, the last flow's queue. The sender thread's alone (no locks); an add scans the flows
+ * once, a poll at most {@code 1 +} {@link #MAX_SHORTER_STEPS} times.
  */
 final class SliceScheduler
 {
@@ -60,6 +62,18 @@ final class SliceScheduler
      * delays it by at most a quarter of its size.
      */
     static final int SHORTER_FACTOR = 4;
+    /**
+     * A newer flow of at most this size also goes before an older one that is already larger: a prompt's requests
+     * reach the connection a few at a time, so a long one that started a few milliseconds earlier may not yet be four
+     * times a short one's size, and the short one (a 1K-token prompt of a 7B model over two connections is 28 MiB)
+     * would wait behind it until it is. Between flows both under it, the older goes first.
+     */
+    static final long SHORT_BYTES = 32L << 20;
+    /**
+     * Steps from the oldest flow to a shorter newer one per pick: each is a quarter of the size before, so three reach
+     * flows 64 times shorter, and a pick scans the flows at most four times.
+     */
+    static final int MAX_SHORTER_STEPS = 3;
     /**
      * A flow's arrival number is renewed each time it has been sent this much on the connection: an 8K-token prompt of
      * a 7B model over two connections (224 MiB each) keeps its place to its end, and a flow that never ends takes
@@ -158,16 +172,7 @@ final class SliceScheduler
         {
             return null;
         }
-        final boolean aging = ++picks % AGING_PERIOD == 0;
-        int next = -1;
-        for (int flow = 0; flow < flows; flow++)
-        {
-            if (heads[flow] != null &&
-                (next < 0 || (aging ? lastServed[flow] < lastServed[next] : goesBefore(flow, next))))
-            {
-                next = flow;
-            }
-        }
+        final int next = ++picks % AGING_PERIOD == 0 ? longestWaiting() : shortestBehindOldest();
         final Slice slice = heads[next];
         heads[next] = slice.nextQueued;
         slice.nextQueued = null;
@@ -230,13 +235,61 @@ final class SliceScheduler
         return flows;
     }
 
-    private boolean goesBefore(final int flow, final int than)
+    private int longestWaiting()
     {
-        final long size = bytesSent[flow] + bytesQueued[flow];
-        final long other = bytesSent[than] + bytesQueued[than];
-        return arrivals[flow] > arrivals[than] ?
-            size * SHORTER_FACTOR <= other : // the newer goes first only when much shorter
-            other * SHORTER_FACTOR > size;
+        int next = -1;
+        for (int flow = 0; flow < flows; flow++)
+        {
+            if (heads[flow] != null && (next < 0 || lastServed[flow] < lastServed[next]))
+            {
+                next = flow;
+            }
+        }
+        return next;
+    }
+
+    /**
+     * The oldest flow with slices queued, unless a newer one is shorter ({@link #isShorter}): then the oldest of those,
+     * and so on from it (each step a quarter of the size before, or short, so a few steps at most). Chosen
+     * by arrival and size only, never by a flow's place: compared two at a time the rule is not transitive (a 28 MiB
+     * prompt goes before a 224 MiB one, which goes before a 100 MiB one, which goes before the 28 MiB one), and a
+     * single scan's answer would depend on where the three sit.
+     */
+    private int shortestBehindOldest()
+    {
+        int next = -1;
+        for (int flow = 0; flow < flows; flow++)
+        {
+            if (heads[flow] != null && (next < 0 || arrivals[flow] < arrivals[next]))
+            {
+                next = flow;
+            }
+        }
+        for (int step = 0; step < MAX_SHORTER_STEPS; step++)
+        {
+            final long bound = bytesSent[next] + bytesQueued[next];
+            int shorter = -1;
+            for (int flow = 0; flow < flows; flow++)
+            {
+                if (heads[flow] != null && arrivals[flow] > arrivals[next] &&
+                    isShorter(bytesSent[flow] + bytesQueued[flow], bound) &&
+                    (shorter < 0 || arrivals[flow] < arrivals[shorter]))
+                {
+                    shorter = flow;
+                }
+            }
+            if (shorter < 0)
+            {
+                break;
+            }
+            next = shorter;
+        }
+        return next;
+    }
+
+    private static boolean isShorter(final long size, final long olderSize)
+    {
+        return size * SHORTER_FACTOR <= olderSize || (size <= SHORT_BYTES && olderSize > SHORT_BYTES);
     }
 
     private void begin(final int flow)

@@ -116,7 +116,7 @@ class SliceSchedulerTest
     @Test
     void shouldStartEveryFlowAfreshOnceTheConnectionWentIdle()
     {
-        final RemoteTransfer earlier = transfer(prefill, 0);
+        final RemoteTransfer earlier = transfer(prefill, 3); // traced: its queue running dry alone forgets nothing
         final RemoteTransfer later = transfer(other, 7);
         queue(earlier, 0, 200);
         drain();
@@ -195,10 +195,11 @@ class SliceSchedulerTest
         final int firstDone = sent.lastIndexOf(sent.stream().filter(s -> s.transfer == first).reduce((a, b) -> b)
             .orElseThrow());
         final long secondBefore = sent.subList(0, firstDone).stream().filter(s -> s.transfer == second).count();
-        // while it is at most a quarter of the first, and the one slice in AGING_PERIOD that goes to whoever waited
-        // longest while the first ran
+        // while it is at most a quarter of the first or short (SHORT_BYTES), and the one slice in AGING_PERIOD that
+        // goes to whoever waited longest while the first ran
         assertThat(secondBefore).as("slices of the second sent before the first finished")
-            .isBetween(1L, 200L / SliceScheduler.SHORTER_FACTOR + 164 / SliceScheduler.AGING_PERIOD + 1);
+            .isBetween(1L, Math.max(200L / SliceScheduler.SHORTER_FACTOR, SliceScheduler.SHORT_BYTES / SLICE) +
+                164 / SliceScheduler.AGING_PERIOD + 1);
         assertInFlowOrder(sent, first);
         assertInFlowOrder(sent, second);
     }
@@ -365,6 +366,93 @@ class SliceSchedulerTest
         {
             assertInFlowOrder(sent, prompt);
         }
+    }
+
+    @Test
+    void shouldSendAShortPromptFirstBehindALongOneThatIsNotYetFourTimesItsSize()
+    {
+        // the long prompt's requests arrive a few at a time: 20 ms after it started it has 40 MiB so far, the 1K-token
+        // prompt (28 MiB on this connection) arrives whole
+        final RemoteTransfer longPrompt = transfer(prefill, 8192);
+        final RemoteTransfer shortPrompt = transfer(other, 1024);
+        queue(longPrompt, 0, 80);
+        final List<Slice> sent = new ArrayList<>();
+        for (int i = 0; i < 10; i++)
+        {
+            sent.add(scheduler.poll());
+        }
+        queue(shortPrompt, 0, 56);
+        queue(longPrompt, 80, 40);
+
+        sent.addAll(drain());
+
+        assertThat(lastIndexOf(sent, shortPrompt)).as("the short prompt next, but for the aging slices")
+            .isLessThan(10 + 56 + 56 / 16);
+        assertInFlowOrder(sent, longPrompt);
+    }
+
+    @Test
+    void shouldSendTheShortestOfThreePromptsFirstWhereverTheirFlowsSit()
+    {
+        // 224, 100 and 28 MiB: two at a time the rule goes round (28 before 224 before 100 before 28); the pick must
+        // not depend on the places the flows hold, which a flow that ran dry and was forgotten reshuffles
+        final RemoteTransfer dry = transfer(other, 1);
+        final RemoteTransfer longest = transfer(prefill, 2);
+        final RemoteTransfer middle = transfer(prefill, 3);
+        final RemoteTransfer shortest = transfer(prefill, 4);
+        queue(dry, 0, 2);
+        queue(longest, 0, 448);
+        queue(middle, 0, 200);
+        queue(shortest, 0, 56);
+        assertThat(scheduler.poll().transfer).isSameAs(dry);
+        assertThat(scheduler.poll().transfer).isSameAs(dry);
+        scheduler.forgetIdleFlows(); // the shortest, last, takes the dry flow's first place
+
+        final List<Slice> sent = drain();
+
+        assertThat(sent).hasSize(448 + 200 + 56);
+        final int shortestDone = lastIndexOf(sent, shortest);
+        assertThat(shortestDone).as("the shortest goes first, but for the aging slices").isLessThan(56 + 56 / 16);
+        assertThat(sent.subList(0, lastIndexOf(sent, longest)).stream().filter(s -> s.transfer == middle).count())
+            .as("the older long prompt then finishes before the middle one, but for the aging slices")
+            .isLessThanOrEqualTo((448 + 56) / SliceScheduler.AGING_PERIOD + 1);
+    }
+
+    @Test
+    void shouldServeALongPromptAtLeastOnceInEveryAgingPeriodWhileShorterOnesKeepComing()
+    {
+        final RemoteTransfer longPrompt = transfer(prefill, 1);
+        queue(longPrompt, 0, 400);
+        int longSent = 0;
+        long nextTrace = 100;
+        RemoteTransfer shortPrompt = null;
+        final int polls = 20 * SliceScheduler.AGING_PERIOD;
+        for (int i = 0; i < polls; i++)
+        {
+            if (shortPrompt == null || scheduler.size() == 400 - longSent)
+            {
+                // a new short prompt (a fortieth of the long one) whenever the last one has gone
+                shortPrompt = transfer(other, nextTrace++);
+                queue(shortPrompt, 0, 10);
+            }
+            longSent += scheduler.poll().transfer == longPrompt ? 1 : 0;
+        }
+
+        assertThat(longSent).as("only the aging slices, but every one of them")
+            .isEqualTo(polls / SliceScheduler.AGING_PERIOD);
+    }
+
+    private static int lastIndexOf(final List<Slice> sent, final RemoteTransfer transfer)
+    {
+        int last = -1;
+        for (int i = 0; i < sent.size(); i++)
+        {
+            if (sent.get(i).transfer == transfer)
+            {
+                last = i;
+            }
+        }
+        return last;
     }
 
     private List<Slice> drain()
