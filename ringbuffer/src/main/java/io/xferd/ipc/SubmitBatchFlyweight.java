@@ -57,11 +57,18 @@ public final class SubmitBatchFlyweight
 
     private MutableDirectBuffer buffer;
     private int offset;
+    /**
+     * Where {@link #entry} writes entry 0, known once {@link #header} wrote the notify length; -1 until then (entry
+     * reads the length back from the record). The record is in a ring the daemon reads on another core: reading the
+     * just-written length back for each entry was ~7 % of a 4 KiB batch's CPU besides the copy.
+     */
+    private int entriesAt = -1;
 
     public SubmitBatchFlyweight wrap(final MutableDirectBuffer buffer, final int offset)
     {
         this.buffer = buffer;
         this.offset = offset;
+        this.entriesAt = -1;
         return this;
     }
 
@@ -152,13 +159,19 @@ public final class SubmitBatchFlyweight
         {
             buffer.setMemory(offset + NOTIFY_OFFSET + notifyLength, padded - notifyLength, (byte)0);
         }
+        entriesAt = offset + NOTIFY_OFFSET + padded;
         return this;
     }
 
+    /**
+     * Write entry {@code index}: after {@link #header} at the offset its notify length gives, without reading the
+     * record back; after a bare {@link #wrap}, at the offset the record's notify length field gives.
+     */
     public SubmitBatchFlyweight entry(
         final int index, final long localAddress, final long targetAddress, final long length)
     {
-        final int at = offset + entriesOffset(notifyLength()) + index * ENTRY_LENGTH;
+        final int first = entriesAt >= 0 ? entriesAt : offset + entriesOffset(notifyLength());
+        final int at = first + index * ENTRY_LENGTH;
         buffer.putLong(at + ENTRY_LOCAL_ADDRESS_OFFSET, localAddress);
         buffer.putLong(at + ENTRY_TARGET_ADDRESS_OFFSET, targetAddress);
         buffer.putLong(at + ENTRY_LENGTH_OFFSET, length);

@@ -47,6 +47,34 @@ class SubmitBatchFlyweightTest
     }
 
     @Test
+    void shouldWriteEntriesWhereTheHeaderPutThemWithoutReadingTheRecordBack()
+    {
+        final SubmitBatchFlyweight batch = new SubmitBatchFlyweight().wrap(buffer, 64)
+            .header(1, Opcode.READ, 1, 2, 0, 3, new UnsafeBuffer(new byte[9]), 0, 9);
+        buffer.putInt(64 + SubmitBatchFlyweight.NOTIFY_LENGTH_OFFSET, 0); // the ring's reader may zero it meanwhile
+
+        batch.entry(0, 0x1000, 0x2000, 64);
+
+        assertThat(buffer.getLong(64 + 48 + 16)).as("after the header's align8(9) notify").isEqualTo(0x1000);
+        assertThat(buffer.getLong(64 + 48 + 16 + 16)).isEqualTo(64);
+    }
+
+    @Test
+    void shouldWriteEntriesOfAWrappedRecordAfterTheNotifyItsFieldNames()
+    {
+        buffer.setMemory(0, 4096, (byte)0);
+        buffer.putInt(128 + SubmitBatchFlyweight.NOTIFY_LENGTH_OFFSET, 3);
+        final SubmitBatchFlyweight batch = new SubmitBatchFlyweight()
+            .wrap(buffer, 0).header(1, Opcode.WRITE, 1, 2, 0, 3, null, 0, 0)
+            .wrap(buffer, 128); // a wrap forgets the last header's offset
+
+        batch.entry(1, 0x5000, 0x6000, 32);
+
+        assertThat(buffer.getLong(128 + 48 + 8 + 24)).isEqualTo(0x5000);
+        assertThat(buffer.getLong(128 + 48 + 8 + 24 + 8)).isEqualTo(0x6000);
+    }
+
+    @Test
     void shouldNeedNoPaddingWithoutNotify()
     {
         assertThat(SubmitBatchFlyweight.bodyLength(1, 0)).isEqualTo(72);
