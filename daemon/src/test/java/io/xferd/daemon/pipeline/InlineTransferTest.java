@@ -37,7 +37,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * pipeline hop: the bytes land, the completion and counters are those of the pipeline path (the journal has its
  * COMPLETED record, which carries its submit and intake times, and no SUBMITTED record), a bad
  * request gets its typed status, and nothing overtakes an earlier request of the client (a request that is not alone
- * in its pass, or that finds the pipeline busy, goes through the pipeline as before). Real memory, single-threaded.
+ * in its pass, or that finds the pipeline busy, goes through the pipeline as before). A batch whose pass finds the
+ * pipeline empty runs inline too, its entries as one local run (one SUBMITTED and one COMPLETED record, each entry
+ * checked and counted, the batch's status that of its lowest failed entry), ahead of whatever its pass sends through
+ * the pipeline after it. Real memory, single-threaded.
  */
 @Timeout(10)
 class InlineTransferTest
@@ -184,6 +187,97 @@ class InlineTransferTest
         intake.doWork(); // one pass: the first is held, the second sends it to the pipeline ahead of itself
         submit(Opcode.WRITE, 2, LOCAL + BLOCK, TARGET + BLOCK, 64);
         intake.doWork(); // the pipeline still holds 0 and 1: 2 goes behind them
+
+        assertThat(alice.completions()).isEmpty();
+        worker.doWork();
+        assertThat(alice.completions()).extracting(TestClient.Completion::requestId).containsExactly(0L, 1L, 2L);
+    }
+
+    @Test
+    void shouldRunABatchAloneInItsPassInlineAsOneRun()
+    {
+        submitBatch(5, 4);
+
+        intake.doWork();
+
+        assertThat(pipeline.ring().getCursor()).as("nothing published").isEqualTo(-1);
+        assertThat(alice.completions()).containsExactly(new TestClient.Completion(5, TransferStatus.OK, 4 * BLOCK));
+        for (int block = 2; block < 6; block++)
+        {
+            assertThat(slice(target, block)).isEqualTo(slice(source, block));
+        }
+        assertThat(journaled).as("the run's pair for its entries").containsExactly("SUBMITTED 5",
+            "COMPLETED 5 0 " + 4 * BLOCK);
+        assertThat(counters.get(SystemCounter.REQUESTS_SUBMITTED).get()).isEqualTo(4);
+        assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isEqualTo(4);
+        assertThat(counters.get(SystemCounter.BYTES_WRITTEN).get()).isEqualTo(4 * BLOCK);
+        worker.doWork();
+        alice.session.markClosed();
+        assertThat(alice.session.isReclaimable()).as("no borrow of the client left behind").isTrue();
+    }
+
+    @Test
+    void shouldRunABatchOfOneEntryInlineWithItsCompletedRecordAlone()
+    {
+        submitBatch(6, 1);
+
+        intake.doWork();
+
+        assertThat(pipeline.ring().getCursor()).isEqualTo(-1);
+        assertThat(alice.completions()).containsExactly(new TestClient.Completion(6, TransferStatus.OK, BLOCK));
+        assertThat(slice(target, 2)).isEqualTo(slice(source, 2));
+        assertThat(journaled).as("it waited nowhere").containsExactly("COMPLETED 6 0 " + BLOCK);
+        assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isEqualTo(1);
+    }
+
+    @Test
+    void shouldGiveABatchRunInlineTheStatusOfItsLowestFailedEntryAndCountEachEntry()
+    {
+        final SubmitBatchFlyweight batch = new SubmitBatchFlyweight().wrap(scratch, 0)
+            .header(8, Opcode.WRITE, 4, alice.session.segmentHandle(), 0, 1, null, 0, 0)
+            .entry(0, LOCAL, TARGET, BLOCK)
+            .entry(1, LOCAL + BLOCK, TARGET + (long)BLOCKS * BLOCK, BLOCK) // past the target region
+            .entry(2, LOCAL + 2 * BLOCK, TARGET + 2 * BLOCK, BLOCK)
+            .entry(3, LOCAL + (long)BLOCKS * BLOCK, TARGET + 3 * BLOCK, BLOCK); // past the local region
+        assertThat(alice.submitter.write(RecordTypes.SUBMIT_BATCH, scratch, 0, SubmitBatchFlyweight.bodyLength(4, 0)))
+            .isTrue();
+
+        intake.doWork();
+
+        assertThat(pipeline.ring().getCursor()).isEqualTo(-1);
+        assertThat(alice.completions()).extracting(TestClient.Completion::requestId, TestClient.Completion::status)
+            .containsExactly(org.assertj.core.groups.Tuple.tuple(8L, TransferStatus.TARGET_RANGE_NOT_REGISTERED));
+        assertThat(slice(target, 0)).isEqualTo(slice(source, 0));
+        assertThat(slice(target, 2)).isEqualTo(slice(source, 2));
+        assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isEqualTo(2);
+        assertThat(counters.get(SystemCounter.REQUESTS_FAILED).get()).isEqualTo(2);
+        assertThat(counters.get(SystemCounter.BYTES_WRITTEN).get()).isEqualTo(2 * BLOCK);
+    }
+
+    @Test
+    void shouldRunABatchInlineAheadOfWhatItsPassSendsThroughThePipelineAfterIt()
+    {
+        submitBatch(2, 2);
+        submit(Opcode.WRITE, 3, LOCAL, TARGET, LocalRun.MAX_MEMBER_LENGTH + 1); // too long to ride in its run
+
+        intake.doWork();
+        assertThat(alice.completions()).as("the batch ran inline, the long one is in the pipeline")
+            .containsExactly(new TestClient.Completion(2, TransferStatus.OK, 2 * BLOCK));
+        assertThat(pipeline.ring().getCursor()).isZero();
+        worker.doWork();
+
+        assertThat(alice.completions()).extracting(TestClient.Completion::requestId).containsExactly(3L);
+        assertThat(counters.get(SystemCounter.REQUESTS_SUBMITTED).get()).isEqualTo(3);
+    }
+
+    @Test
+    void shouldNotRunABatchInlineAheadOfARequestStillInThePipeline()
+    {
+        submit(Opcode.WRITE, 0, LOCAL, TARGET, BLOCK);
+        submit(Opcode.WRITE, 1, LOCAL + BLOCK, TARGET + BLOCK, BLOCK);
+        intake.doWork(); // both go to the pipeline
+        submitBatch(2, 3);
+        intake.doWork(); // the pipeline still holds 0 and 1: the batch goes behind them
 
         assertThat(alice.completions()).isEmpty();
         worker.doWork();
