@@ -8,14 +8,19 @@
 #
 #   perf/bench-netns.sh [--connections N] [--duration S] [--qps "2 4 8"] [--tokens 1024,8192] [--requests N]
 #                       [--operations "write read"] [--blocks "1MiB 64KiB"] [--threads "1 2"] [--warmup S]
-#                       [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth] [--window N] [--rounds N]
+#                       [--arrival "poisson fixed"] [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth] [--window N] [--rounds N]
 #                       [--overlap "8192:1024 1024:8192"] [--overlap-delay 5ms] [--slow-start-after-idle 0|1]
+#                       [--thread-switches]
 #
 #   --connections  connections per peer: iperf3 -P N and the daemons' --connections-per-peer (default 2)
 #   --duration     seconds per iperf3 and per throughput run (default 10)
 #   --qps          KV workload rates, one run each (default "2 4 8")
 #   --tokens       KV prompt sizes (default 1024,8192)
 #   --requests     KV arrivals per prompt size and rate (default 16)
+#   --arrival      KV arrival processes, one run each per rate (default poisson; "poisson fixed" runs both: fixed
+#                  gaps of 1/QPS never put two prompts on the wire at once below 100 % load, Poisson ones do).
+#                  Each KV run's slowest prompt is looked up in daemon A's journal (xferd profile --trace): its
+#                  requests' queue wait, execution and slice wire times, one line; the records stay in the logs
 #   --operations, --blocks, --threads
 #                  which throughput runs (default all: "write read", "1MiB 64KiB", "1 2"); --qps "" skips the KV
 #                  workload. Ratios whose runs were skipped print "-".
@@ -36,6 +41,12 @@
 #                  (parks up to 500 us; both "hosts" share this machine's cores, iperf3 does not spin)
 #   --no-peer-auth the daemons run with --insecure-no-peer-auth (default: both prove one cluster token, made
 #                  for the run); compare with a run without it for the cost of authentication
+#   --thread-switches
+#                  per throughput run, both daemons' threads by name: context switches (voluntary = the thread
+#                  slept, involuntary = preempted or yielded), CPU ms and ms asleep per GB moved, and the mean sleep
+#                  per voluntary switch, from /proc/PID/task/*/status and schedstat at 3.5 s into the run and 1 s before
+#                  its end (--duration >= 5; GB at the run's mean rate), printed after each run (threads under 10
+#                  switches and 1 ms of CPU per GB left out; threads of one name summed)
 #   --same-daemon  run the bench in namespace B next to its target, through B's daemon only: checks the script
 #                  and the bench tool where the daemon-to-daemon transport is missing (local copies, not the wire)
 #
@@ -49,6 +60,7 @@ xferd="$root/bin/xferd"
 connections=2
 duration=10
 qps_list="2 4 8"
+arrivals="poisson"
 tokens="1024,8192"
 requests=16
 operations="write read"
@@ -61,6 +73,7 @@ no_peer_auth=0
 overlap="8192:1024 1024:8192"
 overlap_delay=5ms
 slow_start_after_idle=""
+thread_switches=0
 window_options=()
 rounds=1
 while [[ $# -gt 0 ]]; do
@@ -68,6 +81,7 @@ while [[ $# -gt 0 ]]; do
     --connections) connections="$2"; shift 2 ;;
     --duration) duration="$2"; shift 2 ;;
     --qps) qps_list="$2"; shift 2 ;;
+    --arrival) arrivals="$2"; shift 2 ;;
     --tokens) tokens="$2"; shift 2 ;;
     --requests) requests="$2"; shift 2 ;;
     --operations) operations="$2"; shift 2 ;;
@@ -82,7 +96,8 @@ while [[ $# -gt 0 ]]; do
     --overlap) overlap="$2"; shift 2 ;;
     --overlap-delay) overlap_delay="$2"; shift 2 ;;
     --slow-start-after-idle) slow_start_after_idle="$2"; shift 2 ;;
-    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
+    --thread-switches) thread_switches=1; shift ;;
+    -h|--help) sed -n '2,54p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -149,7 +164,9 @@ start_daemon() { # namespace directory address log
   die "the daemon in $1 did not start (log above)"
 }
 start_daemon "$ns_a" "$dir_a" "$addr_a" "$work/daemon-a.log"
+daemon_a_pid="${NETNS_PIDS[-1]}"
 start_daemon "$ns_b" "$dir_b" "$addr_b" "$work/daemon-b.log"
+daemon_b_pid="${NETNS_PIDS[-1]}"
 say "daemons: $addr_a:12001 ($dir_a), $addr_b:12001 ($dir_b)"
 
 ip netns exec "$ns_b" "$xferd" bench-target --dir "$dir_b" --name bench-target --size 512MiB --pattern 42 \
@@ -199,6 +216,39 @@ coalesced_share() { # label submitted-before merged-before
   say "  coalesced: $merged of $submitted requests rode in another's transfer ($(cat "$work/$1.merged"))"
 }
 merged_of() { cat "$work/$1.merged" 2>/dev/null || echo "-"; }
+# "daemon tid name voluntary involuntary cpu_ns wait_ns" per thread of both daemons (names without their trailing
+# digits), after a "T now_ns" line
+thread_snapshot() {
+  local side pid task
+  echo "T $(date +%s%N)"
+  for side in A B; do
+    [[ $side == A ]] && pid="$daemon_a_pid" || pid="$daemon_b_pid"
+    for task in /proc/"$pid"/task/*; do
+      printf '%s %s %s %s %s\n' "$side" "${task##*/}" "$(tr ' ' '_' < "$task/comm" | sed 's/[-_0-9.]*$//')" \
+        "$(awk '/^voluntary_ctxt_switches/ { v = $2 } /^nonvoluntary_ctxt_switches/ { n = $2 } END { print v, n }' \
+          "$task/status")" "$(awk '{ print $1, $2 }' "$task/schedstat")"
+    done 2>/dev/null
+  done
+}
+# per thread name of each daemon: switches, CPU and time asleep (neither running nor runnable) per GB moved between
+# the snapshots (at the run's mean rate), and the mean sleep per voluntary switch
+thread_switches_report() { # label before-file after-file
+  local rate
+  rate="$(field "$(result "$1")" gb_per_s)"
+  [[ -n "$rate" && -f "$3" ]] || return 0
+  # GB moved between the snapshots, at the run's mean rate
+  awk -v rate="$rate" '
+    $1 == "T" { if (NR == FNR) t0 = $2; else { t1 = $2; gb = rate * (t1 - t0) / 1e9 }; next }
+    NR == FNR { v[$1 "/" $2] = $4; n[$1 "/" $2] = $5; c[$1 "/" $2] = $6; w[$1 "/" $2] = $7; next }
+    ($1 "/" $2) in v { k = $1 " " $3; id = $1 "/" $2; vol[k] += $4 - v[id]; inv[k] += $5 - n[id]; cpu[k] += $6 - c[id]
+      asleep[k] += (t1 - t0) - ($6 - c[id]) - ($7 - w[id]) }
+    END { for (k in vol) if (vol[k] + inv[k] >= 10 * gb || cpu[k] >= 1e6 * gb)
+      printf "    %-24s %9.0f %9.0f %8.1f %9.1f %8.0f\n", k, vol[k] / gb, inv[k] / gb, cpu[k] / 1e6 / gb,
+        asleep[k] / 1e6 / gb, (vol[k] > 0 ? asleep[k] / 1e3 / vol[k] : 0) }' "$2" "$3" |
+    sort -k1,1 -k4,4nr > "$work/$1.threads"
+  { printf "    %-24s %9s %9s %8s %9s %8s\n" "daemon thread (per GB)" voluntary involun. "CPU ms" "asleep ms" \
+      "us/sleep"; cat "$work/$1.threads"; } | sed "s/^/  /"
+}
 run_bench() { # label, bench arguments...
   local label="$1"; shift
   local submitted_before merged_before
@@ -208,11 +258,21 @@ run_bench() { # label, bench arguments...
   set +e
   ip netns exec "$bench_ns" "$xferd" bench --dir "$bench_dir" --target "$target_name" \
     --target-address "$target_address" --target-size "$target_size" --client-idle "$client_idle" "$@" \
-    > "$work/$label.log" 2>&1
+    > "$work/$label.log" 2>&1 &
+  local bench_pid=$!
+  if [[ $thread_switches == 1 && $duration -ge 5 && $label != kv-* ]]; then
+    # inside the timed part only: after the bench's start-up and 1 s warm-up, 1 s before its end
+    sleep 3.5; thread_snapshot > "$work/$label.threads-before"
+    sleep "$((duration - 3))"; thread_snapshot > "$work/$label.threads-after"
+  fi
+  wait "$bench_pid"
   local rc=$?
   set -e
   grep -vE '^\[' "$work/$label.log" | sed 's/^/    /'
   coalesced_share "$label" "$submitted_before" "$merged_before"
+  if [[ $thread_switches == 1 ]]; then
+    thread_switches_report "$label" "$work/$label.threads-before" "$work/$label.threads-after"
+  fi
   if ! kill -0 "$target_pid" 2>/dev/null; then
     wait "$target_pid" 2>/dev/null && target_rc=0 || target_rc=$?
     cat "$work/target.log" >&2
@@ -275,9 +335,28 @@ for op in $operations; do
     done
   done
 done
+# the slowest prompt of each KV phase, request by request, from daemon A's journal ($work/LABEL-slowest-TOKENS.trace):
+# whether its time went in intake's queue (client -> daemon), in execution, or in its slices' wire time
+to_ms() { awk '{ f = $2 == "ns" ? 1e-6 : $2 == "us" ? 1e-3 : $2 == "ms" ? 1 : 1000; printf "%.3f\n", $1 * f }'; }
+med_max() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else printf "p50 %.2f max %.2f ms", v[int((NR + 1) / 2)], v[NR] }'; }
+trace_slowest() { # label, since (trace ids repeat from run to run: only this run's records)
+  local t tokens trace file
+  for t in $(sed -n 's/^RESULT mode=kv .* tokens=\([0-9]*\) .* slowest_trace=\([0-9a-f]*\).*/\1:\2/p' "$work/$1.log"); do
+    tokens="${t%%:*}"; trace="${t#*:}"; file="$work/$1-slowest-$tokens.trace"
+    "$xferd" profile "$bench_dir/journal" --since "$2" --trace "$trace" > "$file" 2>&1 || true
+    say "  slowest $tokens-token prompt, trace $trace, daemon A's journal: $(grep -c ' completed  request' "$file") requests;" \
+      "queue $(sed -n 's/.*(queue \([0-9.]*\) \([a-z]*\),.*/\1 \2/p' "$file" | to_ms | med_max);" \
+      "execution $(sed -n 's/.*, execution \([0-9.]*\) \([a-z]*\)).*/\1 \2/p' "$file" | to_ms | med_max);" \
+      "slice wire $(sed -n 's/.* wire \([0-9.]*\) \([a-z]*\) status.*/\1 \2/p' "$file" | to_ms | med_max)"
+  done
+}
 for q in $qps_list; do
-  run_bench "kv-qps$q" --workload kv --operation write --qps "$q" --prompt-tokens "$tokens" \
-    --requests "$requests" --verify
+  for arrival in $arrivals; do
+    since="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    run_bench "kv-qps$q-$arrival" --workload kv --operation write --qps "$q" --prompt-tokens "$tokens" \
+      --requests "$requests" --arrival "$arrival" --verify
+    trace_slowest "kv-qps$q-$arrival" "$since"
+  done
 done
 if [[ -n "$overlap" ]]; then
   run_bench "kv-overlap" --workload kv --operation write --overlap "${overlap// /,}" --overlap-delay "$overlap_delay" \
@@ -332,18 +411,26 @@ if [[ $rounds -gt 1 ]]; then
 fi
 echo
 echo "KV workload (Qwen2.5-7B, 57,344 bytes per token, 32 KiB block requests, one batch per request), write;"
-echo "wire time = bytes / iperf3 A->B bandwidth"
-printf '| %-6s | %-4s | %-11s | %-8s | %-8s | %-12s | %-8s | %-8s | %-7s | %-6s |\n' tokens QPS bytes "p50 ms" "p99 ms" \
-  "wire ms" "p50/wire" "p99/wire" dropped merged
-printf '|%s|\n' "--------|------|-------------|----------|----------|--------------|----------|----------|---------|--------"
+echo "wire time = bytes / iperf3 A->B bandwidth; load = offered bytes/s / iperf3; p50, p99: every prompt;"
+echo "alone: the prompts with no other in flight at any moment of their transfer (n of all, their p99 / wire);"
+echo "slowest: its arrival number and the share of its transfer another prompt was on the wire beside it"
+printf '| %-6s | %-4s | %-7s | %-5s | %-11s | %-8s | %-8s | %-8s | %-8s | %-8s | %-7s | %-10s | %-7s | %-6s |\n' tokens QPS \
+  arrival load bytes "p50 ms" "p99 ms" "wire ms" "p50/wire" "p99/wire" alone "alone p99/w" slowest merged
+printf '|%s|\n' "--------|------|---------|-------|-------------|----------|----------|----------|----------|----------|---------|------------|---------|--------"
 for q in $qps_list; do
-  for t in ${tokens//,/ }; do
-    line="$(result "kv-qps$q" "$t")"
-    bytes="$(field "$line" bytes)"
-    wire="$(awk -v b="$bytes" -v g="$iperf_ab_gbs" 'BEGIN { if (b == "" || g == 0) print "-"; else printf "%.1f", b / g / 1e6 }')"
-    printf '| %-6s | %-4s | %-11s | %-8s | %-8s | %-12s | %-8s | %-8s | %-7s | %-6s |\n' "$t" "$q" "${bytes:-FAILED}" \
-      "$(field "$line" p50_ms %.1f)" "$(field "$line" p99_ms %.1f)" "$wire" "$(ratio "$(field "$line" p50_ms)" "$wire")" \
-      "$(ratio "$(field "$line" p99_ms)" "$wire")" "$(field "$line" dropped)" "$(merged_of "kv-qps$q")"
+  for arrival in $arrivals; do
+    for t in ${tokens//,/ }; do
+      line="$(result "kv-qps$q-$arrival" "$t")"
+      bytes="$(field "$line" bytes)"
+      wire="$(awk -v b="$bytes" -v g="$iperf_ab_gbs" 'BEGIN { if (b == "" || g == 0) print "-"; else printf "%.1f", b / g / 1e6 }')"
+      alone_p99="-"; [[ "$(field "$line" alone)" =~ ^[1-9] ]] && alone_p99="$(ratio "$(field "$line" alone_p99_ms)" "$wire")"
+      load="$(awk -v b="$bytes" -v q="$q" -v g="$iperf_ab_gbs" 'BEGIN { if (b == "" || g == 0) print "-"; else printf "%.0f%%", 100 * b * q / g / 1e9 }')"
+      printf '| %-6s | %-4s | %-7s | %-5s | %-11s | %-8s | %-8s | %-8s | %-8s | %-8s | %-7s | %-10s | %-7s | %-6s |\n' "$t" "$q" \
+        "$arrival" "$load" "${bytes:-FAILED}" "$(field "$line" p50_ms %.1f)" "$(field "$line" p99_ms %.1f)" "$wire" \
+        "$(ratio "$(field "$line" p50_ms)" "$wire")" "$(ratio "$(field "$line" p99_ms)" "$wire")" \
+        "$(field "$line" alone)/$(field "$line" completed)" "$alone_p99" \
+        "#$(field "$line" slowest_ordinal) $(field "$line" slowest_overlap)" "$(merged_of "kv-qps$q-$arrival")"
+    done
   done
 done
 if [[ -n "$overlap" ]]; then

@@ -38,10 +38,16 @@ fi
 java="$JAVA_HOME/bin/java"
 
 jar="$here/target/benchmarks.jar"
-if [[ ! -f "$jar" ]] || [[ -n "$(find "$here/src" "$here/pom.xml" -newer "$jar" -print -quit)" ]]; then
+# the jar shades the daemon and the client: a change in any module's sources makes it stale, and the build takes
+# those modules from this checkout (-am), never from snapshots installed in ~/.m2 by another checkout
+sources=("$root/pom.xml")
+for module in daemon ipc-client ringbuffer topology native-bindings perf; do
+  sources+=("$root/$module/src" "$root/$module/pom.xml")
+done
+if [[ ! -f "$jar" ]] || [[ -n "$(find "${sources[@]}" -newer "$jar" -print -quit 2>/dev/null)" ]]; then
   echo "building perf/target/benchmarks.jar ..."
-  # the other modules must be installed once: ./mvnw -B install -DskipTests
-  (cd "$root" && ./mvnw -q -B -o -pl perf package) || (cd "$root" && ./mvnw -q -B -pl perf package)
+  (cd "$root" && ./mvnw -q -B -o -pl perf -am -DskipTests package) || \
+    (cd "$root" && ./mvnw -q -B -pl perf -am -DskipTests package)
 fi
 
 case "$only" in

@@ -166,6 +166,11 @@ class DaemonTestCase(unittest.TestCase):
         return outcome
 
 
+# ---------------------------------------------------------------- what a thread is doing, from the kernel
+
+from procfs import SYS_FUTEX, all_threads_stopped, asleep_on_futex  # noqa: E402,F401  (re-exported for the tests)
+
+
 def cluster_token_file() -> str:
     """A fresh shared secret for daemons that must trust each other (peers authenticate by default)."""
     import secrets

@@ -9,28 +9,30 @@ completions back, fail entries, stop its heartbeat or hang up.
 
 from __future__ import annotations
 
-import support  # noqa: F401  (puts python/ on the path)
+import support  # puts python/ on the path
 
 import ctypes
 import mmap
 import os
+import shutil
 import socket
 import struct
 import tempfile
 import threading
 import time
 import unittest
+from unittest import mock
 
 import xferd
 from xferd import errors
 from xferd import protocol as p
-from xferd.rings import TRAILER_LENGTH, RingReader, RingView, RingWriter
+from xferd.rings import TRAILER_LENGTH, RingReader, RingView, RingWriter, SubmitRingWriter
 
 
 class PlayedDaemon:
     def __init__(self, submit_capacity: int = 1 << 16, completion_capacity: int = 1 << 16, max_in_flight: int = 64,
-                 max_batch: int = 4096) -> None:
-        self.directory = tempfile.mkdtemp(prefix="xfpy-played-", dir="/dev/shm")
+                 max_batch: int = 4096, parent: str = "/dev/shm") -> None:
+        self.directory = tempfile.mkdtemp(prefix="xfpy-played-", dir=parent)
         self.cnc = mmap.mmap(-1, 4096)
         with open(os.path.join(self.directory, p.CNC_FILE), "wb") as f:
             f.write(bytes(4096))
@@ -262,6 +264,203 @@ class ClientProtocolTest(unittest.TestCase):
         self.assertIn("hung", str(client._gone))
         self.assertIsInstance(raised.exception, errors.TransferFailedError)
 
+    def await_asleep_on_the_completion_doorbell(self, client: xferd.Client, waiter: threading.Thread) -> None:
+        """Bounded wait until ``waiter`` is blocked in the kernel on ``client``'s completion doorbell, marked."""
+        doorbell = client._completion_doorbell
+        deadline = time.monotonic() + 60
+        while not (support.asleep_on_futex(waiter.native_id, doorbell.address) and doorbell.is_marked()):
+            self.assertTrue(waiter.is_alive(), "the waiter ended before it slept on the completion doorbell")
+            self.assertLess(time.monotonic(), deadline, "the waiter never slept on the completion doorbell")
+            time.sleep(0.01)
+
+    @staticmethod
+    def start_waiter(client: xferd.Client, transfer: xferd.Transfer,
+                     timeout_s: float | None = None) -> tuple[threading.Thread, list[BaseException]]:
+        """A thread waiting for ``transfer``, started, and the list that gets what its wait raised."""
+        raised: list[BaseException] = []
+
+        def wait() -> None:
+            try:
+                client.wait(transfer, timeout_s)
+            except BaseException as ex:  # noqa: BLE001
+                raised.append(ex)
+
+        waiter = threading.Thread(target=wait, daemon=True)
+        waiter.start()
+        return waiter, raised
+
+    def held_transfer(self, **kwargs) -> tuple[PlayedDaemon, xferd.Client, xferd.Transfer]:
+        """A client whose doorbell sleeps last an hour (so only a wake or the wait's deadline ends one early) and a
+        64-byte write the played daemon holds back."""
+        daemon, client = self.played(**kwargs)
+        client._doorbell_sleep_ns = client._ringing_daemon_sleep_ns = 3600 * 10**9
+        memory = bytearray(128)
+        self.addCleanup(lambda: memory)  # alive until the test ends: the played daemon copies into it
+        address = xferd.memory.address_of(memory)
+        daemon.hold.set()
+        return daemon, client, client.submit(p.WRITE, 1, [address], [address + 64], [64])
+
+    def test_a_wait_asleep_on_the_completion_doorbell_ends_at_its_deadline(self) -> None:
+        """Doorbell sleeps of an hour, a daemon that holds the completion: only the wait's own deadline bounds the
+        sleep, so the wait raises its timeout within the bounded join."""
+        _daemon, client, transfer = self.held_transfer()
+        waiter, raised = self.start_waiter(client, transfer, 0.2)
+        waiter.join(60)
+        self.assertFalse(waiter.is_alive(), "the doorbell sleep outlasted the wait's deadline")
+        self.assertEqual(1, len(raised))
+        self.assertIsInstance(raised[0], errors.TransferTimeoutError)
+        self.assertFalse(client._completion_doorbell.is_marked())
+
+    def test_a_daemon_found_gone_just_before_the_doorbell_sleep_ends_it_at_once(self) -> None:
+        """Another thread finds the daemon gone after the waiter's last look and before its FUTEX_WAIT: the wake
+        clears the mark, so the sleep (an hour) does not begin, and the waiter does not take it for a ring."""
+        _daemon, client, transfer = self.held_transfer()
+        doorbell = client._completion_doorbell
+        sleep = doorbell.sleep
+
+        def found_gone_then_sleep(timeout_ns: int) -> None:
+            client._mark_gone("found gone by another thread")
+            sleep(timeout_ns)
+
+        with mock.patch.object(doorbell, "sleep", side_effect=found_gone_then_sleep) as sleeps:
+            waiter, raised = self.start_waiter(client, transfer)
+            waiter.join(60)
+        self.assertFalse(waiter.is_alive(), "the sleep began after the wake and lasted its bound")
+        self.assertEqual(1, sleeps.call_count)
+        self.assertEqual(1, len(raised))
+        self.assertIsInstance(raised[0], errors.TransferDaemonGoneError)
+        self.assertFalse(client._daemon_rings, "the wake of a daemon found gone is not a ring")
+        self.assertFalse(doorbell.is_marked())
+
+    def test_a_record_claimed_but_not_written_sends_the_waiter_to_its_event_not_around_a_loop(self) -> None:
+        """A daemon thread stalled between claiming a completion record and committing it never rings: the waiter
+        that finds the claim (tail ahead of head, length word 0) sleeps on its event, as when futex is unusable,
+        instead of going straight back to the doorbell (a busy loop for as long as the stall lasts)."""
+        daemon, client, transfer = self.held_transfer()
+        view = RingView(client._rings, 0, daemon.c)
+        self.addCleanup(view.release)  # before the client's close unmaps the rings (cleanups run last-in first)
+        self.assertGreaterEqual(SubmitRingWriter(view).try_claim(p.COMPLETION, p.COMPLETION_LENGTH), 0)
+        results: list[bool] = []
+        sleep_on_doorbell = client._sleep_on_doorbell
+
+        def recorded(done, limit_ns: int) -> bool:
+            results.append(sleep_on_doorbell(done, limit_ns))
+            return results[-1]
+
+        with mock.patch.object(client, "_sleep_on_doorbell", side_effect=recorded):
+            with self.assertRaises(errors.TransferTimeoutError):
+                client.wait(transfer, 0.2)
+        self.assertTrue(results, "the wait never reached the doorbell")
+        self.assertEqual(0, results.count(True), f"of {len(results)} visits to the doorbell, these went straight back "
+                                                 f"to it without sleeping")
+        self.assertFalse(client._completion_doorbell.is_marked())
+
+    def test_a_daemon_that_never_rings_the_completion_doorbell_still_ends_a_sleeping_wait(self) -> None:
+        """The played daemon never rings the completion doorbell, as a daemon older than it: the waiter's sleeps
+        there are bounded, so the completion committed while it sleeps is still taken."""
+        daemon, client = self.played()
+        memory = bytearray(128)
+        address = xferd.memory.address_of(memory)
+        memory[:64] = os.urandom(64)
+        daemon.hold.set()
+        transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
+        moved: list[int] = []
+        waiter = threading.Thread(target=lambda: moved.append(client.wait(transfer, 60)), daemon=True)
+        waiter.start()
+        self.await_asleep_on_the_completion_doorbell(client, waiter)
+        daemon.hold.clear()
+        waiter.join(60)
+        self.assertEqual([64], moved)
+        self.assertEqual(memory[:64], memory[64:])
+        self.assertFalse(client._completion_doorbell.is_marked(), "the mark is cleared when the wait ends")
+        self.assertFalse(client._daemon_rings, "a daemon that never rang keeps the short sleeps")
+
+    def test_close_ends_a_wait_asleep_on_the_completion_doorbell(self) -> None:
+        """The waiter's sleep is an hour, so only close() waking it ends the wait within the bounded join."""
+        daemon, client = self.played()
+        client._doorbell_sleep_ns = client._ringing_daemon_sleep_ns = 3600 * 10**9
+        memory = bytearray(128)
+        address = xferd.memory.address_of(memory)
+        daemon.hold.set()
+        transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
+        waiter, raised = self.start_waiter(client, transfer)
+        self.await_asleep_on_the_completion_doorbell(client, waiter)
+        closer = threading.Thread(target=client.close, daemon=True)  # a close that cannot wake it would hang here
+        closer.start()
+        closer.join(60)
+        waiter.join(60)
+        self.assertFalse(closer.is_alive(), "close() waits for the sleeper's poll lock")
+        self.assertFalse(waiter.is_alive(), "the sleeping wait did not end")
+        self.assertEqual(1, len(raised))
+        self.assertIsInstance(raised[0], errors.TransferDaemonGoneError)
+
+    def test_a_signal_handler_on_the_waiting_thread_closes_the_client(self) -> None:
+        """``signal.signal(SIGTERM, lambda *_: client.close())`` while the main thread waits asleep on the completion
+        doorbell: the handler runs on that thread, inside the wait, which holds the poll lock. close() must not wait
+        for that lock: the wait ends with DAEMON_GONE and the rings are unmapped once it lets go. In a child process
+        with a timeout, as a close that waits for its own thread never returns."""
+        code = """if True:
+            import os, signal, sys, threading, time
+            sys.path.insert(0, sys.argv[1])
+            import support, xferd
+            from test_client_protocol import PlayedDaemon
+            from xferd import errors, protocol as p
+
+            daemon = PlayedDaemon(parent=sys.argv[2])
+            try:
+                client = xferd.Client(daemon.directory, "signalled", control_timeout_s=5)
+                client._doorbell_sleep_ns = client._ringing_daemon_sleep_ns = 3600 * 10**9
+                memory = bytearray(128)
+                address = xferd.memory.address_of(memory)
+                daemon.hold.set()
+                transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
+                signal.signal(signal.SIGTERM, lambda *_: client.close())
+                main = threading.main_thread()
+
+                def kick() -> None:
+                    deadline = time.monotonic() + 60
+                    while not support.asleep_on_futex(main.native_id, client._completion_doorbell.address):
+                        if time.monotonic() > deadline:
+                            os._exit(3)  # never slept on the doorbell
+                        time.sleep(0.01)
+                    signal.pthread_kill(main.ident, signal.SIGTERM)
+
+                threading.Thread(target=kick, daemon=True).start()
+                try:
+                    client.wait(transfer, 3600)
+                    print("completed")
+                except errors.TransferDaemonGoneError:
+                    print("daemon gone")
+                print("rings unmapped" if client._rings.closed else "rings mapped")
+            finally:
+                daemon.close()
+        """
+        parent = tempfile.mkdtemp(prefix="xfpy-signal-", dir="/dev/shm")
+        self.addCleanup(shutil.rmtree, parent, ignore_errors=True)  # the played daemon's directory too, if killed
+        result = support.run_python(code, os.path.dirname(os.path.abspath(__file__)), parent, timeout=120)
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertEqual(["daemon gone", "rings unmapped"], result.stdout.split("\n")[:2], result.stderr)
+
+    def test_a_daemon_found_gone_by_another_thread_ends_a_wait_asleep_on_the_completion_doorbell(self) -> None:
+        """The waiter sleeps an hour on the doorbell; the daemon hangs up, which another thread notices: the
+        waiter's transfer fails with DAEMON_GONE at once, not when its sleep ends."""
+        daemon, client = self.played()
+        client._doorbell_sleep_ns = client._ringing_daemon_sleep_ns = 3600 * 10**9
+        memory = bytearray(128)
+        address = xferd.memory.address_of(memory)
+        daemon.hold.set()
+        transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
+        waiter, raised = self.start_waiter(client, transfer)
+        self.await_asleep_on_the_completion_doorbell(client, waiter)
+        daemon.hang_up()
+        deadline = time.monotonic() + 60
+        while not client.is_daemon_gone():
+            self.assertLess(time.monotonic(), deadline, "the hang-up was never noticed")
+            time.sleep(0.01)
+        waiter.join(60)
+        self.assertFalse(waiter.is_alive(), "the sleeping wait did not end")
+        self.assertEqual(1, len(raised))
+        self.assertIsInstance(raised[0], errors.TransferDaemonGoneError)
 
     def test_a_record_interrupted_while_written_is_voided_and_the_ring_keeps_flowing(self) -> None:
         from unittest import mock

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-import support  # noqa: F401  (puts python/ on the path)
+import support  # puts python/ on the path
+import ctypes
 import mmap
 import os
 import random
 import struct
+import threading
+import time
 import unittest
+from unittest import mock
 
 from xferd import protocol as p
-from xferd.rings import (HEAD_CACHE_OFFSET, HEAD_OFFSET, TAIL_OFFSET, TRAILER_LENGTH, RingReader, RingView,
-                         RingWriter, SubmitRingWriter)
+from xferd import rings
+from xferd.rings import (COMPLETION_DOORBELL_OFFSET, HEAD_CACHE_OFFSET, HEAD_OFFSET, TAIL_OFFSET, TRAILER_LENGTH,
+                         CompletionDoorbell, Doorbell, RingReader, RingView, RingWriter, SubmitRingWriter,
+                         _futex_wake)
 
 
 def ring_buffer(capacity: int) -> bytearray:
@@ -181,6 +187,135 @@ class RingReaderTest(unittest.TestCase):
         view.release()
         shared.close()
         os.close(fd)
+
+
+class SubmitDoorbellFenceTest(unittest.TestCase):
+    """Ringing the submit ring's doorbell fences the record's store before the doorbell's load: a lock round trip on
+    x86-64 (a locked instruction), the kernel's atomic exchange where a lock is only acquire then release."""
+
+    def ring_once(self) -> int:
+        """Ring a doorbell the daemon has not marked; returns what the kernel fence's word holds afterwards."""
+        ring = ring_buffer(1024)
+        view = RingView(ring, 0, len(ring))
+        self.addCleanup(view.release)
+        rings._FENCE_WORD.value = 0
+        self.assertEqual(0, Doorbell(view, 0).ring())
+        return rings._FENCE_WORD.value
+
+    def test_on_a_weakly_ordered_machine_the_fence_is_the_kernels(self) -> None:
+        if not rings._futex_usable():
+            self.skipTest("futex(2) is unknown or unusable on this machine")
+        with mock.patch.object(rings, "_TSO", False):
+            self.assertEqual(1, self.ring_once(), "no full barrier from the kernel before the doorbell's load")
+
+    def test_on_x86_64_ringing_an_unmarked_doorbell_makes_no_system_call(self) -> None:
+        with mock.patch.object(rings, "_TSO", True):
+            self.assertEqual(0, self.ring_once())
+
+
+class CompletionDoorbellWordTest(unittest.TestCase):
+    """The client's side of the completion doorbell on a shared mapping of its own; this test plays the daemon, which
+    rings by storing 0 in the word and waking one thread (PROTOCOL.md 3.7)."""
+
+    HOUR_NS = 3600 * 10**9
+
+    def setUp(self) -> None:
+        capacity = 1024
+        self.mapping = mmap.mmap(-1, capacity + TRAILER_LENGTH, mmap.MAP_SHARED)
+        self.addCleanup(self.mapping.close)  # cleanups run when setUp skips, too; last-in first: the view goes first
+        self.view = RingView(self.mapping, 0, len(self.mapping))
+        self.addCleanup(self.view.release)
+        anchor = ctypes.c_char.from_buffer(self.mapping)
+        self.doorbell = CompletionDoorbell(self.view, ctypes.addressof(anchor))
+        del anchor
+        self.word_at = capacity + COMPLETION_DOORBELL_OFFSET
+        if not self.doorbell.usable:
+            self.skipTest("futex(2) is unknown or unusable on this machine")
+
+    def word(self) -> int:
+        return struct.unpack_from("<i", self.mapping, self.word_at)[0]
+
+    def ring(self) -> None:
+        struct.pack_into("<i", self.mapping, self.word_at, 0)
+        _futex_wake(self.doorbell.address)
+
+    def sleep_in_a_thread(self) -> threading.Thread:
+        sleeper = threading.Thread(target=self.doorbell.sleep, args=(self.HOUR_NS,), daemon=True)
+        sleeper.start()
+        return sleeper
+
+    def await_asleep(self, sleeper: threading.Thread) -> None:
+        """Bounded wait until ``sleeper`` is blocked in the kernel on the doorbell's word."""
+        deadline = time.monotonic() + 60
+        while not support.asleep_on_futex(sleeper.native_id, self.doorbell.address):
+            self.assertLess(time.monotonic(), deadline, "the thread never slept on the word")
+            time.sleep(0.01)
+
+    def test_arming_stores_the_mark_in_the_word_and_disarming_clears_it(self) -> None:
+        self.assertTrue(self.doorbell.arm())
+        self.assertEqual(1, self.word())
+        self.assertTrue(self.doorbell.is_marked())
+        self.doorbell.disarm()
+        self.assertEqual(0, self.word())
+
+    def test_a_ring_between_the_mark_and_the_sleep_is_not_missed(self) -> None:
+        self.doorbell.arm()
+        self.ring()  # the daemon committed a record after the waiter's last look at the ring
+        sleeper = self.sleep_in_a_thread()
+        sleeper.join(60)
+        self.assertFalse(sleeper.is_alive(), "the sleep did not see the word cleared")
+
+    def test_a_ring_wakes_the_thread_asleep_on_the_word(self) -> None:
+        self.doorbell.arm()
+        sleeper = self.sleep_in_a_thread()
+        self.await_asleep(sleeper)
+        self.ring()
+        sleeper.join(60)
+        self.assertFalse(sleeper.is_alive(), "the ring did not wake the sleeper")
+
+    def test_wake_clears_the_mark_and_wakes_the_sleeper(self) -> None:
+        self.doorbell.arm()
+        sleeper = self.sleep_in_a_thread()
+        self.await_asleep(sleeper)
+        self.doorbell.wake()
+        sleeper.join(60)
+        self.assertFalse(sleeper.is_alive(), "wake() did not wake the sleeper")
+        self.assertEqual(0, self.word())
+
+    def test_a_sleep_ends_at_its_bound(self) -> None:
+        self.doorbell.arm()
+        sleeper = threading.Thread(target=self.doorbell.sleep, args=(1_000_000,), daemon=True)  # nobody rings
+        sleeper.start()
+        sleeper.join(60)
+        self.assertFalse(sleeper.is_alive(), "a millisecond's sleep did not end")
+        self.assertTrue(self.doorbell.is_marked(), "a sleep that timed out leaves the mark to its caller")
+
+    def test_a_system_call_that_is_not_futex_leaves_the_doorbell_unusable(self) -> None:
+        """Under futex's number another call (getpid here; i386's 202 is getegid32) neither stores the mark nor
+        sleeps: a waiter must not rely on it, or its waits become a busy loop."""
+        getpid = {"x86_64": 39, "aarch64": 172}.get(os.uname().machine)
+        if getpid is None:
+            self.skipTest(f"getpid's number is not known on {os.uname().machine}")
+        with mock.patch.object(rings, "_SYS_FUTEX", getpid), \
+                mock.patch.object(rings, "_futex_checked", None, create=True):
+            doorbell = CompletionDoorbell(self.view, self.doorbell.address - self.word_at)
+            self.assertFalse(doorbell.usable)
+            self.assertFalse(doorbell.arm(), "an unusable doorbell is never armed")
+        self.assertEqual(0, self.word())
+
+    def test_a_wait_the_kernel_refuses_leaves_the_doorbell_unusable(self) -> None:
+        """A FUTEX_WAIT that fails for another reason than the word, its bound or a signal (EFAULT here, as a seccomp
+        filter's EPERM would) did not sleep and will not: the waiter polls instead."""
+        self.doorbell.address = 8  # nothing is mapped at the first page
+        self.doorbell.sleep(self.HOUR_NS)
+        self.assertFalse(self.doorbell.usable)
+
+    def test_a_sleep_ended_by_its_bound_or_by_the_word_keeps_the_doorbell_usable(self) -> None:
+        self.doorbell.arm()
+        self.doorbell.sleep(1_000)  # ETIMEDOUT
+        self.doorbell.disarm()
+        self.doorbell.sleep(self.HOUR_NS)  # EAGAIN: the word is not marked
+        self.assertTrue(self.doorbell.usable)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,9 @@
 Requests go into this client's own submit ring (a one-to-one ring in the rings file the daemon passed with
 WELCOME); a batch of any size is one or a few SUBMIT_BATCH records, each answered by one completion. Every method is
 thread-safe: submissions are serialised by a lock held only while a record is written; completions are read by
-whichever waiting thread gets the poll lock and handed to the waiters' events, so waiting threads sleep (with a
-short spin first) and let other Python threads run.
+whichever waiting thread gets the poll lock and handed to the waiters' events. A waiting thread spins briefly, then
+sleeps (releasing the GIL): the one holding the poll lock on the completion ring's doorbell, which the daemon rings
+when it commits a record there, the others on their transfers' events.
 """
 
 from __future__ import annotations
@@ -36,19 +37,25 @@ from .errors import (ControlError, DaemonGoneError, TransferFailedError, Transfe
                      XferError)
 from .memory import SharedBuffer
 from .protocol import Notification
-from .rings import _TSO, RECORD_HEADER_LENGTH, Doorbell, RingView, SubmitRingWriter, _fence
+from .rings import _TSO, RECORD_HEADER_LENGTH, CompletionDoorbell, Doorbell, RingView, SubmitRingWriter, _fence
 
 DEFAULT_DIRECTORY = "/dev/shm/xferd"
 # Waiting for a completion: first spin on the completion ring's next length word (two plain loads per iteration:
-# no lock, no syscall, no allocation), then sleep on the transfer's event, which releases the GIL.
+# no lock, no syscall, no allocation), then sleep, releasing the GIL: on the transfer's event for about a millisecond
+# (a completion that close is not worth a futex wake-up of the daemon's thread), then on the completion doorbell.
 _SPINS_SMALL = 1_000         # iterations (~180 ns of CPU each on the 2 vCPU test VM: ~180 us) for a transfer of up to
 _SPINS_LARGE = 100           # _SMALL_BYTES, ~18 us for a larger one: it takes milliseconds, and the GIL is better left
 #                              to other threads
 _FILE_GUARD = 1 << 20        # file regions are numbered this far apart (rounded length plus one guard step)
 _SMALL_BYTES = 1 << 20
 _MIN_SLEEP_S = 20e-6         # then sleep on the transfer's event, 20 us doubling to
-_MAX_SLEEP_S = 1e-3          # 1 ms: sleeping waiters look again at least every millisecond
+_MAX_SLEEP_S = 1e-3          # 1 ms: waiters that do not hold the poll lock look again at least every millisecond
+_PARK_PHASE_S = 1e-3         # the event sleeps asked for before the poll lock's holder sleeps on the doorbell
+_DOORBELL_SLEEP_NS = 1_000_000  # the longest one sleep on the doorbell until the daemon rang it (an older one never
+#                                 does), then as long as the liveness check's interval: the ring ends the sleep when
+#                                 a record arrives, and a daemon gone (it cannot ring) is noticed as soon as before
 _LIVENESS_CHECK_NS = 20_000_000
+_RINGING_DAEMON_SLEEP_NS = _LIVENESS_CHECK_NS
 
 
 class Transfer:
@@ -133,6 +140,7 @@ class Client:
         self._shared: list[SharedBuffer] = []
         self._gone: str | None = None
         self._closed = False
+        self._unmap_pending = False  # closed, the rings still mapped: whoever lets go of the poll lock unmaps them
         self._next_liveness_ns = 0
         self._ptracer_set = False
         self._next_file_address = p.FILE_ADDRESS_BASE
@@ -177,7 +185,11 @@ class Client:
         self._writer = SubmitRingWriter(self._submit_view)
         anchor = ctypes.c_char.from_buffer(self._rings)  # the mapping's address; the export ends with the anchor
         self._doorbell = Doorbell(self._submit_view, ctypes.addressof(anchor) + welcome.completion_ring_length)
+        self._completion_doorbell = CompletionDoorbell(self._completion_view, ctypes.addressof(anchor))
         del anchor
+        self._doorbell_sleep_ns = _DOORBELL_SLEEP_NS
+        self._ringing_daemon_sleep_ns = _RINGING_DAEMON_SLEEP_NS
+        self._daemon_rings = False  # set once the daemon rang the completion doorbell (PROTOCOL.md 3.7)
         self._max_in_flight = max(1, welcome.max_in_flight)
         self._daemon_pid = self._channel.peer_pid()
 
@@ -560,14 +572,18 @@ class Client:
         """Wait until ``predicate()`` (by default: until the transfer is done); False when the deadline passed first.
 
         First spin (:meth:`_spin`: ~180 us for a transfer of up to 1 MiB, whose completion is likely that close;
-        ~18 us for larger ones), then sleep on the transfer's event, releasing the GIL, 20 us doubling to 1 ms, waking
-        early when another thread's poll delivers it; a sleeping waiter polls the ring itself each time it wakes.
+        ~18 us for larger ones), then sleep on the transfer's event, releasing the GIL, 20 us doubling, for about a
+        millisecond in all, waking early when another thread's poll delivers it; then the thread that gets the poll
+        lock sleeps on the completion doorbell (:meth:`_sleep_on_doorbell`) until the daemon rings, at most
+        :data:`_DOORBELL_SLEEP_NS` (:data:`_RINGING_DAEMON_SLEEP_NS` once the daemon rang it) and never past the
+        deadline, while the others go on sleeping on their events
+        (at most :data:`_MAX_SLEEP_S` each), which whoever drains the ring sets. Each sleeper polls when it wakes.
         """
         if (transfer.status is not None if predicate is None else predicate()) or \
                 self._spin(transfer, predicate, _SPINS_SMALL if transfer.total_bytes <= _SMALL_BYTES else _SPINS_LARGE):
             return True
         done = transfer.done if predicate is None else predicate
-        sleep_s = 0.0
+        sleep_s = parked_s = 0.0
         while not done():
             worked = self._poll()
             if done():
@@ -578,9 +594,16 @@ class Client:
                 return done()
             if worked:
                 continue
+            if parked_s >= _PARK_PHASE_S:
+                limit_ns = self._ringing_daemon_sleep_ns if self._daemon_rings else self._doorbell_sleep_ns
+                if deadline_ns is not None:
+                    limit_ns = min(limit_ns, deadline_ns - now)
+                if self._sleep_on_doorbell(done, limit_ns):
+                    continue
             sleep_s = min(max(sleep_s * 2, _MIN_SLEEP_S), _MAX_SLEEP_S)
             if deadline_ns is not None:
                 sleep_s = max(0.0, min(sleep_s, (deadline_ns - now) / 1e9))
+            parked_s += sleep_s
             event = transfer._event
             if event is None:
                 with self._state_lock:
@@ -590,6 +613,44 @@ class Client:
                 if done():
                     return True
             event.wait(sleep_s)
+        return True
+
+    def _sleep_on_doorbell(self, done: Callable[[], bool], limit_ns: int) -> bool:
+        """Take the poll lock and sleep on the completion doorbell (PROTOCOL.md 3.7) for at most ``limit_ns``: mark
+        the word, look at the ring once more, sleep; the mark is cleared however the sleep ends. Holding the poll
+        lock makes this thread the word's only sleeper (the daemon wakes one) and keeps the ring mapped under it.
+
+        :returns: False when it cannot sleep here (another thread holds the poll lock, futex is unusable, or the
+            next record is claimed but not written yet, which no ring announces): the caller sleeps on its event
+            instead.
+        """
+        doorbell = self._completion_doorbell
+        if not doorbell.usable or not self._poll_lock.acquire(False):
+            return False
+        try:
+            if self._closed or self._drain() or done():
+                return True
+            if not doorbell.arm():
+                return False
+            try:
+                view = self._completion_view
+                if self._closed:  # close() set it before waking us: it may have found the word not marked yet
+                    return True
+                head = view.i64[view.head_index]
+                if view.i64[view.tail_index] != head:
+                    if view.i32[(head & (view.capacity - 1)) >> 2] > 0:
+                        return True  # a record committed before the mark was visible: read it now
+                    # claimed and being written: the daemon's thread may need this core to finish it, and may stall
+                    # between claim and commit (it rings only once it commits): the caller sleeps on its event
+                    os.sched_yield()
+                    return False
+                doorbell.sleep(limit_ns)  # a record committed after the mark rings: the daemon clears the word
+                if not (self._daemon_rings or self._closed or self._gone is not None or doorbell.is_marked()):
+                    self._daemon_rings = True  # only the daemon, close() and _mark_gone() clear it
+            finally:
+                doorbell.disarm()
+        finally:
+            self._release_poll_lock()
         return True
 
     def _spin(self, transfer: Transfer, predicate: Callable[[], bool] | None, spins: int) -> bool:
@@ -610,6 +671,8 @@ class Client:
                                 self._drain()
                         finally:
                             poll_lock.release()
+                            if self._unmap_pending:
+                                self._unmap_rings()
                     if transfer.status is not None if predicate is None else predicate():
                         return True
                 elif transfer.status is not None:  # another waiter's poll delivered it
@@ -647,7 +710,13 @@ class Client:
                 return 0
             return self._drain()
         finally:
-            self._poll_lock.release()
+            self._release_poll_lock()
+
+    def _release_poll_lock(self) -> None:
+        """Let go of the poll lock; the rings of a client closed meanwhile are unmapped now (:meth:`close`)."""
+        self._poll_lock.release()
+        if self._unmap_pending:
+            self._unmap_rings()
 
     def _drain(self) -> int:
         """Take the completion ring's published records (poll lock held), up to its wrap: each record's length word
@@ -751,6 +820,8 @@ class Client:
                     break
                 transfer, _part = (entry, 0) if type(entry) is Transfer else entry
                 events.append(transfer._fail(TransferStatus.DAEMON_GONE))
+            if not self._closed:  # (close() sets it under the submit lock, before it unmaps the rings)
+                self._completion_doorbell.wake()  # a waiter asleep on the doorbell, or about to be, sees it now
         for event in events:
             if event is not None:
                 event.set()
@@ -768,21 +839,43 @@ class Client:
 
     def close(self) -> None:
         """Disconnect: the daemon frees everything this client registered; memory from :meth:`allocate_memory` is
-        unmapped. Pending transfers fail with DAEMON_GONE."""
-        with self._control_lock, self._submit_lock, self._poll_lock:
+        unmapped. Pending transfers fail with DAEMON_GONE; a wait asleep on the completion doorbell is woken.
+
+        Never waits for the poll lock: its holder may be this very thread (a signal handler that closes the client
+        runs on the main thread, inside its wait, which may hold the lock asleep on the doorbell). The rings are
+        unmapped here when the lock is free, else by its holder as it lets go."""
+        with self._control_lock, self._submit_lock:
             if self._closed:
                 return
             self._closed = True
+            # a waiter asleep on the completion doorbell holds the poll lock: wake it; one that took the lock but has
+            # not marked the word yet sees _closed after marking, and does not sleep
+            self._completion_doorbell.wake()
             self._channel.close()
         self._mark_gone("client closed")
         with self._state_lock:
             shared, self._shared = self._shared, []
         for buffer in shared:
             buffer.close()
-        self._completion_view.release()
-        self._submit_view.release()
-        self._rings.close()
         self._cnc.close()
+        self._unmap_pending = True  # after the wake above, which uses the mapping
+        self._unmap_rings()
+
+    def _unmap_rings(self) -> None:
+        """Unmap the rings of a closed client unless another call holds the poll lock (the ring views under it);
+        that call unmaps them as it lets go (:meth:`_release_poll_lock`). Every holder looks once it let go, so the
+        last one finds the lock free."""
+        if not self._poll_lock.acquire(False):
+            return
+        try:
+            if not self._unmap_pending:
+                return
+            self._unmap_pending = False
+            self._completion_view.release()
+            self._submit_view.release()
+            self._rings.close()
+        finally:
+            self._poll_lock.release()
 
     def __enter__(self) -> "Client":
         return self

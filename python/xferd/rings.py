@@ -7,7 +7,8 @@ alone on its own 128-byte line::
     trailer + 256  head cache  the producer's last look at head
     trailer + 384  head        consumer position (bytes ever consumed)
     trailer + 512  correlation counter (unused here)
-    trailer + 640  consumer heartbeat; on the submit ring its low int32 is the daemon's doorbell (:class:`Doorbell`)
+    trailer + 640  an int32 doorbell: on the submit ring the daemon's (:class:`Doorbell`), on the completion ring
+                   this client's (:class:`CompletionDoorbell`)
 
 A record is ``int32 length`` (header included, before alignment; negative or zero while being written),
 ``int32 type``, then the body; records start at multiples of 8. Type -1 is padding that fills the end of the data
@@ -23,9 +24,11 @@ other architectures a full fence is issued around the releasing stores (:func:`_
 from __future__ import annotations
 
 import ctypes
+import errno
 import platform
 import sys
 import threading
+from typing import Callable
 
 from .protocol import PADDING, align8
 
@@ -36,6 +39,7 @@ HEAD_OFFSET = 384
 CORRELATION_COUNTER_OFFSET = 512
 CONSUMER_HEARTBEAT_OFFSET = 640
 SUBMIT_DOORBELL_OFFSET = CONSUMER_HEARTBEAT_OFFSET
+COMPLETION_DOORBELL_OFFSET = CONSUMER_HEARTBEAT_OFFSET
 DOORBELL_ASLEEP = 1
 RECORD_HEADER_LENGTH = 8
 
@@ -54,23 +58,83 @@ def _fence() -> None:
             pass
 
 
-# futex(2)'s number where it is known; elsewhere the daemon still serves the request within its bounded sleep
-_SYS_FUTEX = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98}.get(platform.machine().lower())
+# futex(2)'s number where it is known; elsewhere the daemon still serves the request within its bounded sleep, and
+# a waiting client polls instead of sleeping on its completion doorbell. platform.machine() names the kernel's
+# architecture: a 32-bit interpreter on a 64-bit kernel would call another system call by these numbers (i386's 202
+# is getegid32), hence the interpreter's own word size
+_SYS_FUTEX = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98}.get(platform.machine().lower()) \
+    if sys.maxsize > 2**32 else None
+_FUTEX_WAIT = 0
 _FUTEX_WAKE = 1
+_FUTEX_WAKE_OP = 5
+# FUTEX_OP(FUTEX_OP_SET, 1, FUTEX_OP_CMP_LT, 0): store 1 in the second word; wake its waiters only if its old value
+# was negative, which a doorbell's never is
+_FUTEX_OP_SET_ONE = (0 << 28) | (2 << 24) | (1 << 12) | 0
 _libc: ctypes.CDLL | None = None
+# the first word of FUTEX_WAKE_OP, which nobody waits on, so that marking a doorbell wakes nobody
+_NOBODY = ctypes.c_int32(0)
+# the second word of FUTEX_WAKE_OP when it only stands in for a fence (:func:`_kernel_fence`)
+_FENCE_WORD = ctypes.c_int32(0)
 
 
-def _futex_wake(address: int) -> int:
-    """Wake one thread of any process waiting on the shared futex word at ``address``; returns how many woke."""
+# the errors a FUTEX_WAIT ends with in normal use: the word was not the expected value, the bound passed, a signal
+_FUTEX_WAIT_ENDINGS = frozenset((errno.EAGAIN, errno.ETIMEDOUT, errno.EINTR))
+_futex_checked: bool | None = None  # whether futex(2) behaves as one, once found out (:func:`_futex_usable`)
+
+
+class _Timespec(ctypes.Structure):
+    """The kernel's ``struct timespec`` (64-bit ``long`` fields): a FUTEX_WAIT's relative bound."""
+
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+def _syscall() -> Callable[..., int]:
+    """libc's ``syscall`` (a ``CDLL`` function: the GIL is released while it runs)."""
     global _libc
-    if _SYS_FUTEX is None:
-        return 0
     if _libc is None:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.syscall.restype = ctypes.c_long
         _libc = libc
-    return max(0, _libc.syscall(ctypes.c_long(_SYS_FUTEX), ctypes.c_void_p(address), ctypes.c_int(_FUTEX_WAKE),
-                                ctypes.c_int(1)))
+    return _libc.syscall
+
+
+def _store_one(address: int) -> int:
+    """Store 1 in the int32 at ``address`` in the kernel (FUTEX_WAKE_OP, waking nobody): an atomic exchange, a full
+    barrier (x86-64: ``xchg``, a locked instruction; arm64: an exclusive pair and ``dmb ish``). The system call's
+    result: negative when it failed."""
+    return _syscall()(ctypes.c_long(_SYS_FUTEX), ctypes.byref(_NOBODY), ctypes.c_long(_FUTEX_WAKE_OP),
+                      ctypes.c_long(0), ctypes.c_void_p(0), ctypes.c_void_p(address), ctypes.c_long(_FUTEX_OP_SET_ONE))
+
+
+def _kernel_fence() -> None:
+    """A full barrier, store then load included, from the kernel (:func:`_store_one` on a word of this module)."""
+    _store_one(ctypes.addressof(_FENCE_WORD))
+
+
+def _futex_usable() -> bool:
+    """Whether :data:`_SYS_FUTEX` is futex(2) and the kernel lets this process use it, found out once, on a word of
+    this process: FUTEX_WAKE_OP must store 1 in its second word, and a FUTEX_WAIT expecting another value must fail
+    with EAGAIN. Another system call under that number (or a seccomp filter that answers in its place) does neither,
+    and a waiter that trusted it would never really sleep: a busy loop."""
+    global _futex_checked
+    if _futex_checked is None:
+        _futex_checked = False
+        if _SYS_FUTEX is not None:
+            word = ctypes.c_int32(0)
+            if _store_one(ctypes.addressof(word)) >= 0 and word.value == 1:
+                ctypes.set_errno(0)
+                waited = _syscall()(ctypes.c_long(_SYS_FUTEX), ctypes.byref(word), ctypes.c_long(_FUTEX_WAIT),
+                                    ctypes.c_long(0), ctypes.byref(_Timespec(0, 1)))
+                _futex_checked = waited == -1 and ctypes.get_errno() == errno.EAGAIN
+    return _futex_checked
+
+
+def _futex_wake(address: int) -> int:
+    """Wake one thread of any process waiting on the shared futex word at ``address``; returns how many woke."""
+    if _SYS_FUTEX is None:
+        return 0
+    return max(0, _syscall()(ctypes.c_long(_SYS_FUTEX), ctypes.c_void_p(address), ctypes.c_long(_FUTEX_WAKE),
+                             ctypes.c_long(1)))
 
 
 class RingView:
@@ -281,7 +345,8 @@ class Doorbell:
     """This client's side of its submit ring's doorbell (the int32 at trailer + 640): after a quiet spell the
     daemon's intake thread stores 1 there and sleeps on it (a shared futex); a client that finds it so after
     publishing stores 0 and wakes the thread (``FUTEX_WAKE``), so its request is served at once instead of when the
-    daemon's bounded sleep ends. While the daemon polls, ringing costs a fence and a load."""
+    daemon's bounded sleep ends. While the daemon polls, ringing costs a fence and a load (the fence is a system
+    call on weakly ordered machines, :meth:`ring`)."""
 
     def __init__(self, ring: RingView, address: int) -> None:
         """``address``: where the ring starts in this process's memory (the mapping's address plus its offset)."""
@@ -290,14 +355,22 @@ class Doorbell:
         self._address = address + ring.capacity + SUBMIT_DOORBELL_OFFSET
         self.woken = 0
         """How many times ringing woke a sleeping daemon thread."""
+        self._kernel_fence = not _TSO and _futex_usable()
 
     def ring(self) -> int:
         """Call after publishing a record; returns how many sleeping daemon threads it woke (0 or 1)."""
-        # a full fence, on x86-64 too: the record's store must be visible before the doorbell is loaded (the daemon
-        # stores the doorbell before it looks at the ring once more); an uncontended lock is an atomic
-        # read-modify-write pair
-        with _fence_lock:
-            pass
+        # a full fence, store then load, on x86-64 too: the record's store must be visible before the doorbell is
+        # loaded, as the daemon stores the doorbell, fences, then looks at the ring once more; else both miss the
+        # other's store and the request waits out the daemon's bounded sleep (100 ms). On x86-64 an uncontended lock
+        # is one (its read-modify-write is a locked instruction: ~0.3 us). Elsewhere it is only acquire then release
+        # (on arm64 a later load may pass an earlier store), so the kernel's atomic exchange stands in, as for the
+        # completion doorbell's mark: a system call per ring (~3 us through ctypes on the loaded x86-64 test VM)
+        # against a 100 ms stall of the first request after a pause
+        if self._kernel_fence:
+            _kernel_fence()
+        else:
+            with _fence_lock:
+                pass
         if self._i32[self._index] == 0:
             return 0
         self._i32[self._index] = 0
@@ -307,6 +380,69 @@ class Doorbell:
 
     def is_marked(self) -> bool:
         """True while the daemon has marked this doorbell (it may sleep on it)."""
+        return self._i32[self._index] == DOORBELL_ASLEEP
+
+
+class CompletionDoorbell:
+    """This client's side of its completion ring's doorbell (the int32 at trailer + 640; PROTOCOL.md 3.7): a waiter
+    that found nothing for a while marks it (:meth:`arm`), looks at the ring once more, and sleeps on it
+    (:meth:`sleep`, a shared futex); the daemon, after committing a record there, finds it marked, stores 0 and wakes
+    the sleeper. Every sleep is bounded by its caller: a daemon that never rings (an older one) is still served.
+
+    One thread at a time arms, sleeps and disarms (the client's poll lock); :meth:`wake` may come from any thread.
+    """
+
+    def __init__(self, ring: RingView, address: int) -> None:
+        """``address``: where the ring starts in this process's memory (the mapping's address plus its offset)."""
+        self._i32 = ring.i32
+        self._index = (ring.capacity + COMPLETION_DOORBELL_OFFSET) // 4
+        self.address = address + ring.capacity + COMPLETION_DOORBELL_OFFSET
+        self._timeout = _Timespec()
+        self.usable = _futex_usable()
+        """False where futex(2) is unknown, refused or fails: waiters then poll with bounded sleeps instead."""
+
+    def arm(self) -> bool:
+        """Mark the word asleep, with a full barrier after the store; False (and :attr:`usable` cleared) when the
+        kernel refused, in which case the caller must not sleep on it.
+
+        Why the kernel stores it: the daemon commits a record, fences, then loads the word; this side stores the word,
+        then loads the ring's tail. Unless each side fences between its store and its load, both can miss the
+        other's store (the waiter sleeps on a record the daemon did not ring for, for its whole bound). Python has no
+        fence, and ctypes no atomic operation; FUTEX_WAKE_OP's operation on its second word is an atomic exchange
+        in the kernel (x86-64: ``xchg``, a locked instruction; arm64: an exclusive pair and ``dmb ish``), a full
+        barrier on either, and it wakes nobody here. One system call, before a sleep that costs another.
+        """
+        if not self.usable:
+            return False
+        if _store_one(self.address) < 0:
+            self.usable = False
+            return False
+        return True
+
+    def sleep(self, timeout_ns: int) -> None:
+        """Sleep while the word stays marked: until the daemon rings, :meth:`wake`, a signal, or ``timeout_ns``; at
+        once when the daemon rang already (it cleared the word). The GIL is released meanwhile. A FUTEX_WAIT that
+        fails otherwise (it did not sleep, and would not next time) clears :attr:`usable`."""
+        timeout = self._timeout
+        timeout.tv_sec, timeout.tv_nsec = divmod(max(1, timeout_ns), 1_000_000_000)
+        if _syscall()(ctypes.c_long(_SYS_FUTEX), ctypes.c_void_p(self.address), ctypes.c_long(_FUTEX_WAIT),
+                      ctypes.c_long(DOORBELL_ASLEEP), ctypes.byref(timeout)) < 0 \
+                and ctypes.get_errno() not in _FUTEX_WAIT_ENDINGS:
+            self.usable = False
+
+    def disarm(self) -> None:
+        """Clear the mark after a sleep, so that the daemon does not ring for a waiter that polls again."""
+        self._i32[self._index] = 0
+
+    def wake(self) -> None:
+        """Clear the mark and wake the thread asleep on it (the client closes, or found its daemon gone: that thread
+        must not sleep on). Clearing the mark first also ends a sleep that has not begun yet: FUTEX_WAIT finds the
+        word changed. The sleeper tells this from a ring by the client's state, not by the word."""
+        self._i32[self._index] = 0
+        _futex_wake(self.address)
+
+    def is_marked(self) -> bool:
+        """True while a waiter has marked the word (it may be asleep on it)."""
         return self._i32[self._index] == DOORBELL_ASLEEP
 
 

@@ -48,6 +48,8 @@ class DemoEndToEndTest
 
         assertThat(demo.awaitExit(Duration.ofSeconds(120))).as(demo.output()).isZero();
         assertThat(demo.output()).contains("every byte verified").contains("VERIFIED");
+        assertThat(demo.output()).as("the figure is one timed pass after a warm-up that says how it ended")
+            .contains("WARMED UP: ").contains("(one timed pass, after warm-up)");
         assertThat(directory.resolve(CncFileDescriptor.CNC_FILE)).as("the demo's daemon cleaned up").doesNotExist();
         assertThat(directory.resolve(CncFileDescriptor.SOCKET_FILE)).doesNotExist();
     }

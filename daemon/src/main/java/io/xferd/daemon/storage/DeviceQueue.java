@@ -3,6 +3,8 @@ package io.xferd.daemon.storage;
 import io.xferd.ipc.TransferStatus;
 import io.xferd.nativebindings.Errno;
 import io.xferd.nativebindings.libc.IoUring;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The requests of one device and its own io_uring: requests wait in arrival order, each cut into operations of at
@@ -13,15 +15,23 @@ import io.xferd.nativebindings.libc.IoUring;
  * completed in full is done, unless it wrote a sync file: then it waits for the next fdatasync of that file, one for
  * every write that landed before it was submitted (a group commit: a batch of sync writes pays one or two, not one
  * each). A failed fdatasync fails its writes and, sticky, every later sync write of that file: the kernel reports a
- * writeback error only once, so a later fdatasync returning 0 proves nothing. The stage's thread only.
+ * writeback error only once, so a later fdatasync returning 0 proves nothing. An operation the kernel has held for
+ * longer than the stall bound is cancelled (one not started ends with -ECANCELED and fails its request; one the
+ * device has goes on and is logged), so that a lost completion fails one request instead of holding it until its
+ * client gives up. The stage's thread only.
  */
 final class DeviceQueue implements IoUring.CompletionHandler
 {
+    private static final Logger LOG = LoggerFactory.getLogger(DeviceQueue.class);
     static final int MAX_OPERATION = 1 << 20;
     /** The user data of the poll on the stage's wake-up eventfd (slots are 0..depth-1). */
     static final long WAKE = -1L;
     /** The user data of the cancellation of everything in flight (on close or a broken ring). */
     static final long CANCEL = -2L;
+    /** The user data of the cancellation of one operation held past the stall bound. */
+    static final long STALL_CANCEL = -3L;
+    /** How long the kernel may hold one operation before it is cancelled (as the synchronous path's bound). */
+    static final long STALL_NANOS = StorageIo.STALL_NANOS;
     /** How long a quiescing queue waits for the kernel to give back its operations before abandoning them. */
     static final int QUIESCE_WAITS = 100;
     static final long QUIESCE_WAIT_NANOS = 100_000_000L;
@@ -34,6 +44,12 @@ final class DeviceQueue implements IoUring.CompletionHandler
     private final long[] slotAddress;
     private final int[] slotRemaining;
     private final boolean[] slotSync;
+    // when each slot's operation was handed to the ring, and whether its cancellation was asked for since
+    private final long[] slotStartedAt;
+    private final boolean[] slotCancelled;
+    private final long stallNanos;
+    private long nextStallCheckAt;
+    private long stallCancels;
     private final int[] freeSlots;
     private int freeCount;
     private IoUring ring;
@@ -50,7 +66,18 @@ final class DeviceQueue implements IoUring.CompletionHandler
 
     DeviceQueue(final long device, final int depth, final StorageStage stage)
     {
+        this(device, depth, stage, STALL_NANOS);
+    }
+
+    /**
+     * @param stallNanos how long the kernel may hold one operation before it is cancelled.
+     */
+    DeviceQueue(final long device, final int depth, final StorageStage stage, final long stallNanos)
+    {
         this.device = device;
+        this.stallNanos = stallNanos;
+        slotStartedAt = new long[depth];
+        slotCancelled = new boolean[depth];
         this.depth = depth;
         this.stage = stage;
         slotRequest = new StorageRequest[depth];
@@ -114,6 +141,7 @@ final class DeviceQueue implements IoUring.CompletionHandler
         if (inFlight > 0)
         {
             work += reapAndResubmit(ring);
+            cancelStalled(ring);
         }
         return work;
     }
@@ -135,7 +163,62 @@ final class DeviceQueue implements IoUring.CompletionHandler
         }
         ring.submitAndWait(1, timeoutNanos);
         prepared = 0;
-        return reapAndResubmit(ring);
+        final int reaped = reapAndResubmit(ring);
+        cancelStalled(ring);
+        return reaped;
+    }
+
+    /**
+     * Asks the kernel to cancel each operation it has held for {@link #stallNanos} or longer (once per operation).
+     * The slots are looked at a few times per bound, not per pump: the scan is over the whole queue depth.
+     */
+    private void cancelStalled(final IoUring ring)
+    {
+        final long now = System.nanoTime();
+        if (inFlight == 0 || now - nextStallCheckAt < 0)
+        {
+            return;
+        }
+        nextStallCheckAt = now + Math.max(stallNanos >> 2, 1_000_000L);
+        int cancelled = 0;
+        for (int slot = 0; slot < depth; slot++)
+        {
+            final StorageRequest request = slotRequest[slot];
+            if (request == null || slotCancelled[slot] || now - slotStartedAt[slot] < stallNanos)
+            {
+                continue;
+            }
+            slotCancelled[slot] = true;
+            if (slotSync[slot])
+            {
+                // an fdatasync cannot be taken back from the file system: its writes wait for it
+                LOG.error("storage: an fdatasync of fd {} has not returned in {} ms", request.file.fd(),
+                    (now - slotStartedAt[slot]) / 1_000_000);
+                continue;
+            }
+            // submitted now, before the slot can be reaped and reused: the cancellation finds this operation or none
+            if (!ring.prepareCancel(slot, STALL_CANCEL))
+            {
+                ring.submit();
+                ring.prepareCancel(slot, STALL_CANCEL);
+            }
+            cancelled++;
+            LOG.warn("storage: an operation on fd {} has had no completion for {} ms, cancelling it",
+                request.file.fd(), (now - slotStartedAt[slot]) / 1_000_000);
+        }
+        if (cancelled > 0)
+        {
+            stallCancels += cancelled;
+            ring.submit();
+        }
+    }
+
+    /**
+     * @return how many operations were cancelled for stalling (tests).
+     */
+    long stallCancels()
+    {
+        return stallCancels;
     }
 
     private int reapAndResubmit(final IoUring ring)
@@ -216,6 +299,8 @@ final class DeviceQueue implements IoUring.CompletionHandler
             final int slot = freeSlots[--freeCount];
             slotSync[slot] = true;
             slotRequest[slot] = takeSyncWaiters(file);
+            slotStartedAt[slot] = System.nanoTime();
+            slotCancelled[slot] = false;
             file.syncInFlight = true;
             if (!ring.prepareFsync(file.fd(), true, slot))
             {
@@ -275,6 +360,8 @@ final class DeviceQueue implements IoUring.CompletionHandler
         {
             throw new IllegalStateException("io_uring full with " + inFlight + " of " + depth + " in flight");
         }
+        slotStartedAt[slot] = System.nanoTime();
+        slotCancelled[slot] = false;
         prepared++;
         inFlight++;
         peakInFlight = Math.max(peakInFlight, inFlight);
@@ -298,7 +385,13 @@ final class DeviceQueue implements IoUring.CompletionHandler
                 wakeArmed = false;
                 stage.onWoken();
             }
-            return; // CANCEL's own completion: what it cancelled completes on its own
+            else if (userData == STALL_CANCEL && result < 0 && result != -Errno.ENOENT)
+            {
+                // -EALREADY: the device has the operation, it completes (or not) on its own; -ENOENT: it just did
+                LOG.error("storage: the kernel could not cancel a stalled operation (errno {}): it is left to the " +
+                    "device", -result);
+            }
+            return; // a cancellation's own completion: what it cancelled completes on its own
         }
         final int slot = (int)userData;
         final StorageRequest request = slotRequest[slot];

@@ -53,6 +53,7 @@ public final class StorageStage implements Agent, AutoCloseable
     private final AtomicCounter syncs;
     private final Consumer<StorageRequest> starter = this::start;
     private final long awaitNanos;
+    private final long stallNanos;
     // signalled by a submitter while the agent sleeps in io_uring_enter; polled by that ring
     private final EventFd wake;
     // submitters inside submit(): the eventfd is closed only once none can still signal it
@@ -92,13 +93,25 @@ public final class StorageStage implements Agent, AutoCloseable
         final AtomicCounter bytesWritten, final AtomicCounter errors, final AtomicCounter syncs,
         final long awaitNanos)
     {
-        this(queueDepth, submissionCapacity, bytesRead, bytesWritten, errors, syncs, awaitNanos, false);
+        this(queueDepth, submissionCapacity, bytesRead, bytesWritten, errors, syncs, awaitNanos,
+            DeviceQueue.STALL_NANOS, false);
+    }
+
+    /**
+     * @param stallNanos how long the kernel may hold one operation before it is cancelled (tests: short).
+     */
+    StorageStage(
+        final int queueDepth, final int submissionCapacity, final AtomicCounter bytesRead,
+        final AtomicCounter bytesWritten, final AtomicCounter errors, final AtomicCounter syncs,
+        final long awaitNanos, final long stallNanos)
+    {
+        this(queueDepth, submissionCapacity, bytesRead, bytesWritten, errors, syncs, awaitNanos, stallNanos, false);
     }
 
     private StorageStage(
         final int queueDepth, final int submissionCapacity, final AtomicCounter bytesRead,
         final AtomicCounter bytesWritten, final AtomicCounter errors, final AtomicCounter syncs,
-        final long awaitNanos, final boolean inline)
+        final long awaitNanos, final long stallNanos, final boolean inline)
     {
         if (queueDepth < 1 || queueDepth > 4096)
         {
@@ -111,6 +124,7 @@ public final class StorageStage implements Agent, AutoCloseable
         this.errors = errors;
         this.syncs = syncs;
         this.awaitNanos = awaitNanos;
+        this.stallNanos = stallNanos;
         this.wake = inline ? null : EventFd.open();
     }
 
@@ -126,7 +140,7 @@ public final class StorageStage implements Agent, AutoCloseable
         final int queueDepth, final AtomicCounter bytesRead, final AtomicCounter bytesWritten,
         final AtomicCounter errors, final AtomicCounter syncs)
     {
-        return new StorageStage(queueDepth, 2, bytesRead, bytesWritten, errors, syncs, 0, true);
+        return new StorageStage(queueDepth, 2, bytesRead, bytesWritten, errors, syncs, 0, DeviceQueue.STALL_NANOS, true);
     }
 
     /**
@@ -366,7 +380,7 @@ public final class StorageStage implements Agent, AutoCloseable
         }
         // a new device: once per device for the life of the daemon
         final DeviceQueue[] grown = java.util.Arrays.copyOf(devices, devices.length + 1);
-        grown[devices.length] = new DeviceQueue(device, queueDepth, this);
+        grown[devices.length] = new DeviceQueue(device, queueDepth, this, stallNanos);
         devices = grown;
         return grown[devices.length - 1];
     }
@@ -410,6 +424,20 @@ public final class StorageStage implements Agent, AutoCloseable
             peak = Math.max(peak, queue.peakInFlight());
         }
         return peak;
+    }
+
+    /**
+     * @return how many operations were cancelled for stalling, over every device (tests; the stage's thread or once
+     * stopped).
+     */
+    long stallCancels()
+    {
+        long cancels = 0;
+        for (final DeviceQueue queue : devices)
+        {
+            cancels += queue.stallCancels();
+        }
+        return cancels;
     }
 
     void onSync()

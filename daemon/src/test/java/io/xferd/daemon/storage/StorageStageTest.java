@@ -284,6 +284,49 @@ class StorageStageTest
         assertThat(completions.status(0)).isEqualTo(TransferStatus.STORAGE_OUT_OF_RANGE);
     }
 
+    @Test
+    void shouldCancelAnOperationTheKernelHoldsPastTheStallBoundAndServeTheNextRequest() throws Exception
+    {
+        // a FIFO nobody writes: a read of it is an operation the kernel never completes, as a lost one would be
+        final Path fifo = dir.resolve("never.fifo");
+        assertThat(new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor()).isZero();
+        final int never = FileIo.open(fifo.toString(), FileIo.O_RDWR, 0);
+        final Path file = StorageTestData.sized(dir.resolve("after.bin"), 8192);
+        final Region region = register(file, 0, 8192, 0);
+        // on the regular file's device, so that both requests share one queue and one ring
+        final StorageFile stalled = new StorageFile(never, 0, 8192, false, false, "fifo", region.file().device());
+        stalled.knownSize = Long.MAX_VALUE; // a FIFO has no size to check
+        final StorageStage stalling = new StorageStage(DEPTH, 1024, counters.get(SystemCounter.STORAGE_BYTES_READ),
+            counters.get(SystemCounter.STORAGE_BYTES_WRITTEN), counters.get(SystemCounter.STORAGE_ERRORS),
+            counters.get(SystemCounter.STORAGE_SYNCS), StorageStage.DEFAULT_AWAIT_NANOS, 300_000_000L);
+        final AgentRunner stallingRunner = new AgentRunner(new BackoffIdleStrategy(10, 10, 1_000, 1_000_000),
+            Throwable::printStackTrace, null, stalling);
+        AgentRunner.startOnThread(stallingRunner);
+        try
+        {
+            final MemorySegment memory = arena.allocate(8192, 4096);
+            final Completions lost = new Completions(1);
+            assertThat(stalling.submit(lost.request(0).set(stalled, false, 0, memory.address(), 4096))).isTrue();
+            lost.awaitAll();
+            assertThat(lost.status(0)).as("cancelled after the stall, not waited for")
+                .isEqualTo(TransferStatus.STORAGE_IO_ERROR);
+
+            final byte[] expected = data.randomBytes(8192);
+            final Completions next = new Completions(1);
+            assertThat(stalling.submit(next.request(0).set(region.file(), true, 0,
+                data.memory(expected).address(), 8192))).isTrue();
+            next.awaitAll();
+            assertThat(next.status(0)).as("the same queue serves the next request").isEqualTo(TransferStatus.OK);
+            assertThat(Files.readAllBytes(file)).isEqualTo(expected);
+        }
+        finally
+        {
+            stallingRunner.close();
+            FileIo.close(never);
+        }
+        assertThat(stalling.stallCancels()).isEqualTo(1);
+    }
+
     /**
      * One request object per index, each recording its status; a second completion of one request fails the test.
      */

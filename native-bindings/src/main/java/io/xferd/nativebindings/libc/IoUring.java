@@ -256,6 +256,18 @@ public final class IoUring implements AutoCloseable
             IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL, userData);
     }
 
+    /**
+     * Prepares the cancellation of the operation in flight whose user data is {@code target} (Linux 5.5): one not yet
+     * started completes with -ECANCELED; one the device already has completes as it would have (this cancellation's
+     * own completion, carrying {@code userData}, is then -EALREADY, or -ENOENT when it had already ended).
+     *
+     * @return false when the submission ring is full.
+     */
+    public boolean prepareCancel(final long target, final long userData)
+    {
+        return prepare(IORING_OP_ASYNC_CANCEL, (byte)0, -1, target, 0, 0, 0, userData);
+    }
+
     private boolean prepare(
         final byte opcode,
         final byte flags,

@@ -24,7 +24,10 @@ import java.util.SplittableRandom;
  * layer per 16-token block, all in one batch, layer after layer. Records each request's transfer time (first
  * submit to last completion) and, apart, how long it waited in this client before its first submit (a request's
  * submission waits while the client is at its in-flight limit, so a big request delays the next arrival) and the
- * sum of both (arrival to last completion).
+ * sum of both (arrival to last completion). Apart again, the transfer times of the prompts that ran alone (no other
+ * prompt of this client in flight at any moment of their transfer: the daemon's own figure) and of those that
+ * overlapped another (they shared the wire, so the arrivals set their time as much as the daemon), and the slowest
+ * prompts with their arrival number (a first prompt slow is warm-up), queueing and overlap.
  * <p>
  * Each prompt's requests carry a trace id of their own (as a connector gives each prompt's transfer one), so the
  * daemon tells concurrent prompts apart when it interleaves their slices on the wire.
@@ -54,6 +57,7 @@ public final class KvWorkload
     private final Outstanding[] slots;
     private final TransferRequest request = new TransferRequest();
     private final IdleStrategy idle = new BackoffIdleStrategy(100, 10, 1_000, 50_000);
+    private KvPromptLog prompts = new KvPromptLog(0);
     private long failed;
     private long nextTraceId;
     private int largestTokensRun;
@@ -65,11 +69,13 @@ public final class KvWorkload
         // is freed until the slot is used again
         final long[] completed;
         boolean inUse;
+        int ordinal;
         long batch;
         int tasks;
         long arrival;
         long firstSubmit;
         long lastCompleted;
+        long traceId;
 
         Outstanding(final int maxTasks)
         {
@@ -107,7 +113,10 @@ public final class KvWorkload
             throw new IllegalArgumentException("the target is smaller than one KV block (" + BLOCK.blockBytes() + ")");
         }
         this.targetBlockBase = targetBlockBase;
-        this.nextTraceId = (segment & 0xFFFF) << 32 | (targetBlockBase & 0xFFFF) << 16;
+        // the process id in the top bits: trace ids differ from run to run, so one run's prompts can be looked up in
+        // a daemon's journal that holds earlier runs too (xferd profile --trace)
+        this.nextTraceId = (ProcessHandle.current().pid() & 0x7FFF) << 48 | (segment & 0xFFFF) << 32 |
+            (targetBlockBase & 0xFFFF) << 16;
         this.out = out;
         this.slots = new Outstanding[maxOutstanding];
         for (int i = 0; i < maxOutstanding; i++)
@@ -138,7 +147,7 @@ public final class KvWorkload
         final Histogram ignored = LatencyReport.newHistogram();
         while (System.nanoTime() - end < 0)
         {
-            start(slots[0], tokens, System.nanoTime());
+            start(slots[0], tokens, System.nanoTime(), 0);
             while (slots[0].inUse)
             {
                 idle.idle(reap(ignored, ignored, ignored));
@@ -162,6 +171,7 @@ public final class KvWorkload
             final Histogram queueing = LatencyReport.newHistogram();
             final Histogram total = LatencyReport.newHistogram();
             final SplittableRandom random = new SplittableRandom(seed + tokens);
+            prompts = new KvPromptLog(requests);
             final double meanGapNs = 1e9 / qps;
             int arrivals = 0;
             int dropped = 0;
@@ -181,7 +191,7 @@ public final class KvWorkload
                     }
                     else
                     {
-                        start(slot, tokens, next);
+                        start(slot, tokens, next, arrivals);
                         maxSeen = Math.max(maxSeen, outstanding());
                     }
                     next += gap(random, meanGapNs, poisson);
@@ -210,18 +220,47 @@ public final class KvWorkload
         out.println("  queueing in the client (arrival -> first submit), ms: " +
             LatencyReport.percentiles(queueing, 1e6));
         out.println("  arrival -> last completion, ms: " + LatencyReport.percentiles(total, 1e6));
+        final Histogram alone = prompts.transferTimes(true);
+        final Histogram overlapped = prompts.transferTimes(false);
+        out.printf(Locale.ROOT, "  alone (no other prompt of this client in flight at any moment of its transfer): %d " +
+            "of %d, transfer ms: %s%n", alone.getTotalCount(), prompts.count(), LatencyReport.percentiles(alone, 1e6));
+        out.printf(Locale.ROOT, "  overlapped (shared the wire with another prompt for part of its transfer): %d, " +
+            "transfer ms: %s%n", overlapped.getTotalCount(), LatencyReport.percentiles(overlapped, 1e6));
+        final int[] slowest = prompts.slowest(5);
+        final StringBuilder line = new StringBuilder("  slowest (arrival number: transfer ms, queued ms, overlapped " +
+            "share of its transfer, other prompts beside it, first to last submit ms, trace id):");
+        for (final int prompt : slowest)
+        {
+            line.append(String.format(Locale.ROOT, " #%d: %.1f, %.1f, %.2f, %d, %.1f, %x;", prompts.ordinal(prompt),
+                prompts.transferNanos(prompt) / 1e6, prompts.queueNanos(prompt) / 1e6, overlapShare(prompt),
+                prompts.others(prompt), prompts.submitSpanNanos(prompt) / 1e6, prompts.traceId(prompt)));
+        }
+        out.println(line);
         if (dropped > 0)
         {
             out.printf(Locale.ROOT, "kv: NOT KEEPING UP at %.1f QPS of %d tokens: %d of %d arrivals dropped (more than " +
                 "%d outstanding); offered %.2f GB/s%n", qps, tokens, dropped, requests, slots.length, qps * bytes / 1e9);
         }
         out.printf(Locale.ROOT, "RESULT mode=kv operation=%s tokens=%d bytes=%d qps=%.2f arrival=%s requests=%d " +
-            "completed=%d dropped=%d failed=%d %s mean_ms=%.3f queue_p50_ms=%.3f queue_p99_ms=%.3f total_p50_ms=%.3f total_p99_ms=%.3f%n",
+            "completed=%d dropped=%d failed=%d %s mean_ms=%.3f queue_p50_ms=%.3f queue_p99_ms=%.3f total_p50_ms=%.3f total_p99_ms=%.3f " +
+            "alone=%d alone_p50_ms=%.3f alone_p99_ms=%.3f alone_max_ms=%.3f overlapped=%d overlapped_p99_ms=%.3f " +
+            "slowest_ordinal=%d slowest_overlap=%.2f slowest_submit_span_ms=%.3f slowest_trace=%x%n",
             Opcode.name(opcode).toLowerCase(Locale.ROOT), tokens, bytes, qps, poisson ? "poisson" : "fixed", requests,
             transfer.getTotalCount(), dropped, failed, LatencyReport.percentileFields(transfer, "ms", 1e6),
             transfer.getMean() / 1e6, queueing.getValueAtPercentile(50) / 1e6, queueing.getValueAtPercentile(99) / 1e6,
-            total.getValueAtPercentile(50) / 1e6, total.getValueAtPercentile(99) / 1e6);
+            total.getValueAtPercentile(50) / 1e6, total.getValueAtPercentile(99) / 1e6, alone.getTotalCount(),
+            alone.getValueAtPercentile(50) / 1e6, alone.getValueAtPercentile(99) / 1e6, alone.getMaxValue() / 1e6,
+            overlapped.getTotalCount(), overlapped.getValueAtPercentile(99) / 1e6,
+            slowest.length == 0 ? 0 : prompts.ordinal(slowest[0]), slowest.length == 0 ? 0 : overlapShare(slowest[0]),
+            slowest.length == 0 ? 0 : prompts.submitSpanNanos(slowest[0]) / 1e6,
+            slowest.length == 0 ? 0 : prompts.traceId(slowest[0]));
         out.flush();
+    }
+
+    private double overlapShare(final int prompt)
+    {
+        final long transfer = prompts.transferNanos(prompt);
+        return transfer <= 0 ? 0 : (double)prompts.overlappedNanos(prompt) / transfer;
     }
 
     private static long gap(final SplittableRandom random, final double meanGapNs, final boolean poisson)
@@ -254,14 +293,16 @@ public final class KvWorkload
     /**
      * Submit the whole request as one batch, layer by layer, block by block.
      */
-    private void start(final Outstanding slot, final int tokens, final long arrival)
+    private void start(final Outstanding slot, final int tokens, final long arrival, final int ordinal)
     {
         final int blocks = blocks(tokens);
         final long blockBytes = BLOCK.blockBytes();
         final long traceId = ++nextTraceId;
         slot.tasks = blocks * BLOCK.layers();
+        slot.traceId = traceId;
         slot.batch = client.allocateBatch(slot.tasks);
         slot.arrival = arrival;
+        slot.ordinal = ordinal;
         slot.inUse = true;
         slot.firstSubmit = System.nanoTime();
         int task = 0;
@@ -297,6 +338,11 @@ public final class KvWorkload
                 }
                 failed += ok ? 0 : 1;
                 slot.lastCompleted = end;
+                if (slot.ordinal > 0)
+                {
+                    prompts.record(slot.ordinal, slot.traceId, slot.arrival, slot.firstSubmit,
+                        slot.submitted[slot.tasks - 1], end);
+                }
                 transfer.recordValue(Math.min(LatencyReport.HIGHEST_NANOS, end - slot.firstSubmit));
                 queueing.recordValue(Math.min(LatencyReport.HIGHEST_NANOS, Math.max(0, slot.firstSubmit - slot.arrival)));
                 total.recordValue(Math.min(LatencyReport.HIGHEST_NANOS, Math.max(0, end - slot.arrival)));
@@ -329,7 +375,7 @@ public final class KvWorkload
         final Histogram time = LatencyReport.newHistogram();
         final Outstanding slot = slots[0];
         failed = 0;
-        start(slot, tokens, System.nanoTime());
+        start(slot, tokens, System.nanoTime(), 0);
         while (slot.inUse)
         {
             idle.idle(reap(time, LatencyReport.newHistogram(), LatencyReport.newHistogram()));

@@ -10,18 +10,24 @@ import org.HdrHistogram.Histogram;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * The prefill side of the demo (the KV producer): fills its KV cache with seeded random data, then pushes
  * every 16-token block of every layer into the consumer's cache with WRITEs in batches, the last block of each
- * layer carrying a "layer N" notification. Prints throughput and submit-to-completion latency percentiles.
+ * layer carrying a notification. Prints throughput and submit-to-completion latency percentiles.
  * <p>
- * Arguments: directory segment-name target-segment layers blocks seed batch-size passes address...
+ * Arguments: directory segment-name target-segment layers blocks seed batch-size passes warm-up-ms address...
  * <p>
- * With {@code passes > 1} the cache is pushed {@code passes - 1} times first to warm up the JIT of all three
- * processes (same bytes, no notifications, reported but not counted), then once more, timed, with the
- * notifications: a short-lived demo otherwise measures the interpreter, not the transfer path.
+ * The cache is pushed {@code passes - 1} times first, and more while passes still get faster, up to
+ * {@code warm-up-ms} ({@link WarmUp}), to warm up the JIT of all three processes (same bytes, reported but not
+ * counted); then once more, timed: a short-lived demo otherwise measures the compilers, not the transfer path.
+ * Warm-up passes notify as the timed pass does ("warm-up layer N" where it sends "layer N", which is all the consumer
+ * waits for): a warm-up without them left the notify paths of the producer's submit and the daemon's intake out of
+ * the compiled code, and the timed pass's first notification sent both back to the interpreter (deoptimized
+ * mid-pass: the timed pass ran at about half the speed of the warm-up passes before it).
  */
 public final class PrefillProducer
 {
@@ -46,11 +52,14 @@ public final class PrefillProducer
         final long seed = Long.parseLong(args[5]);
         final int batchSize = Integer.parseInt(args[6]);
         final int passes = Integer.parseInt(args[7]);
+        final long warmUpMs = Long.parseLong(args[8]);
         final long[] targetLayers = new long[layers];
         for (int i = 0; i < layers; i++)
         {
-            targetLayers[i] = Long.parseLong(args[8 + i]);
+            targetLayers[i] = Long.parseLong(args[9 + i]);
         }
+        final byte[][] layerDone = notifications(layers, "layer ");
+        final byte[][] warmUpLayerDone = notifications(layers, "warm-up layer ");
 
         try (XferClient client = XferClient.connect(new ClientContext().directory(directory).segmentName(name)))
         {
@@ -64,48 +73,58 @@ public final class PrefillProducer
             final long segment = client.openSegment(target);
             final Histogram latency = new Histogram(3_600_000_000_000L, 3);
             final long blockBytes = layout.blockBytes();
-            int failed = 0;
-            final double[] passGbps = new double[passes];
+            final int[] failed = new int[1];
+            final List<Double> passGbps = new ArrayList<>();
 
-            for (int pass = 1; pass < passes; pass++)
+            final WarmUp.Outcome warmUp = new WarmUp(passes - 1, warmUpMs * 1_000_000L, System::nanoTime)
+                .run(pass ->
+                {
+                    final Pass warm = push(client, cache, segment, targetLayers, layout, batchSize, warmUpLayerDone,
+                        new Histogram(3_600_000_000_000L, 3));
+                    failed[0] += warm.failed();
+                    final double gbps = layout.totalBytes() / (double)warm.elapsedNanos();
+                    passGbps.add(gbps);
+                    System.out.printf("WARM-UP pass %d: %.2f GB/s (steady %.2f)%n", pass, gbps, warm.steadyGbps());
+                    return gbps;
+                });
+            if (warmUp.passes() > 0)
             {
-                // warm-up: the same bytes, no notifications (the consumer verifies after the last pass)
-                final Histogram warmUp = new Histogram(3_600_000_000_000L, 3);
-                final Pass warm = push(client, cache, segment, targetLayers, layout, batchSize, false, warmUp);
-                failed += warm.failed();
-                passGbps[pass - 1] = layout.totalBytes() / (double)warm.elapsedNanos();
-                System.out.printf("WARM-UP pass %d of %d: %.2f GB/s (steady %.2f)%n", pass, passes - 1,
-                    passGbps[pass - 1], warm.steadyGbps());
+                System.out.printf("WARMED UP: %d pass%s in %.1f s, best %.2f GB/s; ended by %s%n", warmUp.passes(),
+                    warmUp.passes() == 1 ? "" : "es", warmUp.elapsedNanos() / 1e9, warmUp.bestGbps(),
+                    warmUp.end().reason());
             }
-            final Pass timed = push(client, cache, segment, targetLayers, layout, batchSize, true, latency);
-            failed += timed.failed();
+            final Pass timed = push(client, cache, segment, targetLayers, layout, batchSize, layerDone, latency);
+            failed[0] += timed.failed();
             final double gbps = layout.totalBytes() / (double)timed.elapsedNanos();
-            passGbps[passes - 1] = gbps;
-            System.out.printf("MOVED %d bytes in %d requests of %d bytes: %.2f GB/s%s%n",
-                layout.totalBytes(), latency.getTotalCount(), blockBytes, gbps, passes > 1 ? " (after warm-up)" : "");
+            passGbps.add(gbps);
+            System.out.printf("MOVED %d bytes in %d requests of %d bytes: %.2f GB/s (%s)%n",
+                layout.totalBytes(), latency.getTotalCount(), blockBytes, gbps,
+                warmUp.passes() > 0 ? "one timed pass, after warm-up" : "one pass, cold: no warm-up");
             // one pass is ~0.1 s at the target: a scheduler stall of a few ms on a shared VM moves it by half
+            final double[] afterFirst = passGbps.subList(Math.min(1, passGbps.size() - 1), passGbps.size()).stream()
+                .mapToDouble(Double::doubleValue).toArray();
             System.out.printf("STEADY %.2f GB/s: the median of the timed pass's stretches of %d batches " +
                 "(%d MiB), which a stall of the machine moves little; passes after the first: median %.2f GB/s%n",
                 timed.steadyGbps(), STRETCH_BATCHES, STRETCH_BATCHES * batchSize * blockBytes >> 20,
-                passes > 1 ? median(Arrays.copyOfRange(passGbps, 1, passes)) : gbps);
+                median(afterFirst));
             System.out.printf("LATENCY submit->completion us: p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f%n",
                 latency.getValueAtPercentile(50) / 1e3, latency.getValueAtPercentile(90) / 1e3,
                 latency.getValueAtPercentile(99) / 1e3, latency.getValueAtPercentile(99.9) / 1e3,
                 latency.getMaxValue() / 1e3);
-            System.out.println(failed == 0 ? "SENT" : "FAILED " + failed + " request(s)");
+            System.out.println(failed[0] == 0 ? "SENT" : "FAILED " + failed[0] + " request(s)");
             System.out.flush();
-            System.exit(failed == 0 ? 0 : 1);
+            System.exit(failed[0] == 0 ? 0 : 1);
         }
     }
 
     /**
      * Push every block of every layer once, keeping a few batches in flight as a connector pushing layer after
-     * layer would; with {@code notify}, the last block of each layer carries "layer N".
+     * layer would; the last block of each layer carries that layer's notification.
      *
      * @return nanoseconds from the first submit to the last completion, and the requests that failed.
      */
     private static Pass push(final XferClient client, final SharedBuffer[] cache, final long segment,
-        final long[] targetLayers, final KvCacheLayout layout, final int batchSize, final boolean notify,
+        final long[] targetLayers, final KvCacheLayout layout, final int batchSize, final byte[][] notifications,
         final Histogram latency)
     {
         final TransferRequest request = new TransferRequest();
@@ -141,9 +160,9 @@ public final class PrefillProducer
                     final int block = first + i;
                     request.set(Opcode.WRITE, cache[layer].address() + block * blockBytes, segment,
                         targetLayers[layer] + block * blockBytes, blockBytes);
-                    if (notify && block == layout.blocks() - 1)
+                    if (block == layout.blocks() - 1)
                     {
-                        request.notify(("layer " + layer).getBytes(StandardCharsets.UTF_8));
+                        request.notify(notifications[layer]);
                     }
                     client.submitTransfer(batch, request);
                 }
@@ -183,6 +202,16 @@ public final class PrefillProducer
             gbps[i] = (doneBytes[to] - doneBytes[from]) / (double)Math.max(1, doneNanos[to] - doneNanos[from]);
         }
         return median(gbps);
+    }
+
+    private static byte[][] notifications(final int layers, final String prefix)
+    {
+        final byte[][] messages = new byte[layers][];
+        for (int layer = 0; layer < layers; layer++)
+        {
+            messages[layer] = (prefix + layer).getBytes(StandardCharsets.UTF_8);
+        }
+        return messages;
     }
 
     static double median(final double[] values)

@@ -457,6 +457,23 @@ final class BufferedChannel
     }
 
     /**
+     * Queue the answer to the WRITE slice that ends its request ({@code writeBytes} of payload received) and send it
+     * now, with the answers held before it, whatever is readable: the initiator's client waits for that request (a
+     * batch of small requests waits for its last one), and held until the next slice had been read, up to
+     * {@link #ANSWER_BATCH_BYTES}, it would wait a slice's wire time more, every request. Answers to slices in the
+     * middle of a request are still held, so a stream of large requests keeps its batched answers. With file
+     * answers queued it leaves as they do ({@link #sendAsFilesComplete()}).
+     */
+    void answerEndingRequest(final long writeBytes) throws IOException
+    {
+        answer(null, null, writeBytes);
+        if (fileCount == 0)
+        {
+            flush();
+        }
+    }
+
+    /**
      * Queue the answer to a READ or WRITE of a file whose bytes the storage stage is still moving ({@code file}'s
      * request submitted): its header is written when it leaves, OK with a READ's bytes, or with the request's
      * failure. Its region stays borrowed until then.

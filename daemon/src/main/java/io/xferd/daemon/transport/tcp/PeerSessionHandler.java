@@ -367,7 +367,9 @@ final class PeerSessionHandler implements Runnable
         {
             buffered.skip(length);
         }
-        sendAck(sliceId, status, Math.max(0, length));
+        // the slice that ends its request is what the initiator's client waits for (a batch of small requests
+        // coalesced into one, its last): its answer leaves now, not once the next slice has been read
+        sendAck(sliceId, status, Math.max(0, length), address + length == requestAddress + requestLength);
     }
 
     private void onRead(final int bodyLength) throws IOException
@@ -388,7 +390,7 @@ final class PeerSessionHandler implements Runnable
         final int check = check(target, address, length, requestAddress, requestLength);
         if (check != TransferStatus.OK)
         {
-            sendAck(sliceId, check, 0);
+            sendAck(sliceId, check, 0, false);
             return;
         }
         // the header first: taking it may flush earlier answers, which must not happen with the region borrowed
@@ -585,7 +587,7 @@ final class PeerSessionHandler implements Runnable
                 target.release();
             }
         }
-        sendAck(sliceId, status, 0);
+        sendAck(sliceId, status, 0, false);
     }
 
     /**
@@ -627,14 +629,22 @@ final class PeerSessionHandler implements Runnable
     }
 
     /**
-     * Queue an answer; answers leave together once no request is waiting, or when enough bytes are queued.
-     * A READ's payload goes with it, straight from the region, which stays borrowed until then.
+     * Queue an answer; answers leave together once no request is waiting, or when enough bytes are queued, or,
+     * when {@code endsRequest}, at once (see {@link BufferedChannel#answerEndingRequest}).
      */
-    private void sendAck(final long sliceId, final int status, final long writeBytes) throws IOException
+    private void sendAck(final long sliceId, final int status, final long writeBytes, final boolean endsRequest)
+        throws IOException
     {
         buffered.nextAnswerHeader().putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
             .putLong(sliceId).putInt(status).putInt(0).putLong(0);
-        buffered.answer(null, null, writeBytes);
+        if (endsRequest)
+        {
+            buffered.answerEndingRequest(writeBytes);
+        }
+        else
+        {
+            buffered.answer(null, null, writeBytes);
+        }
     }
 
     ClientSession pinned()

@@ -2,12 +2,19 @@ package io.xferd.daemon.transport.tcp;
 
 /**
  * The order in which one connection sends the slices queued on it, a slice at a time: per flow (a client and a trace
- * id: one prompt's KV cache, when the client gives each prompt its trace id), the flow that is smallest so far goes
- * next, counting what it has been sent on this connection and what it has queued (ties to the flow that came first),
- * and every {@link #AGING_PERIOD}th slice goes to the flow that has waited longest since it was last served, so that
- * no flow starves while smaller ones keep coming. A short prompt that arrives behind a long one under way is sent
- * before the rest of the long one, and a long one that arrives behind a short one waits for little more than what
- * the short one has left; within a flow, slices keep their order.
+ * id: one prompt's KV cache, when the client gives each prompt its trace id), a flow that has been sent less than
+ * {@link #HEAD_START_BYTES} goes before those sent more, and among those the smallest so far goes next, counting
+ * what it has been sent on this connection and what it has queued (ties to the flow that came first); flows past
+ * their head start go oldest first. Every {@link #AGING_PERIOD}th slice goes to the flow that has waited longest
+ * since it was last served, so that no flow starves while others keep coming. A short prompt that arrives behind a
+ * long one under way is sent before the rest of the long one, a long one that arrives behind a short one waits for
+ * little more than what the short one has left, and a long one that arrives behind another long one takes only its
+ * head start before the first one finishes; within a flow, slices keep their order.
+ * <p>
+ * Why oldest first beyond the head start: ranking every flow by its size so far made a long prompt that arrived
+ * behind another long one go before the rest of it, and the first one's tail then waited for nearly all of the
+ * second (both took twice the wire time of one). Which of two long prompts goes first does not change when the
+ * second ends; letting the first one finish takes one of them from twice to once the wire time.
  * <p>
  * Why what a flow was sent counts, not only what it has queued: a long prompt's requests reach the connection a few
  * at a time whenever intake runs behind the wire (a loaded host, a client still submitting), so its queue alone can
@@ -34,6 +41,12 @@ final class SliceScheduler
      * long prompt's queue runs dry for while intake catches up, and a few tens of milliseconds of the wire.
      */
     static final long FORGET_AFTER_BYTES = 64L << 20;
+    /**
+     * What a flow is sent on a connection before it queues oldest first: a 1K-token prompt of a 7B model (56 MiB)
+     * over two connections fits (a short prompt behind a long one goes first whole), and a long prompt arriving behind
+     * another long one delays it by this much per connection (14 % of an 8K-token prompt over two).
+     */
+    static final long HEAD_START_BYTES = 32L << 20;
 
     private final int[] slots = new int[MAX_FLOWS];
     private final long[] traceIds = new long[MAX_FLOWS];
@@ -172,9 +185,14 @@ final class SliceScheduler
 
     private boolean isSmaller(final int flow, final int than)
     {
+        final boolean young = bytesSent[flow] < HEAD_START_BYTES;
+        if (young != bytesSent[than] < HEAD_START_BYTES)
+        {
+            return young;
+        }
         final long size = bytesSent[flow] + bytesQueued[flow];
         final long other = bytesSent[than] + bytesQueued[than];
-        return size < other || (size == other && arrivals[flow] < arrivals[than]);
+        return young && size != other ? size < other : arrivals[flow] < arrivals[than];
     }
 
     private void begin(final int flow)

@@ -168,6 +168,49 @@ class BufferedChannelTest
     }
 
     @Test
+    void shouldSendTheAnswerEndingARequestAtOnceWithThoseHeldBeforeItWhileRequestsAreStillReadable() throws Exception
+    {
+        // three slices readable from the start, each needing a read of its own: the first in the middle of its
+        // request (held), the second ending it (the initiator's client waits for it: it leaves now, with the first),
+        // the third in the middle of the next request (held again, though far from a batch's bytes)
+        final int requests = 3;
+        final int payload = 2 * BufferedChannel.READ_AHEAD;
+        final ByteBuffer burst = FrameIo.newBuffer(requests * (8 + payload));
+        for (int i = 0; i < requests; i++)
+        {
+            burst.putInt(i).putInt(payload).position(burst.position() + payload);
+        }
+        FrameIo.writeFully(peer, burst.flip());
+        final BufferedChannel channel = new BufferedChannel(served, SystemNanoClock.INSTANCE, 64 * 1024, ANSWER_LENGTH);
+        final ByteBuffer target = FrameIo.newBuffer(payload);
+        final long[] flushesAfterAnswer = new long[requests];
+        for (int i = 0; i < requests; i++)
+        {
+            final int index = channel.require(8).getInt();
+            channel.readFully(target.clear().limit(channel.input().getInt()));
+            channel.nextAnswerHeader().putInt(PeerProtocol.ACK_FIELDS_LENGTH).putInt(PeerProtocol.ACK)
+                .putLong(index).putInt(0).putInt(0).putLong(0);
+            if (index == 1)
+            {
+                channel.answerEndingRequest(payload);
+            }
+            else
+            {
+                channel.answer(null, null, payload);
+            }
+            flushesAfterAnswer[i] = channel.flushes();
+        }
+
+        assertThat(flushesAfterAnswer).as("writes of answers, counted after each answer was queued")
+            .containsExactly(0, 1, 1);
+        final ByteBuffer answers = FrameIo.newBuffer(2 * ANSWER_LENGTH);
+        FrameIo.readFully(peer, answers);
+        assertThat(answers.getLong(PeerProtocol.HEADER_LENGTH)).isEqualTo(0);
+        assertThat(answers.getLong(ANSWER_LENGTH + PeerProtocol.HEADER_LENGTH)).isEqualTo(1);
+        assertThat(peer.socket().getInputStream().available()).as("the third answer is still held").isZero();
+    }
+
+    @Test
     void shouldNeverHoldAnAnswerAPeerWithASmallWindowWaitsFor() throws Exception
     {
         // the peer sends at most two requests ahead of their answers, as an initiator with a full window does: an

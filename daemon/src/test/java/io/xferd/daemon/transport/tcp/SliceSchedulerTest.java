@@ -168,6 +168,39 @@ class SliceSchedulerTest
     }
 
     @Test
+    void shouldLetALongPromptArrivingBehindAnotherLongOneTakeOnlyItsHeadStartBeforeTheFirstFinishes()
+    {
+        final RemoteTransfer first = transfer(prefill, 8192);
+        final RemoteTransfer second = transfer(prefill, 8193);
+        queue(first, 0, 200);
+        final List<Slice> sent = new ArrayList<>();
+        for (int i = 0; i < 100; i++)
+        {
+            sent.add(scheduler.poll()); // the first is half way
+        }
+        for (int part = 0; part < 10; part++)
+        {
+            queue(second, 20 * part, 20); // the client submits the second as slots free
+            for (int i = 0; i < 20; i++)
+            {
+                sent.add(scheduler.poll());
+            }
+        }
+        sent.addAll(drain());
+
+        assertThat(sent).hasSize(400).doesNotHaveDuplicates();
+        final int firstDone = sent.lastIndexOf(sent.stream().filter(s -> s.transfer == first).reduce((a, b) -> b)
+            .orElseThrow());
+        final long secondBefore = sent.subList(0, firstDone).stream().filter(s -> s.transfer == second).count();
+        final int headStart = (int)(SliceScheduler.HEAD_START_BYTES / SLICE);
+        // its head start, and the one slice in AGING_PERIOD that goes to whoever waited longest while the first ran
+        assertThat(secondBefore).as("slices of the second sent before the first finished")
+            .isBetween((long)headStart, (long)headStart + 164 / SliceScheduler.AGING_PERIOD + 1);
+        assertInFlowOrder(sent, first);
+        assertInFlowOrder(sent, second);
+    }
+
+    @Test
     void shouldServeALongPromptAtLeastOnceInEveryAgingPeriodWhileShortOnesKeepComing()
     {
         final RemoteTransfer longPrompt = transfer(prefill, 8192);
