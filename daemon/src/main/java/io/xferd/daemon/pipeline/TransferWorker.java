@@ -276,6 +276,15 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     }
 
     /**
+     * @return the bytes a duty cycle of this worker moves before it ends the cycle (intake holds what it runs inline
+     * in one of its own cycles to the same bound).
+     */
+    long byteBudget()
+    {
+        return byteBudget;
+    }
+
+    /**
      * Run a lone local request, or a local run of a batch's entries, that intake took on this worker's thread instead
      * of publishing it (SHARED threading: intake and this worker are one composite agent, see {@link SubmitAdapter}):
      * checked, copied and answered exactly as {@link #onEvent} would, except that the command holds no borrow of its
