@@ -10,6 +10,8 @@
 #   ./mvnw -B -o -q -DskipTests -Dxferd.aot.skip=true package -pl daemon -am && ./mvnw -B -o -q test-compile -pl daemon -am
 # --block 64 leaves the copy out of the figure (what a request costs besides its bytes); default 4096.
 # Modes: batch, batch-scattered, batch+journal, batch-scattered+journal, requests, ... (default: the first three).
+# PROBE_OPTS: more JVM flags, e.g. "-Dxferd.probe.shared=true -Dxferd.probe.pipeline=4096" (intake runs work inline
+# on the worker, as the daemon's default SHARED threading does, over the daemon's default pipeline size).
 set -euo pipefail
 a="$(cd "$1" && pwd)"; b="$(cd "$2" && pwd)"; shift 2
 block=4096; pairs=4
@@ -35,9 +37,9 @@ cp="$b/daemon/target/lib/*:$(jar org/assertj/assertj-core assertj-core):$(jar or
 cp="$cp:$(jar org/opentest4j/opentest4j opentest4j):$(jar org/apiguardian/apiguardian-api apiguardian-api)"
 flags=$(sed -n '/^xferd.jvm.flags/,$p' "$b/jvm.flags" | sed 's/xferd.jvm.flags=//; s/\\$//' | tr '\n' ' ')
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-echo "A=$a B=$b block=$block pairs=$pairs modes=${modes[*]} load: $(uptime | sed 's/.*average: //')"
+echo "A=$a B=$b block=$block pairs=$pairs modes=${modes[*]} ${PROBE_OPTS:-} load: $(uptime | sed 's/.*average: //')"
 # shellcheck disable=SC2086
-"$JAVA_HOME/bin/java" $flags -Xmx512m -Dxferd.probe.block="$block" -cp "$cp" "$here/lib/PassCostAB.java" \
+"$JAVA_HOME/bin/java" $flags ${PROBE_OPTS:-} -Xmx512m -Dxferd.probe.block="$block" -cp "$cp" "$here/lib/PassCostAB.java" \
   "$a" "$b" "$pairs" "${modes[@]}" 2>&1 | python3 -c '
 import collections, re, statistics, sys
 rounds = collections.defaultdict(list)

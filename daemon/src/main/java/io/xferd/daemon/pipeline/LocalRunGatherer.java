@@ -28,6 +28,8 @@ final class LocalRunGatherer
     private final ManyToOneConcurrentArrayQueue<LocalRun> pool = new ManyToOneConcurrentArrayQueue<>(RUNS);
     private final TransferJournal journal;
     private TransferCommand open;
+    /** True while the open command is intake's own, run inline: the worker journals it even when it stays alone. */
+    private boolean openIsHeld;
 
     LocalRunGatherer(final TransferJournal journal)
     {
@@ -125,7 +127,19 @@ final class LocalRunGatherer
     boolean offer(final TransferCommand command)
     {
         open = mayGather(command) ? command : null;
+        openIsHeld = false;
         return open != null;
+    }
+
+    /**
+     * Hold open intake's own command, which the worker runs inline at the end of the pass (a batch's entry, see
+     * SubmitAdapter): requests ride in it as in any open command, and no SUBMITTED record is written for it here
+     * when it stays alone (its COMPLETED carries its times, as for any request run inline).
+     */
+    void offerHeld(final TransferCommand command)
+    {
+        open = command;
+        openIsHeld = true;
     }
 
     /**
@@ -137,7 +151,7 @@ final class LocalRunGatherer
         if (command != null)
         {
             open = null;
-            if (command.run == LocalRun.NONE)
+            if (command.run == LocalRun.NONE && !openIsHeld)
             {
                 journal.onSubmitted(command.submitter.slot(), command.requestId, command.traceId, command.opcode,
                     command.length, command.submitNanos, command.intakeNanos);

@@ -50,6 +50,17 @@ import org.agrona.concurrent.status.AtomicCounter;
  * written by this thread, one journal record: its COMPLETED) under intake's borrow of the client: no claim, publish
  * or poll, no borrow of its own. When anything follows it in the pass it takes its pipeline slot after all, ahead of
  * what follows, and goes as before.
+ * <p>
+ * A batch of small local requests is held the same way ({@link #mayHoldEntry}): the entry that would claim a slot
+ * goes into intake's own command instead, the entries after it ride in its local run, and the worker runs that run
+ * at the end of the pass ({@link TransferWorker#executeInline}), ahead of anything the pass published after it. What
+ * a cycle runs inline, every client's together, stops at the worker's byte budget: the rest goes through the pipeline.
+ * The reason: a pipeline slot is one of thousands, cold in the caches by the time the ring comes round to it, while
+ * intake's own command stays warm. What was measured for it is indirect: PassCostProbe with a 64-slot pipeline cost
+ * 15-35 % less per 64 B entry than with the default 4096 slots (warm slots against cold, not inline against the
+ * pipeline). Inline against the pipeline was measured only on a loaded machine, together with the batch flyweight's
+ * change (PassCostProbe, shared threading, 4096 slots, main against the branch, load 6-20: 0.60-0.86 per 64 B entry,
+ * 0.89-1.02 per 4 KiB entry; docs/performance.md, round seven): a quiet re-run decides.
  */
 public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
 {
@@ -77,9 +88,23 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     private final LocalRunGatherer runs;
     /** The worker that shares this thread (SHARED threading), which runs lone local requests inline; or null. */
     private final TransferWorker inline;
+    /** The inline worker's byte budget per duty cycle (0 without one): the bound on {@link #inlineBytes}. */
+    private final long inlineByteBudget;
     /** The SUBMIT held back to run inline when its pass ends with it alone (valid while {@link #held}). */
     private final TransferCommand heldCommand = new TransferCommand();
     private boolean held;
+    /**
+     * True while {@link #heldCommand} holds a batch's entry (and the entries that ride in its local run) to run
+     * inline at the end of the pass: one of intake's own commands, hot in the caches, instead of the next of the
+     * pipeline's thousands of slots, and no claim, publish, poll or borrow (see {@link #mayHoldEntry}).
+     */
+    private boolean heldBatch;
+    /**
+     * Bytes the requests run inline in this duty cycle asked for, every client's together: once they reach the
+     * worker's byte budget ({@link #inlineByteBudget}) the rest of the cycle goes through the pipeline, so that one
+     * intake cycle over many clients cannot copy without bound before the worker's turn (its storage reaping, say).
+     */
+    private long inlineBytes;
     private ClientSession current;
     private ClientIntake currentIntake;
     private int budget;
@@ -156,6 +181,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         final TransferWorker inline)
     {
         this.inline = inline;
+        this.inlineByteBudget = inline == null ? 0 : inline.byteBudget();
         this.pipeline = pipeline;
         this.registry = registry;
         this.disconnects = disconnects;
@@ -182,6 +208,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         pipelineFull = false;
         waitingForTracker = false;
         clockRead = false;
+        inlineBytes = 0;
         int work = publishHeldEntries();
         publishClaimed();
         final int slots = registry.slotsInUse(); // not every slot: an idle cycle is what a new record waits out
@@ -370,12 +397,13 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
 
     /**
      * @return true when the SUBMIT in {@link #request} may be held back to run inline: a small local READ or WRITE
-     * (as may ride in a local run), with nothing claimed before it in this pass and nothing left in the pipeline
-     * (so it cannot overtake an earlier request of its client).
+     * (as may ride in a local run), with the cycle's inline bytes below the worker's byte budget, nothing claimed
+     * before it in this pass and nothing left in the pipeline (so it cannot overtake an earlier request of its client).
      */
     private boolean mayHold()
     {
-        if (inline == null || claimedLo <= claimedHi || coalescer.isOpen() || runs.isOpen())
+        if (inline == null || heldBatch || inlineBytes >= inlineByteBudget || claimedLo <= claimedHi ||
+            coalescer.isOpen() || runs.isOpen())
         {
             return false;
         }
@@ -433,7 +461,39 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
     {
         held = false;
         submitted.incrementRelease(); // intake is the counter's only writer: a store, not an atomic add
+        inlineBytes += command.length;
         inline.executeInline(command);
+    }
+
+    /**
+     * @return true when a batch's entry that would take a pipeline slot may be held back instead, with the entries
+     * after it riding in its local run, to run inline at the end of the pass: a small local READ or WRITE (as may
+     * ride in a local run) of the client of this pass, the cycle's inline bytes still below the worker's byte budget,
+     * nothing held or claimed before it in this pass, and nothing left in the pipeline (so neither it nor its run overtakes an earlier request of its client). Whatever the pass
+     * claims after it is published first and run after it: the worker shares this thread and polls only once intake
+     * is done.
+     */
+    private boolean mayHoldEntry(final BatchTracker batch, final long length)
+    {
+        return inline != null && !held && !heldBatch && inlineBytes < inlineByteBudget && claimedLo > claimedHi &&
+            !coalescer.isOpen() && !runs.isOpen() && batch.submitter == current && !batch.holdsBackLast &&
+            (batch.opcode == Opcode.READ || batch.opcode == Opcode.WRITE) && length > 0 &&
+            length <= LocalRun.MAX_MEMBER_LENGTH && !RemoteSegments.isRemote(batch.segmentHandle) &&
+            pipeline.getMinimumGatingSequence() == pipeline.getCursor();
+    }
+
+    /**
+     * Hold a batch's entry back in intake's own command, under intake's borrow of the client for this pass (no borrow
+     * of its own), open for the entries after it to ride in its run. Counted with its batch already; journaled by
+     * the worker (a run's pair of records, or a lone entry's COMPLETED as for a held SUBMIT).
+     */
+    private void holdEntry(final BatchTracker batch, final int entry, final long localAddress,
+        final long targetAddress, final long length)
+    {
+        final TransferCommand command = heldCommand;
+        fillFromEntry(command, batch, entry, localAddress, targetAddress, length);
+        heldBatch = true;
+        runs.offerHeld(command);
     }
 
     /**
@@ -545,6 +605,13 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
                 budget--;
                 continue;
             }
+            if (mayHoldEntry(batch, entryLength))
+            {
+                holdEntry(batch, entry, localAddress, targetAddress, entryLength);
+                batch.nextEntry++; // the entries after it ride in its run: the loop's next turn appends them
+                budget--;
+                continue;
+            }
             final long sequence = claim();
             if (sequence < 0)
             {
@@ -641,20 +708,7 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         final ClientSession session = batch.submitter;
         if (session != null && borrow(session, withNotify))
         {
-            command.submitter = session;
-            command.batch = batch;
-            command.batchEntry = entry;
-            command.requestId = batch.requestId;
-            command.opcode = batch.opcode;
-            command.segmentHandle = batch.segmentHandle;
-            command.localAddress = localAddress;
-            command.targetAddress = targetAddress;
-            command.length = length;
-            command.traceId = batch.traceId;
-            command.submitNanos = batch.submitNanos;
-            command.intakeNanos = batch.intakeNanos;
-            command.refusal = 0;
-            command.notifyLength = 0;
+            fillFromEntry(command, batch, entry, localAddress, targetAddress, length);
             if (withNotify)
             {
                 command.notify.putBytes(0, batch.notify, 0, batch.notifyLength);
@@ -672,6 +726,28 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
             command.clear(); // the client is being closed: nobody waits for this batch any more
             failed.increment(); // the held entry was counted submitted with its batch
         }
+    }
+
+    /**
+     * A batch's entry as a request of its batch's submitter (no notify: a held-back last entry's is the caller's).
+     */
+    private static void fillFromEntry(final TransferCommand command, final BatchTracker batch, final int entry,
+        final long localAddress, final long targetAddress, final long length)
+    {
+        command.submitter = batch.submitter;
+        command.batch = batch;
+        command.batchEntry = entry;
+        command.requestId = batch.requestId;
+        command.opcode = batch.opcode;
+        command.segmentHandle = batch.segmentHandle;
+        command.localAddress = localAddress;
+        command.targetAddress = targetAddress;
+        command.length = length;
+        command.traceId = batch.traceId;
+        command.submitNanos = batch.submitNanos;
+        command.intakeNanos = batch.intakeNanos;
+        command.refusal = 0;
+        command.notifyLength = 0;
     }
 
     /**
@@ -767,6 +843,13 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
         if (held)
         {
             runHeld(heldCommand); // the pass ended with it alone (nothing was claimed with it: see mayHold)
+        }
+        if (heldBatch)
+        {
+            heldBatch = false; // its entries were counted with their batch
+            final TransferCommand command = heldCommand;
+            inlineBytes += command.run.count() > 0 ? command.run.bytes() : command.length;
+            inline.executeInline(command); // ahead of what was published after it: see mayHoldEntry
         }
     }
 

@@ -276,13 +276,23 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
     }
 
     /**
-     * Run a lone local request that intake took on this worker's thread instead of publishing it (SHARED threading:
-     * intake and this worker are one composite agent, see {@link SubmitAdapter}): checked, copied and answered
-     * exactly as {@link #onEvent} would, except that the command holds no borrow of its submitter of its own
-     * (intake's borrow for its pass covers the call; a hand-off to the storage stage takes one of its own) and has no
-     * SUBMITTED record (its COMPLETED carries its submit and intake times; one handed to the storage stage gets its
-     * SUBMITTED record there). Its region borrows are this worker's, kept or given back at the end of its next duty
-     * cycle (the same composite cycle) as any request's.
+     * @return the bytes a duty cycle of this worker moves before it ends the cycle (intake holds what it runs inline
+     * in one of its own cycles to the same bound).
+     */
+    long byteBudget()
+    {
+        return byteBudget;
+    }
+
+    /**
+     * Run a lone local request, or a local run of a batch's entries, that intake took on this worker's thread instead
+     * of publishing it (SHARED threading: intake and this worker are one composite agent, see {@link SubmitAdapter}):
+     * checked, copied and answered exactly as {@link #onEvent} would, except that the command holds no borrow of its
+     * submitter of its own (intake's borrow for its pass covers the call; a hand-off to the storage stage takes one of
+     * its own) and a lone request has no SUBMITTED record (its COMPLETED carries its submit and intake times; one
+     * handed to the storage stage gets its SUBMITTED record there; a run is journaled as in the pipeline). Its region
+     * borrows are this worker's, kept or given back at the end of its next duty cycle (the same composite cycle) as
+     * any request's.
      */
     void executeInline(final TransferCommand command)
     {
@@ -290,11 +300,16 @@ public final class TransferWorker implements Agent, EventPoller.Handler<Transfer
         inline = true;
         try
         {
+            if (command.run.count() > 0)
+            {
+                executeRun(command);
+                return;
+            }
             final int status = executeOrFail(command);
             if (status != HANDED_OFF)
             {
-                complete(command, command.requestId, null, 0, command.length, command.submitNanos,
-                    command.intakeNanos, status);
+                complete(command, command.requestId, command.batch, command.batchEntry, command.length,
+                    command.submitNanos, command.intakeNanos, status);
             }
         }
         finally

@@ -37,7 +37,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * pipeline hop: the bytes land, the completion and counters are those of the pipeline path (the journal has its
  * COMPLETED record, which carries its submit and intake times, and no SUBMITTED record), a bad
  * request gets its typed status, and nothing overtakes an earlier request of the client (a request that is not alone
- * in its pass, or that finds the pipeline busy, goes through the pipeline as before). Real memory, single-threaded.
+ * in its pass, or that finds the pipeline busy, goes through the pipeline as before). A batch whose pass finds the
+ * pipeline empty runs inline too, its entries as one local run (one SUBMITTED and one COMPLETED record, each entry
+ * checked and counted, the batch's status that of its lowest failed entry), ahead of whatever its pass sends through
+ * the pipeline after it, and a batch split between its inline run and the pipeline is answered once. What one intake
+ * cycle runs inline, every client's together, stops at the worker's byte budget. Real memory, single-threaded.
  */
 @Timeout(10)
 class InlineTransferTest
@@ -57,6 +61,8 @@ class InlineTransferTest
     private final TestClient alice = new TestClient(0, "alice", 256 * 1024);
     private final UnsafeBuffer scratch = new UnsafeBuffer(ByteBuffer.allocateDirect(8192));
     private final List<String> journaled = new ArrayList<>();
+    /** Run by the journal after each SUBMITTED record: a way into the middle of intake's pass. */
+    private Runnable onSubmitted = () -> {};
     private final TransferJournal journal = new TransferJournal()
     {
         @Override
@@ -64,6 +70,7 @@ class InlineTransferTest
             final long length, final long submitNanos, final long intakeNanos)
         {
             journaled.add("SUBMITTED " + requestId);
+            onSubmitted.run();
         }
 
         @Override
@@ -191,6 +198,266 @@ class InlineTransferTest
     }
 
     @Test
+    void shouldRunABatchAloneInItsPassInlineAsOneRun()
+    {
+        submitBatch(5, 4);
+
+        intake.doWork();
+
+        assertThat(pipeline.ring().getCursor()).as("nothing published").isEqualTo(-1);
+        assertThat(alice.completions()).containsExactly(new TestClient.Completion(5, TransferStatus.OK, 4 * BLOCK));
+        for (int block = 2; block < 6; block++)
+        {
+            assertThat(slice(target, block)).isEqualTo(slice(source, block));
+        }
+        assertThat(journaled).as("the run's pair for its entries").containsExactly("SUBMITTED 5",
+            "COMPLETED 5 0 " + 4 * BLOCK);
+        assertThat(counters.get(SystemCounter.REQUESTS_SUBMITTED).get()).isEqualTo(4);
+        assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isEqualTo(4);
+        assertThat(counters.get(SystemCounter.BYTES_WRITTEN).get()).isEqualTo(4 * BLOCK);
+        worker.doWork();
+        alice.session.markClosed();
+        assertThat(alice.session.isReclaimable()).as("no borrow of the client left behind").isTrue();
+    }
+
+    @Test
+    void shouldRunABatchOfOneEntryInlineWithItsCompletedRecordAlone()
+    {
+        submitBatch(6, 1);
+
+        intake.doWork();
+
+        assertThat(pipeline.ring().getCursor()).isEqualTo(-1);
+        assertThat(alice.completions()).containsExactly(new TestClient.Completion(6, TransferStatus.OK, BLOCK));
+        assertThat(slice(target, 2)).isEqualTo(slice(source, 2));
+        assertThat(journaled).as("it waited nowhere").containsExactly("COMPLETED 6 0 " + BLOCK);
+        assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isEqualTo(1);
+    }
+
+    @Test
+    void shouldGiveABatchRunInlineTheStatusOfItsLowestFailedEntryAndCountEachEntry()
+    {
+        final SubmitBatchFlyweight batch = new SubmitBatchFlyweight().wrap(scratch, 0)
+            .header(8, Opcode.WRITE, 4, alice.session.segmentHandle(), 0, 1, null, 0, 0)
+            .entry(0, LOCAL, TARGET, BLOCK)
+            .entry(1, LOCAL + BLOCK, TARGET + (long)BLOCKS * BLOCK, BLOCK) // past the target region
+            .entry(2, LOCAL + 2 * BLOCK, TARGET + 2 * BLOCK, BLOCK)
+            .entry(3, LOCAL + (long)BLOCKS * BLOCK, TARGET + 3 * BLOCK, BLOCK); // past the local region
+        assertThat(alice.submitter.write(RecordTypes.SUBMIT_BATCH, scratch, 0, SubmitBatchFlyweight.bodyLength(4, 0)))
+            .isTrue();
+
+        intake.doWork();
+
+        assertThat(pipeline.ring().getCursor()).isEqualTo(-1);
+        assertThat(alice.completions()).extracting(TestClient.Completion::requestId, TestClient.Completion::status)
+            .containsExactly(org.assertj.core.groups.Tuple.tuple(8L, TransferStatus.TARGET_RANGE_NOT_REGISTERED));
+        assertThat(slice(target, 0)).isEqualTo(slice(source, 0));
+        assertThat(slice(target, 2)).isEqualTo(slice(source, 2));
+        assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isEqualTo(2);
+        assertThat(counters.get(SystemCounter.REQUESTS_FAILED).get()).isEqualTo(2);
+        assertThat(counters.get(SystemCounter.BYTES_WRITTEN).get()).isEqualTo(2 * BLOCK);
+    }
+
+    @Test
+    void shouldRunABatchInlineAheadOfWhatItsPassSendsThroughThePipelineAfterIt()
+    {
+        submitBatch(2, 2);
+        submit(Opcode.WRITE, 3, LOCAL, TARGET, LocalRun.MAX_MEMBER_LENGTH + 1); // too long to ride in its run
+
+        intake.doWork();
+        assertThat(alice.completions()).as("the batch ran inline, the long one is in the pipeline")
+            .containsExactly(new TestClient.Completion(2, TransferStatus.OK, 2 * BLOCK));
+        assertThat(pipeline.ring().getCursor()).isZero();
+        worker.doWork();
+
+        assertThat(alice.completions()).extracting(TestClient.Completion::requestId).containsExactly(3L);
+        assertThat(counters.get(SystemCounter.REQUESTS_SUBMITTED).get()).isEqualTo(3);
+    }
+
+    @Test
+    void shouldNotRunABatchInlineAheadOfARequestStillInThePipeline()
+    {
+        submit(Opcode.WRITE, 0, LOCAL, TARGET, BLOCK);
+        submit(Opcode.WRITE, 1, LOCAL + BLOCK, TARGET + BLOCK, BLOCK);
+        intake.doWork(); // both go to the pipeline
+        submitBatch(2, 3);
+        intake.doWork(); // the pipeline still holds 0 and 1: the batch goes behind them
+
+        assertThat(alice.completions()).isEmpty();
+        worker.doWork();
+        assertThat(alice.completions()).extracting(TestClient.Completion::requestId).containsExactly(0L, 1L, 2L);
+    }
+
+    @Test
+    void shouldAnswerABatchSplitBetweenItsInlineRunAndThePipelineOnceWithTheStatusOfItsFailedEntry()
+    {
+        // entry 1 is too long to ride in a run (and for the region): it and entry 2 cross the pipeline, entry 0 inline
+        submitBatch(alice, 4, BLOCK, LocalRun.MAX_MEMBER_LENGTH + 1, BLOCK);
+
+        intake.doWork();
+        assertThat(alice.completions()).as("entry 0 ran inline, but its batch waits for the other two").isEmpty();
+        assertThat(pipeline.ring().getCursor()).isOne();
+        assertThat(slice(target, 2)).isEqualTo(slice(source, 2));
+        worker.doWork();
+
+        assertThat(alice.completions()).extracting(TestClient.Completion::requestId, TestClient.Completion::status)
+            .containsExactly(org.assertj.core.groups.Tuple.tuple(4L, TransferStatus.LOCAL_RANGE_NOT_REGISTERED));
+        assertThat(slice(target, 4)).isEqualTo(slice(source, 4));
+        assertThat(counters.get(SystemCounter.REQUESTS_SUBMITTED).get()).isEqualTo(3);
+        assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isEqualTo(2);
+        assertThat(counters.get(SystemCounter.REQUESTS_FAILED).get()).isEqualTo(1);
+        assertThat(counters.get(SystemCounter.BYTES_WRITTEN).get()).isEqualTo(2 * BLOCK);
+        alice.session.markClosed();
+        assertThat(alice.session.isReclaimable()).as("no borrow of the client left behind").isTrue();
+    }
+
+    @Test
+    void shouldSendWhatFollowsAFullInlineRunThroughThePipelineAfterIt()
+    {
+        final int entries = LocalRun.MAX_MEMBERS;
+        final long entryLength = (long)BLOCK * BLOCKS / entries;
+        final SubmitBatchFlyweight batch = new SubmitBatchFlyweight().wrap(scratch, 0)
+            .header(1, Opcode.WRITE, entries, alice.session.segmentHandle(), 0, 1, null, 0, 0);
+        for (int i = 0; i < entries; i++)
+        {
+            batch.entry(i, LOCAL + i * entryLength, TARGET + i * entryLength, entryLength);
+        }
+        assertThat(alice.submitter.write(RecordTypes.SUBMIT_BATCH, scratch, 0,
+            SubmitBatchFlyweight.bodyLength(entries, 0))).isTrue();
+        submit(Opcode.WRITE, 2, LOCAL, TARGET, 64); // would ride in the run, but it is full
+
+        intake.doWork();
+        assertThat(alice.completions()).as("the batch filled its run and ran inline")
+            .containsExactly(new TestClient.Completion(1, TransferStatus.OK, (long)BLOCK * BLOCKS));
+        assertThat(target.toArray(ValueLayout.JAVA_BYTE)).isEqualTo(source.toArray(ValueLayout.JAVA_BYTE));
+        assertThat(pipeline.ring().getCursor()).as("the SUBMIT crossed the pipeline").isZero();
+        worker.doWork();
+
+        assertThat(alice.completions()).containsExactly(new TestClient.Completion(2, TransferStatus.OK, 64));
+        assertThat(counters.get(SystemCounter.REQUESTS_SUBMITTED).get()).isEqualTo(entries + 1);
+        assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isEqualTo(entries + 1);
+    }
+
+    @Test
+    void shouldLetASmallSubmitRideInABatchsInlineRunAndAnswerEachOnItsOwn()
+    {
+        submitBatch(2, 2);
+        submit(Opcode.WRITE, 3, LOCAL + 8 * BLOCK, TARGET + 8 * BLOCK, 64);
+
+        intake.doWork();
+
+        assertThat(pipeline.ring().getCursor()).as("nothing published").isEqualTo(-1);
+        assertThat(alice.completions()).containsExactly(new TestClient.Completion(2, TransferStatus.OK, 2 * BLOCK),
+            new TestClient.Completion(3, TransferStatus.OK, 64));
+        assertThat(target.asSlice(8 * BLOCK, 64).toArray(ValueLayout.JAVA_BYTE))
+            .isEqualTo(source.asSlice(8 * BLOCK, 64).toArray(ValueLayout.JAVA_BYTE));
+        assertThat(journaled).as("the batch's pair, then the SUBMIT's").containsExactly("SUBMITTED 2",
+            "COMPLETED 2 0 " + 2 * BLOCK, "SUBMITTED 3", "COMPLETED 3 0 64");
+        assertThat(counters.get(SystemCounter.REQUESTS_SUBMITTED).get()).isEqualTo(3);
+        assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isEqualTo(3);
+        worker.doWork();
+        alice.session.markClosed();
+        assertThat(alice.session.isReclaimable()).isTrue();
+    }
+
+    @Test
+    void shouldAccountForEveryEntryWhenTheClientClosesDuringAPassWithAHeldRun()
+    {
+        // entry 0 is held to run inline; entries 1 and 2 are claimed; the client closes while the pass reads them
+        onSubmitted = alice.session::markClosed; // at entry 1's SUBMITTED record, written when it is claimed
+        submitBatch(alice, 4, BLOCK, LocalRun.MAX_MEMBER_LENGTH + 1, BLOCK);
+
+        intake.doWork();
+        worker.doWork();
+
+        final long submitted = counters.get(SystemCounter.REQUESTS_SUBMITTED).get();
+        final long completed = counters.get(SystemCounter.REQUESTS_COMPLETED).get();
+        final long failed = counters.get(SystemCounter.REQUESTS_FAILED).get();
+        assertThat(submitted).isEqualTo(3);
+        assertThat(completed + failed).as("submitted = completed + failed").isEqualTo(submitted);
+        assertThat(failed).as("the claimed entries went out empty and count failed").isGreaterThanOrEqualTo(2);
+        assertThat(alice.session.isReclaimable()).as("no borrow of the client left behind").isTrue();
+    }
+
+    @Test
+    void shouldRunABatchInlineInEachOfTwoPassesInARow()
+    {
+        submitBatch(2, 2);
+        intake.doWork();
+        submitBatch(3, 3);
+        intake.doWork();
+
+        assertThat(pipeline.ring().getCursor()).as("nothing published").isEqualTo(-1);
+        assertThat(alice.completions()).containsExactly(new TestClient.Completion(2, TransferStatus.OK, 2 * BLOCK),
+            new TestClient.Completion(3, TransferStatus.OK, 3 * BLOCK));
+        assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isEqualTo(5);
+    }
+
+    @Test
+    void shouldStopRunningBatchesInlineOnceTheCycleSpentTheWorkersByteBudget()
+    {
+        final TestClient bob = client(1, "bob");
+        final TestClient carol = client(2, "carol");
+        final TestClient dave = client(3, "dave");
+        final TestClient[] clients = {alice, bob, carol, dave};
+        final TransferWorker budgeted = budgetedWorker(2 * 4 * BLOCK); // two of the four batches
+        final SubmitAdapter sharedIntake = new SubmitAdapter(pipeline.ring(), registry, disconnects, counters,
+            SystemNanoClock.INSTANCE, journal, 64, 4, 0, budgeted);
+        for (int i = 0; i < clients.length; i++)
+        {
+            submitBatch(clients[i], 10 + i, 4);
+        }
+
+        sharedIntake.doWork(); // alice first, then bob: they spend the budget
+
+        assertThat(alice.completions()).extracting(TestClient.Completion::requestId).containsExactly(10L);
+        assertThat(bob.completions()).extracting(TestClient.Completion::requestId).containsExactly(11L);
+        assertThat(carol.completions()).as("over the budget: through the pipeline").isEmpty();
+        assertThat(dave.completions()).isEmpty();
+        assertThat(pipeline.ring().getCursor()).as("carol's and dave's runs").isOne();
+        budgeted.doWork();
+        assertThat(carol.completions()).extracting(TestClient.Completion::requestId).containsExactly(12L);
+        assertThat(dave.completions()).extracting(TestClient.Completion::requestId).containsExactly(13L);
+
+        for (int i = 0; i < clients.length; i++)
+        {
+            submitBatch(clients[i], 20 + i, 4);
+        }
+        sharedIntake.doWork(); // a new cycle, a new budget
+        int answeredInline = 0;
+        for (final TestClient client : clients)
+        {
+            answeredInline += client.completions().size();
+        }
+        assertThat(answeredInline).isEqualTo(2);
+        budgeted.doWork();
+        assertThat(counters.get(SystemCounter.REQUESTS_COMPLETED).get()).isEqualTo(2 * 4 * 4);
+    }
+
+    @Test
+    void shouldStopRunningLoneRequestsInlineOnceTheCycleSpentTheWorkersByteBudget()
+    {
+        final TestClient bob = client(1, "bob");
+        final TransferWorker budgeted = budgetedWorker(BLOCK);
+        final SubmitAdapter sharedIntake = new SubmitAdapter(pipeline.ring(), registry, disconnects, counters,
+            SystemNanoClock.INSTANCE, journal, 64, 4, 0, budgeted);
+        submit(Opcode.WRITE, 1, LOCAL, TARGET, BLOCK);
+        new SubmitRequestFlyweight().wrap(scratch, 0).clearReserved().opcode(Opcode.WRITE).requestId(2)
+            .segmentHandle(bob.session.segmentHandle()).localAddress(LOCAL).targetAddress(TARGET)
+            .length(BLOCK).traceId(2).submitNanos(1).noNotify();
+        assertThat(bob.submitter.write(RecordTypes.SUBMIT, scratch, 0, SubmitRequestFlyweight.recordLength(0)))
+            .isTrue();
+
+        sharedIntake.doWork();
+
+        assertThat(alice.completions()).containsExactly(new TestClient.Completion(1, TransferStatus.OK, BLOCK));
+        assertThat(bob.completions()).as("over the budget: through the pipeline").isEmpty();
+        assertThat(pipeline.ring().getCursor()).isZero();
+        budgeted.doWork();
+        assertThat(bob.completions()).containsExactly(new TestClient.Completion(2, TransferStatus.OK, BLOCK));
+    }
+
+    @Test
     void shouldGoThroughThePipelineWithoutAWorkerOnIntakesThread()
     {
         final SubmitAdapter dedicated = new SubmitAdapter(pipeline.ring(), registry, disconnects, counters,
@@ -202,6 +469,13 @@ class InlineTransferTest
         assertThat(pipeline.ring().getCursor()).isZero();
         worker.doWork();
         assertThat(alice.completions()).containsExactly(new TestClient.Completion(9, TransferStatus.OK, 64));
+    }
+
+    private TransferWorker budgetedWorker(final long byteBudget)
+    {
+        return new TransferWorker(0, pipeline, registry, new CompletionSender(disconnects, counters), null, counters,
+            SystemNanoClock.INSTANCE, 1 << 20, byteBudget, journal, new RegionCopierTest.RecordingDeviceMemory(),
+            AccessPolicy.OWNER_ONLY);
     }
 
     private void submit(final int opcode, final long requestId, final long local, final long targetAddress,
@@ -216,14 +490,46 @@ class InlineTransferTest
 
     private void submitBatch(final long requestId, final int entries)
     {
+        submitBatch(alice, requestId, entries);
+    }
+
+    /**
+     * A WRITE batch of {@code entries} blocks from block 2 on, each to the same block of the target.
+     */
+    private void submitBatch(final TestClient client, final long requestId, final int entries)
+    {
+        final long[] lengths = new long[entries];
+        java.util.Arrays.fill(lengths, BLOCK);
+        submitBatch(client, requestId, lengths);
+    }
+
+    /**
+     * A WRITE batch with an entry of each length, entry {@code i} from block {@code 2 + i} to the same block.
+     */
+    private void submitBatch(final TestClient client, final long requestId, final long... lengths)
+    {
         final SubmitBatchFlyweight batch = new SubmitBatchFlyweight().wrap(scratch, 0)
-            .header(requestId, Opcode.WRITE, entries, alice.session.segmentHandle(), 0, 1, null, 0, 0);
-        for (int i = 0; i < entries; i++)
+            .header(requestId, Opcode.WRITE, lengths.length, client.session.segmentHandle(), 0, 1, null, 0, 0);
+        for (int i = 0; i < lengths.length; i++)
         {
-            batch.entry(i, LOCAL + (long)(2 + i) * BLOCK, TARGET + (long)(2 + i) * BLOCK, BLOCK);
+            batch.entry(i, LOCAL + (long)(2 + i) * BLOCK, TARGET + (long)(2 + i) * BLOCK, lengths[i]);
         }
-        assertThat(alice.submitter.write(RecordTypes.SUBMIT_BATCH, scratch, 0,
-            SubmitBatchFlyweight.bodyLength(entries, 0))).isTrue();
+        assertThat(client.submitter.write(RecordTypes.SUBMIT_BATCH, scratch, 0,
+            SubmitBatchFlyweight.bodyLength(lengths.length, 0))).isTrue();
+    }
+
+    /**
+     * Another client in {@code slot} with memory of its own, registered.
+     */
+    private TestClient client(final int slot, final String name)
+    {
+        final TestClient client = new TestClient(slot, name, 256 * 1024);
+        final MemorySegment from = arena.allocate((long)BLOCK * BLOCKS);
+        final MemorySegment to = arena.allocate((long)BLOCK * BLOCKS);
+        client.regions(new Region(LOCAL, from.byteSize(), "cpu:0", from, from),
+            new Region(TARGET, to.byteSize(), "cpu:0", to, to));
+        registry.add(client.session);
+        return client;
     }
 
     private static byte[] slice(final MemorySegment memory, final int block)

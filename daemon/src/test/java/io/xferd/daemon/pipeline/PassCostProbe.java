@@ -51,6 +51,12 @@ class PassCostProbe
     /** The request size: 4 KiB; {@code -Dxferd.probe.block=64} leaves the copy out of the figure (what is not copying). */
     private static final int BLOCK = Integer.getInteger("xferd.probe.block", 4096);
     private static final int BATCH = 32;
+    /**
+     * {@code -Dxferd.probe.shared=true}: intake and the worker as the daemon's SHARED threading lays them (the
+     * default, and the JMH's in-process daemon): intake may run work inline on the worker. {@code
+     * -Dxferd.probe.pipeline}: the pipeline's slots (the daemon's default is 4096).
+     */
+    private static final boolean SHARED = Boolean.getBoolean("xferd.probe.shared");
 
     @Test
     void printCpuNanosPerRequest()
@@ -85,14 +91,15 @@ class PassCostProbe
                 new JournalAgent(recorder, null, 0, new TransferStats(), -1) : null;
             final ManyToOneConcurrentArrayQueue<ClientSession> disconnects = new ManyToOneConcurrentArrayQueue<>(8);
             final SessionTable registry = new SessionTable(4);
-            final TransferPipeline pipeline = new TransferPipeline(1024, 1);
+            final TransferPipeline pipeline = new TransferPipeline(Integer.getInteger("xferd.probe.pipeline", 1024),
+                1);
             final TestClient client = new TestClient(0, "probe", 64 * 1024);
-            final SubmitAdapter intake = new SubmitAdapter(pipeline.ring(), registry, disconnects, counters,
-                SystemNanoClock.INSTANCE, journal, 64, 4);
             final TransferWorker worker = new TransferWorker(0, pipeline, registry,
                 new CompletionSender(disconnects, counters), null, counters, SystemNanoClock.INSTANCE, 1 << 20,
                 Long.MAX_VALUE, journal, new RegionCopierTest.RecordingDeviceMemory(),
                 AccessPolicy.OWNER_ONLY);
+            final SubmitAdapter intake = new SubmitAdapter(pipeline.ring(), registry, disconnects, counters,
+                SystemNanoClock.INSTANCE, journal, 64, 4, 0, SHARED ? worker : null);
             final MemorySegment source = arena.allocate((long)BLOCK * BATCH);
             final MemorySegment target = arena.allocate((long)BLOCK * BATCH);
             source.fill((byte)7);
