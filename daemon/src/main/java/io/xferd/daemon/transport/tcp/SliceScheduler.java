@@ -36,7 +36,7 @@ package io.xferd.daemon.transport.tcp;
  * have slices queued, join its newest flow, so that one client cannot take every place and push other clients' new
  * flows into a queue it shares. Beyond that, while all flows have slices queued, a client's new flow joins its own
  * newest or, when it has none, the last flow's queue. The sender thread's alone (no locks); an add scans the flows
- * once, a poll at most {@code 1 +} {@link #MAX_SHORTER_STEPS} times.
+ * once, a poll usually twice (once more per shorter newer flow it moves to).
  */
 final class SliceScheduler
 {
@@ -63,17 +63,12 @@ final class SliceScheduler
      */
     static final int SHORTER_FACTOR = 4;
     /**
-     * A newer flow of at most this size also goes before an older one that is already larger: a prompt's requests
+     * A newer flow of at most this size also goes before an older one past it and at least twice its size: a prompt's requests
      * reach the connection a few at a time, so a long one that started a few milliseconds earlier may not yet be four
      * times a short one's size, and the short one (a 1K-token prompt of a 7B model over two connections is 28 MiB)
      * would wait behind it until it is. Between flows both under it, the older goes first.
      */
     static final long SHORT_BYTES = 32L << 20;
-    /**
-     * Steps from the oldest flow to a shorter newer one per pick: each is a quarter of the size before, so three reach
-     * flows 64 times shorter, and a pick scans the flows at most four times.
-     */
-    static final int MAX_SHORTER_STEPS = 3;
     /**
      * A flow's arrival number is renewed each time it has been sent this much on the connection: an 8K-token prompt of
      * a 7B model over two connections (224 MiB each) keeps its place to its end, and a flow that never ends takes
@@ -240,7 +235,8 @@ final class SliceScheduler
         int next = -1;
         for (int flow = 0; flow < flows; flow++)
         {
-            if (heads[flow] != null && (next < 0 || lastServed[flow] < lastServed[next]))
+            if (heads[flow] != null && (next < 0 || lastServed[flow] < lastServed[next] ||
+                lastServed[flow] == lastServed[next] && arrivals[flow] < arrivals[next]))
             {
                 next = flow;
             }
@@ -250,10 +246,9 @@ final class SliceScheduler
 
     /**
      * The oldest flow with slices queued, unless a newer one is shorter ({@link #isShorter}): then the oldest of those,
-     * and so on from it (each step a quarter of the size before, or short, so a few steps at most). Chosen
-     * by arrival and size only, never by a flow's place: compared two at a time the rule is not transitive (a 28 MiB
-     * prompt goes before a 224 MiB one, which goes before a 100 MiB one, which goes before the 28 MiB one), and a
-     * single scan's answer would depend on where the three sit.
+     * and so on from it. Chosen by arrival and size only, never by a flow's place: compared two at a time the rule is
+     * not transitive (a 40 MiB prompt goes before a 224 MiB one, which goes before a 100 MiB one, which goes before the
+     * 40 MiB one), and a single scan's answer would depend on where the three sit.
      */
     private int shortestBehindOldest()
     {
@@ -265,7 +260,7 @@ final class SliceScheduler
                 next = flow;
             }
         }
-        for (int step = 0; step < MAX_SHORTER_STEPS; step++)
+        while (true) // each step moves to a strictly newer flow: at most as many steps as flows, usually none or one
         {
             final long bound = bytesSent[next] + bytesQueued[next];
             int shorter = -1;
@@ -289,7 +284,9 @@ final class SliceScheduler
 
     private static boolean isShorter(final long size, final long olderSize)
     {
-        return size * SHORTER_FACTOR <= olderSize || (size <= SHORT_BYTES && olderSize > SHORT_BYTES);
+        // the short clause keeps a margin: between flows of like size the older goes first, whatever their size
+        return size * SHORTER_FACTOR <= olderSize ||
+            (size <= SHORT_BYTES && olderSize > SHORT_BYTES && size * 2 <= olderSize);
     }
 
     private void begin(final int flow)

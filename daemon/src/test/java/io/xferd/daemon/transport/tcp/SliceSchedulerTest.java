@@ -171,7 +171,7 @@ class SliceSchedulerTest
     }
 
     @Test
-    void shouldLetALongPromptArrivingBehindAnotherLongOneTakeOnlyAQuarterOfItsSizeBeforeTheFirstFinishes()
+    void shouldLetALongPromptArrivingBehindAnotherLongOneTakeLittleOfItBeforeTheFirstFinishes()
     {
         final RemoteTransfer first = transfer(prefill, 8192);
         final RemoteTransfer second = transfer(prefill, 8193);
@@ -394,7 +394,7 @@ class SliceSchedulerTest
     @Test
     void shouldSendTheShortestOfThreePromptsFirstWhereverTheirFlowsSit()
     {
-        // 224, 100 and 28 MiB: two at a time the rule goes round (28 before 224 before 100 before 28); the pick must
+        // 224, 100 and 40 MiB: two at a time the rule goes round (40 before 224 before 100 before 40); the pick must
         // not depend on the places the flows hold, which a flow that ran dry and was forgotten reshuffles
         final RemoteTransfer dry = transfer(other, 1);
         final RemoteTransfer longest = transfer(prefill, 2);
@@ -403,19 +403,34 @@ class SliceSchedulerTest
         queue(dry, 0, 2);
         queue(longest, 0, 448);
         queue(middle, 0, 200);
-        queue(shortest, 0, 56);
+        queue(shortest, 0, 80);
         assertThat(scheduler.poll().transfer).isSameAs(dry);
         assertThat(scheduler.poll().transfer).isSameAs(dry);
         scheduler.forgetIdleFlows(); // the shortest, last, takes the dry flow's first place
 
         final List<Slice> sent = drain();
 
-        assertThat(sent).hasSize(448 + 200 + 56);
+        assertThat(sent).hasSize(448 + 200 + 80);
         final int shortestDone = lastIndexOf(sent, shortest);
-        assertThat(shortestDone).as("the shortest goes first, but for the aging slices").isLessThan(56 + 56 / 16);
+        assertThat(shortestDone).as("the shortest goes first, but for the aging slices").isLessThan(80 + 80 / 16);
         assertThat(sent.subList(0, lastIndexOf(sent, longest)).stream().filter(s -> s.transfer == middle).count())
             .as("the older long prompt then finishes before the middle one, but for the aging slices")
-            .isLessThanOrEqualTo((448 + 56) / SliceScheduler.AGING_PERIOD + 1);
+            .isLessThanOrEqualTo((448 + 80) / SliceScheduler.AGING_PERIOD + 1);
+    }
+
+    @Test
+    void shouldKeepTheOlderFirstBetweenPromptsOfLikeSizeAroundTheShortSize()
+    {
+        // 33 MiB queued, then 32 MiB prompts one after another: neither is much shorter than the other
+        final RemoteTransfer older = transfer(prefill, 1);
+        queue(older, 0, 66);
+        final RemoteTransfer newer = transfer(other, 2);
+        queue(newer, 0, 64);
+
+        final List<Slice> sent = drain();
+
+        assertThat(lastIndexOf(sent, older)).as("the older first, but for the aging slices")
+            .isLessThan(66 + 66 / 16);
     }
 
     @Test
