@@ -5,10 +5,10 @@ package io.xferd.daemon.transport.tcp;
  * id: one prompt's KV cache, when the client gives each prompt its trace id) the scheduler knows its size so far (what
  * it has been sent on this connection and what it has queued) and its arrival number. Of two flows, the newer goes
  * first while its size so far is at most a {@link #SHORTER_FACTOR}th of the older one's, and otherwise the older goes
- * first; a newer flow of at most {@link #SHORT_BYTES} also goes before an older one past that. Every
+ * first; a newer flow of at most {@link #SHORT_BYTES} also goes before an older one past that and 5/4 its size. Every
  * {@link #AGING_PERIOD}th slice goes to the flow that has waited longest since it was last served, so that
  * no flow starves while others keep coming. A short prompt that arrives behind a long one under way is sent before the
- * rest of the long one (once the long one is four times its size, or at once when it is short), a long one that
+ * rest of the long one (once the long one is four times its size, or 5/4 when the short one is short), a long one that
  * arrives behind a short one waits for what the short one has left, and a long one that arrives behind another long
  * one takes at most a {@link #SHORTER_FACTOR}th of the first's size (or {@link #SHORT_BYTES}) before the first
  * finishes; within a flow, slices keep their order.
@@ -63,10 +63,11 @@ final class SliceScheduler
      */
     static final int SHORTER_FACTOR = 4;
     /**
-     * A newer flow of at most this size also goes before an older one past it and at least twice its size: a prompt's requests
-     * reach the connection a few at a time, so a long one that started a few milliseconds earlier may not yet be four
-     * times a short one's size, and the short one (a 1K-token prompt of a 7B model over two connections is 28 MiB)
-     * would wait behind it until it is. Between flows both under it, the older goes first.
+     * A newer flow of at most this size also goes before an older one past it and at least 5/4 of its size: a
+     * prompt's requests reach the connection a few at a time, so a long one that started a few milliseconds earlier
+     * may not yet be four times a short one's size, and the short one (a 1K-token prompt of a 7B model over two
+     * connections is 28 MiB) would wait behind it until it is. Between flows both under it, or of like size, the older
+     * goes first.
      */
     static final long SHORT_BYTES = 32L << 20;
     /**
@@ -284,9 +285,10 @@ final class SliceScheduler
 
     private static boolean isShorter(final long size, final long olderSize)
     {
-        // the short clause keeps a margin: between flows of like size the older goes first, whatever their size
-        return size * SHORTER_FACTOR <= olderSize ||
-            (size <= SHORT_BYTES && olderSize > SHORT_BYTES && size * 2 <= olderSize);
+        // strictly smaller (two empty flows, a notification's, are alike: the older first), and the short clause keeps a
+        // margin: between flows of like size the older goes first, whatever their size
+        return size < olderSize && (size * SHORTER_FACTOR <= olderSize ||
+            size <= SHORT_BYTES && olderSize > SHORT_BYTES && size * 5 <= olderSize * 4);
     }
 
     private void begin(final int flow)

@@ -434,6 +434,40 @@ class SliceSchedulerTest
     }
 
     @Test
+    void shouldFollowEverShorterNewerPromptsToTheShortest()
+    {
+        // arriving largest first, each a quarter of the one before: the last, shortest, goes first
+        final int[] slices = {512, 128, 32, 8, 2};
+        final RemoteTransfer[] prompts = new RemoteTransfer[slices.length];
+        for (int i = 0; i < slices.length; i++)
+        {
+            prompts[i] = transfer(i % 2 == 0 ? prefill : other, 10 + i);
+            queue(prompts[i], 0, slices[i]);
+        }
+
+        final List<Slice> sent = drain();
+
+        assertThat(sent.subList(0, 2)).extracting(s -> s.transfer).containsOnly(prompts[4]);
+        assertThat(sent.subList(2, 10)).extracting(s -> s.transfer).containsOnly(prompts[3]);
+    }
+
+    @Test
+    void shouldSendEmptyFlowsOldestFirst()
+    {
+        // notifications only (slices of no bytes), of three prompts: alike, so the older first
+        final RemoteTransfer[] prompts = {transfer(prefill, 21), transfer(prefill, 22), transfer(other, 23)};
+        for (final RemoteTransfer prompt : prompts)
+        {
+            final Slice notify = new Slice(nextIndex++);
+            notify.transfer = prompt;
+            notify.length = 0;
+            scheduler.add(notify);
+        }
+
+        assertThat(drain()).extracting(s -> s.transfer).containsExactly(prompts);
+    }
+
+    @Test
     void shouldServeALongPromptAtLeastOnceInEveryAgingPeriodWhileShorterOnesKeepComing()
     {
         final RemoteTransfer longPrompt = transfer(prefill, 1);
