@@ -408,12 +408,7 @@ class ClientProtocolTest(unittest.TestCase):
     @needs_futex
     def test_close_ends_a_wait_asleep_on_the_completion_doorbell(self) -> None:
         """The waiter's sleep is an hour, so only close() waking it ends the wait within the bounded join."""
-        daemon, client = self.played()
-        client._doorbell_sleep_ns = client._ringing_daemon_sleep_ns = 3600 * 10**9
-        memory = bytearray(128)
-        address = xferd.memory.address_of(memory)
-        daemon.hold.set()
-        transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
+        _daemon, client, transfer = self.held_transfer()
         waiter, raised = self.start_waiter(client, transfer)
         self.await_asleep_on_the_completion_doorbell(client, waiter)
         closer = threading.Thread(target=client.close, daemon=True)  # a close that cannot wake it would hang here
@@ -536,12 +531,7 @@ class ClientProtocolTest(unittest.TestCase):
     def test_a_daemon_found_gone_by_another_thread_ends_a_wait_asleep_on_the_completion_doorbell(self) -> None:
         """The waiter sleeps an hour on the doorbell; the daemon hangs up, which another thread notices: the
         waiter's transfer fails with DAEMON_GONE at once, not when its sleep ends."""
-        daemon, client = self.played()
-        client._doorbell_sleep_ns = client._ringing_daemon_sleep_ns = 3600 * 10**9
-        memory = bytearray(128)
-        address = xferd.memory.address_of(memory)
-        daemon.hold.set()
-        transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
+        daemon, client, transfer = self.held_transfer()
         waiter, raised = self.start_waiter(client, transfer)
         self.await_asleep_on_the_completion_doorbell(client, waiter)
         daemon.hang_up()
