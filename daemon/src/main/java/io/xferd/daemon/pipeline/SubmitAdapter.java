@@ -469,9 +469,9 @@ public final class SubmitAdapter implements Agent, SubmitRing.RecordHandler
      * @return true when a batch's entry that would take a pipeline slot may be held back instead, with the entries
      * after it riding in its local run, to run inline at the end of the pass: a small local READ or WRITE (as may
      * ride in a local run) of the client of this pass, the cycle's inline bytes still below the worker's byte budget,
-     * nothing held or claimed before it in this pass, and nothing left in the pipeline (so neither it nor its run overtakes an earlier request of its client). Whatever the pass
-     * claims after it is published first and run after it: the worker shares this thread and polls only once intake
-     * is done.
+     * nothing held or claimed before it in this pass, and nothing left in the pipeline (so neither it nor its run
+     * overtakes an earlier request of its client). Whatever the pass claims after it is published first and run after
+     * it: the worker shares this thread and polls only once intake is done.
      */
     private boolean mayHoldEntry(final BatchTracker batch, final long length)
     {
