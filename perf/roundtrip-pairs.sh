@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The 64 B round trip against both raw-ring floors, alternated window by window inside each fork (RoundTripPairs),
+# with the cache-line placement of each window: the per-fork ratio without comparing forks of different placements.
+#
+#   perf/roundtrip-pairs.sh [--forks N] [RoundTripPairs options: --windows N --window-ms MS --warm-up-s S --idle NAME]
+#
+# Each fork is a fresh JVM on the flags of jvm.flags and the JMH forks' heap settings; its per-window table and
+# SUMMARY lines (all windows, fast-line windows, slow-line windows) go to perf/results/<time>-pairs.log.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+forks=3
+if [[ "${1:-}" == "--forks" ]]; then forks="$2"; shift 2; fi
+if [[ -z "${JAVA_HOME:-}" || ! -x "$JAVA_HOME/bin/java" ]]; then export JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64; fi
+jar="$here/target/benchmarks.jar"
+sources=("$root/pom.xml")
+for module in daemon ipc-client ringbuffer topology native-bindings perf; do
+  sources+=("$root/$module/src" "$root/$module/pom.xml")
+done
+if [[ ! -f "$jar" ]] || [[ -n "$(find "${sources[@]}" -newer "$jar" -print -quit 2>/dev/null)" ]]; then
+  echo "building perf/target/benchmarks.jar ..."
+  (cd "$root" && ./mvnw -q -B -o -pl perf -am -DskipTests package)
+fi
+flags=$(sed -n '/^xferd.jvm.flags/,$p' "$root/jvm.flags" | sed 's/xferd.jvm.flags=//; s/\\$//' | tr '\n' ' ')
+mkdir -p "$here/results"
+log="$here/results/$(date +%Y%m%d-%H%M%S)-pairs.log"
+echo "forks=$forks $* load: $(uptime | sed 's/.*average: //')" | tee "$log"
+for ((f = 1; f <= forks; f++)); do
+  echo "# fork $f of $forks" | tee -a "$log"
+  # shellcheck disable=SC2086
+  "$JAVA_HOME/bin/java" $flags -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Xms512m -Xmx512m -XX:+AlwaysPreTouch \
+    -cp "$jar" io.xferd.perf.RoundTripPairs "$@" 2>&1 | tee -a "$log"
+done
+echo "load after: $(uptime | sed 's/.*average: //')" | tee -a "$log"
+echo
+grep -E '^# fork|^SUMMARY' "$log"
+echo "log: $log"
