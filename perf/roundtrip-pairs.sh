@@ -2,7 +2,7 @@
 # The 64 B round trip against both raw-ring floors, alternated window by window inside each fork (RoundTripPairs),
 # with the cache-line placement of each window: the per-fork ratio without comparing forks of different placements.
 #
-#   perf/roundtrip-pairs.sh [--forks N] [RoundTripPairs options: --windows N --window-ms MS --warm-up-s S --idle NAME]
+#   perf/roundtrip-pairs.sh [--forks N] [--windows N] [--window-ms MS] [--warm-up-s S] [--idle NAME] [--journal on|off]
 #
 # Each fork is a fresh JVM on the flags of jvm.flags and the JMH forks' heap settings; its per-window table and
 # SUMMARY lines (all windows, fast-line windows, slow-line windows) go to perf/results/<time>-pairs.log.

@@ -49,6 +49,12 @@ final class InProcessDaemon implements AutoCloseable
         final DaemonContext context = new DaemonContext().directory(directory).idleStrategy(idleStrategy)
             .rpcAddress("127.0.0.1:0");
         context.operations().journalEnabled("on".equals(journal)).metricsAddress("off");
+        // -Dxferd.perf.pipelineSize=N: the daemon's pipeline slots, to A/B a size in one build (default: the daemon's)
+        final Integer pipelineSize = Integer.getInteger("xferd.perf.pipelineSize");
+        if (pipelineSize != null)
+        {
+            context.pipelineSize(pipelineSize);
+        }
         daemon = XferDaemon.launch(context);
     }
 

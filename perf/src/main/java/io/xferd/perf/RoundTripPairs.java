@@ -26,8 +26,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * {@link RawRingPingPongBenchmark#pingPong()}, same idle strategy for the answering threads), timed one by one with
  * {@link System#nanoTime()} as JMH's SampleTime does. Not a JMH benchmark: JMH measures one method per fork.
  * <p>
- * Usage: {@code RoundTripPairs [--windows N] [--window-ms MS] [--warm-up-s S] [--idle backoff|busy-spin]}; run one
- * JVM per fork ({@code perf/roundtrip-pairs.sh --forks 3}).
+ * Usage: {@code RoundTripPairs [--windows N] [--window-ms MS] [--warm-up-s S] [--idle backoff|busy-spin]
+ * [--journal on|off]}; run one JVM per fork ({@code perf/roundtrip-pairs.sh --forks 3}).
  */
 public final class RoundTripPairs
 {
@@ -61,6 +61,7 @@ public final class RoundTripPairs
         long windowMs = 100;
         long warmUpS = 6;
         String idle = "backoff";
+        String journal = "on";
         for (int i = 0; i < args.length; i++)
         {
             switch (args[i])
@@ -69,12 +70,13 @@ public final class RoundTripPairs
                 case "--window-ms" -> windowMs = Long.parseLong(args[++i]);
                 case "--warm-up-s" -> warmUpS = Long.parseLong(args[++i]);
                 case "--idle" -> idle = args[++i];
+                case "--journal" -> journal = args[++i];
                 default -> throw new IllegalArgumentException("unknown option: " + args[i]);
             }
         }
         final RoundTripBenchmark xferd = new RoundTripBenchmark();
         xferd.idle = idle;
-        xferd.journal = "on";
+        xferd.journal = journal;
         final RawRingPingPongBenchmark manyToOne = rawRing(idle, "many-to-one");
         final RawRingPingPongBenchmark oneToOne = rawRing(idle, "one-to-one");
         xferd.setUp();

@@ -28,6 +28,11 @@ import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -58,9 +63,21 @@ class PassCostProbe
      */
     private static final boolean SHARED = Boolean.getBoolean("xferd.probe.shared");
 
+    /**
+     * {@code -Dxferd.probe.pipelines=64,4096}: instead of the eight sets, "requests" and "batch" over each of these
+     * pipeline sizes in turn, four times, in this one JVM (between JVMs the same code swings 2x), and the median of
+     * rounds 2-6 of each size and mode over the four turns.
+     */
+    private static final String PIPELINES = System.getProperty("xferd.probe.pipelines");
+
     @Test
     void printCpuNanosPerRequest()
     {
+        if (PIPELINES != null)
+        {
+            alternatePipelineSizes(Arrays.stream(PIPELINES.split(",")).mapToInt(Integer::parseInt).toArray());
+            return;
+        }
         for (final boolean journalOn : new boolean[] {false, true})
         {
             for (final boolean oneRecord : new boolean[] {false, true})
@@ -71,12 +88,46 @@ class PassCostProbe
         }
     }
 
+    private static void alternatePipelineSizes(final int[] sizes)
+    {
+        final Map<String, List<Double>> figures = new TreeMap<>();
+        for (int turn = 0; turn < 4; turn++)
+        {
+            for (final boolean oneRecord : new boolean[] {false, true})
+            {
+                for (final int size : sizes)
+                {
+                    final double[] rounds = probe(oneRecord, false, false, size);
+                    final List<Double> list = figures.computeIfAbsent(
+                        (oneRecord ? "batch" : "requests") + " pipeline " + size, k -> new ArrayList<>());
+                    for (int round = 2; round < rounds.length; round++)
+                    {
+                        list.add(rounds[round]);
+                    }
+                }
+            }
+        }
+        figures.forEach((name, values) ->
+        {
+            final double[] sorted = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+            System.out.printf("PROBE SUMMARY %s: median %.1f CPU ns per %d B request (%d rounds, min %.1f)%n",
+                name, sorted[sorted.length / 2], BLOCK, sorted.length, sorted[0]);
+        });
+    }
+
+    private static double[] probe(final boolean oneRecord, final boolean journalOn, final boolean scattered)
+    {
+        return probe(oneRecord, journalOn, scattered, Integer.getInteger("xferd.probe.pipeline", 1024));
+    }
+
     /**
      * @param scattered request i goes to block 31 - i of the target, so no two entries follow each other in both
      *                  memories (the adjacent layout, request i to block i, lets the worker copy a run in one span).
      */
-    private static void probe(final boolean oneRecord, final boolean journalOn, final boolean scattered)
+    private static double[] probe(final boolean oneRecord, final boolean journalOn, final boolean scattered,
+        final int pipelineSize)
     {
+        final double[] figures = new double[7];
         try (Arena arena = Arena.ofShared())
         {
             final CountersManager countersManager = new CountersManager(
@@ -91,8 +142,7 @@ class PassCostProbe
                 new JournalAgent(recorder, null, 0, new TransferStats(), -1) : null;
             final ManyToOneConcurrentArrayQueue<ClientSession> disconnects = new ManyToOneConcurrentArrayQueue<>(8);
             final SessionTable registry = new SessionTable(4);
-            final TransferPipeline pipeline = new TransferPipeline(Integer.getInteger("xferd.probe.pipeline", 1024),
-                1);
+            final TransferPipeline pipeline = new TransferPipeline(pipelineSize, 1);
             final TestClient client = new TestClient(0, "probe", 64 * 1024);
             final TransferWorker worker = new TransferWorker(0, pipeline, registry,
                 new CompletionSender(disconnects, counters), null, counters, SystemNanoClock.INSTANCE, 1 << 20,
@@ -158,12 +208,14 @@ class PassCostProbe
                     }
                 }
                 final long cpu = threads.getCurrentThreadCpuTime() - cpuStart;
-                System.out.printf("PROBE %s round %d: %.1f CPU ns per %d B request (client ring work included)%n",
-                    name, round, cpu / (double)(batches * BATCH), BLOCK);
+                figures[round] = cpu / (double)(batches * BATCH);
+                System.out.printf("PROBE %s pipeline %d round %d: %.1f CPU ns per %d B request (client ring work " +
+                    "included)%n", name, pipelineSize, round, figures[round], BLOCK);
             }
             assertThat(completions[0]).isEqualTo(7L * 20_000 * (oneRecord ? 1 : BATCH));
             assertThat(counters.get(SystemCounter.REQUESTS_FAILED).get()).isZero();
             assertThat(counters.get(SystemCounter.JOURNAL_DROPPED).get()).isZero();
         }
+        return figures;
     }
 }
