@@ -10,7 +10,7 @@
 #                       [--operations "write read"] [--blocks "1MiB 64KiB"] [--threads "1 2"] [--warmup S]
 #                       [--arrival "poisson fixed"] [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth] [--window N] [--rounds N]
 #                       [--overlap "8192:1024 1024:8192"] [--overlap-delay 5ms] [--slow-start-after-idle 0|1]
-#                       [--thread-switches]
+#                       [--thread-switches] [--tcp-trace]
 #
 #   --connections  connections per peer: iperf3 -P N and the daemons' --connections-per-peer (default 2)
 #   --duration     seconds per iperf3 and per throughput run (default 10)
@@ -47,6 +47,10 @@
 #                  per voluntary switch, from /proc/PID/task/*/status and schedstat at 3.5 s into the run and 1 s before
 #                  its end (--duration >= 5; GB at the run's mean rate), printed after each run (threads under 10
 #                  switches and 1 ms of CPU per GB left out; threads of one name summed)
+#   --tcp-trace    per KV run, in each namespace: `ss -tinm` of the peer connections and the states of the
+#                  daemon's peer threads every 10 ms (perf/lib/tcp-trace.sh; $work/LABEL.ss-A, .ss-B) and nstat's TCP counters
+#                  before and after (their change printed, $work/LABEL.nstat); the slowest prompt's window is summed
+#                  up per connection from the samples (perf/lib/tcp-trace-summary.py)
 #   --same-daemon  run the bench in namespace B next to its target, through B's daemon only: checks the script
 #                  and the bench tool where the daemon-to-daemon transport is missing (local copies, not the wire)
 #
@@ -74,6 +78,7 @@ overlap="8192:1024 1024:8192"
 overlap_delay=5ms
 slow_start_after_idle=""
 thread_switches=0
+tcp_trace=0
 window_options=()
 rounds=1
 while [[ $# -gt 0 ]]; do
@@ -97,7 +102,8 @@ while [[ $# -gt 0 ]]; do
     --overlap-delay) overlap_delay="$2"; shift 2 ;;
     --slow-start-after-idle) slow_start_after_idle="$2"; shift 2 ;;
     --thread-switches) thread_switches=1; shift ;;
-    -h|--help) sed -n '2,54p' "$0"; exit 0 ;;
+    --tcp-trace) tcp_trace=1; shift ;;
+    -h|--help) sed -n '2,58p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -250,6 +256,32 @@ thread_switches_report() { # label before-file after-file
   { printf "    %-24s %9s %9s %8s %9s %8s\n" "daemon thread (per GB)" voluntary involun. "CPU ms" "asleep ms" \
       "us/sleep"; cat "$work/$1.threads"; } | sed "s/^/  /"
 }
+# TCP counters of both namespaces, "A name value" per line (absolute, nstat's history untouched)
+nstat_snapshot() {
+  local ns side
+  for side in A B; do
+    [[ $side == A ]] && ns="$ns_a" || ns="$ns_b"
+    ip netns exec "$ns" nstat -asz 2>/dev/null | awk -v s="$side" '$1 ~ /^(Tcp|TcpExt)/ { print s, $1, $2 }'
+  done
+}
+tcp_trace_start() { # label bench-pid: samplers in both namespaces while the bench runs, counters before
+  nstat_snapshot > "$work/$1.nstat-before"
+  # real-time priority (chrt -f 1), so that the samples come every 10 ms on a loaded machine too (under load 15 a
+  # plain sampler managed one per 70 ms): a sample is one ss and a few reads of /proc
+  ip netns exec "$ns_a" chrt -f 1 "$here/lib/tcp-trace.sh" "$2" "$daemon_a_pid" 0.01 12001 > "$work/$1.ss-A" 2>&1 &
+  tcp_trace_pids=($!)
+  ip netns exec "$ns_b" chrt -f 1 "$here/lib/tcp-trace.sh" "$2" "$daemon_b_pid" 0.01 12001 > "$work/$1.ss-B" 2>&1 &
+  tcp_trace_pids+=($!)
+  netns_track "${tcp_trace_pids[@]}"
+}
+tcp_trace_stop() { # label: the counters that moved during the run
+  local pid
+  for pid in "${tcp_trace_pids[@]}"; do wait "$pid" 2>/dev/null || true; netns_untrack "$pid"; done
+  nstat_snapshot > "$work/$1.nstat-after"
+  awk 'NR == FNR { v[$1 " " $2] = $3; next } { d = $3 - v[$1 " " $2]; if (d != 0) printf "%s %s %d\n", $1, $2, d }' \
+    "$work/$1.nstat-before" "$work/$1.nstat-after" > "$work/$1.nstat"
+  say "  TCP counters that moved (A = sender's namespace, B = receiver's): $(awk '$2 ~ /Retrans|Loss|Prune|Collapse|Ofo|Drop|Delayed|DelAck|Pressure|Reneg|SACK|Recovery|Undo|Timeout|RcvQ|Backlog|Zero|Window/ { printf "%s %s %s; ", $1, $2, $3 }' "$work/$1.nstat")"
+}
 run_bench() { # label, bench arguments...
   local label="$1"; shift
   local submitted_before merged_before
@@ -270,9 +302,15 @@ run_bench() { # label, bench arguments...
     netns_sleep_while "$bench_pid" 3.5 && thread_snapshot > "$work/$label.threads-before" &&
       netns_sleep_while "$bench_pid" "$((duration - 3))" && thread_snapshot > "$work/$label.threads-after"
   fi
+  if [[ $tcp_trace == 1 && $label == kv-* ]]; then
+    tcp_trace_start "$label" "$bench_pid"
+  fi
   wait "$bench_pid"
   local rc=$?
   netns_untrack "$bench_pid"
+  if [[ $tcp_trace == 1 && $label == kv-* ]]; then
+    tcp_trace_stop "$label"
+  fi
   set -e
   grep -vE '^\[' "$work/$label.log" | sed 's/^/    /'
   coalesced_share "$label" "$submitted_before" "$merged_before"
@@ -354,6 +392,10 @@ trace_slowest() { # label, since (trace ids repeat from run to run: only this ru
       "queue $(sed -n 's/.*(queue \([0-9.]*\) \([a-z]*\),.*/\1 \2/p' "$file" | to_ms | med_max);" \
       "execution $(sed -n 's/.*, execution \([0-9.]*\) \([a-z]*\)).*/\1 \2/p' "$file" | to_ms | med_max);" \
       "slice wire $(sed -n 's/.* wire \([0-9.]*\) \([a-z]*\) status.*/\1 \2/p' "$file" | to_ms | med_max)"
+    if [[ $tcp_trace == 1 && -s "$work/$1.ss-A" ]]; then
+      "$here/lib/tcp-trace-summary.py" "$file" "$work/$1.ss-A" "$work/$1.ss-B" > "${file%.trace}.tcp" 2>&1 || true
+      say "    beside its connections' TCP state and the peer threads, 10 ms apart: ${file%.trace}.tcp"
+    fi
   done
 }
 for q in $qps_list; do
