@@ -10,7 +10,7 @@
 #                       [--operations "write read"] [--blocks "1MiB 64KiB"] [--threads "1 2"] [--warmup S]
 #                       [--arrival "poisson fixed"] [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth] [--window N] [--rounds N]
 #                       [--overlap "8192:1024 1024:8192"] [--overlap-delay 5ms] [--slow-start-after-idle 0|1]
-#                       [--thread-switches] [--tcp-trace]
+#                       [--thread-switches] [--tcp-trace] [--nice N]
 #
 #   --connections  connections per peer: iperf3 -P N and the daemons' --connections-per-peer (default 2)
 #   --duration     seconds per iperf3 and per throughput run (default 10)
@@ -51,6 +51,9 @@
 #                  daemon's peer threads every 10 ms (perf/lib/tcp-trace.sh; $work/LABEL.ss-A, .ss-B) and nstat's TCP counters
 #                  before and after (their change printed, $work/LABEL.nstat); the slowest prompt's window is summed
 #                  up per connection from the samples (perf/lib/tcp-trace-summary.py)
+#   --nice         run iperf3, both daemons, the target and the bench at this nice value (e.g. -10; default: unchanged):
+#                  on a machine others load, tells what the scheduler costs (runnable threads waiting for a CPU)
+#                  from what the daemons cost; a figure measured with it says so
 #   --same-daemon  run the bench in namespace B next to its target, through B's daemon only: checks the script
 #                  and the bench tool where the daemon-to-daemon transport is missing (local copies, not the wire)
 #
@@ -79,6 +82,7 @@ overlap_delay=5ms
 slow_start_after_idle=""
 thread_switches=0
 tcp_trace=0
+nice_options=()
 window_options=()
 rounds=1
 while [[ $# -gt 0 ]]; do
@@ -103,7 +107,8 @@ while [[ $# -gt 0 ]]; do
     --slow-start-after-idle) slow_start_after_idle="$2"; shift 2 ;;
     --thread-switches) thread_switches=1; shift ;;
     --tcp-trace) tcp_trace=1; shift ;;
-    -h|--help) sed -n '2,58p' "$0"; exit 0 ;;
+    --nice) nice_options=(nice -n "$2"); shift 2 ;;
+    -h|--help) sed -n '2,61p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -139,6 +144,7 @@ if [[ -n "$slow_start_after_idle" ]]; then
     ip netns exec "$ns" sysctl -q -w net.ipv4.tcp_slow_start_after_idle="$slow_start_after_idle"
   done
 fi
+[[ ${#nice_options[@]} -eq 0 ]] || say "--nice: iperf3, daemons, target and bench run at nice ${nice_options[2]}"
 say "net.ipv4.tcp_slow_start_after_idle in the namespaces: $(ip netns exec "$ns_a" sysctl -n net.ipv4.tcp_slow_start_after_idle)"
 
 daemon_options=()
@@ -159,7 +165,7 @@ else
 fi
 
 start_daemon() { # namespace directory address log
-  ip netns exec "$1" "$xferd" daemon --dir "$2" --rpc-address "$3:12001" "${daemon_options[@]}" > "$4" 2>&1 &
+  ip netns exec "$1" "${nice_options[@]}" "$xferd" daemon --dir "$2" --rpc-address "$3:12001" "${daemon_options[@]}" > "$4" 2>&1 &
   netns_track $!
   for _ in $(seq 1 120); do
     [[ -S "$2/xferd.sock" ]] && return 0
@@ -175,7 +181,7 @@ start_daemon "$ns_b" "$dir_b" "$addr_b" "$work/daemon-b.log"
 daemon_b_pid="${NETNS_PIDS[-1]}"
 say "daemons: $addr_a:12001 ($dir_a), $addr_b:12001 ($dir_b)"
 
-ip netns exec "$ns_b" "$xferd" bench-target --dir "$dir_b" --name bench-target --size 512MiB --pattern 42 \
+ip netns exec "$ns_b" "${nice_options[@]}" "$xferd" bench-target --dir "$dir_b" --name bench-target --size 512MiB --pattern 42 \
   --ignore-stdin > "$work/target.log" 2>&1 &
 target_pid=$!
 netns_track $target_pid
@@ -189,14 +195,14 @@ read -r _ target_name target_address target_size <<< "$(grep -m1 '^TARGET ' "$wo
 say "target $target_name, $target_size bytes at $target_address"
 
 # ---------------------------------------------------------------- iperf3 baseline on the same pair
-ip netns exec "$ns_b" iperf3 -s -B "$addr_b" -p 5201 > "$work/iperf3-server.log" 2>&1 &
+ip netns exec "$ns_b" "${nice_options[@]}" iperf3 -s -B "$addr_b" -p 5201 > "$work/iperf3-server.log" 2>&1 &
 netns_track $!
 sleep 1
 iperf_mbit() { awk '/receiver/ { for (i = 1; i <= NF; i++) if ($i == "Mbits/sec") v = $(i - 1) } END { print v }' "$1"; }
 say "iperf3 -P $connections -t $duration, $ns_a -> $ns_b"
-ip netns exec "$ns_a" iperf3 -c "$addr_b" -p 5201 -P "$connections" -t "$duration" -f m > "$work/iperf3-ab.log"
+ip netns exec "$ns_a" "${nice_options[@]}" iperf3 -c "$addr_b" -p 5201 -P "$connections" -t "$duration" -f m > "$work/iperf3-ab.log"
 say "iperf3 -P $connections -t $duration -R, $ns_b -> $ns_a"
-ip netns exec "$ns_a" iperf3 -c "$addr_b" -p 5201 -P "$connections" -t "$duration" -f m -R > "$work/iperf3-ba.log"
+ip netns exec "$ns_a" "${nice_options[@]}" iperf3 -c "$addr_b" -p 5201 -P "$connections" -t "$duration" -f m -R > "$work/iperf3-ba.log"
 iperf_ab_gbs=$(awk -v m="$(iperf_mbit "$work/iperf3-ab.log")" 'BEGIN { printf "%.3f", m / 8000 }')
 iperf_ba_gbs=$(awk -v m="$(iperf_mbit "$work/iperf3-ba.log")" 'BEGIN { printf "%.3f", m / 8000 }')
 say "iperf3: $iperf_ab_gbs GB/s A->B (write direction), $iperf_ba_gbs GB/s B->A (read direction)"
@@ -289,7 +295,7 @@ run_bench() { # label, bench arguments...
   merged_before="$(counter_a "requests merged with adjacent ones into one transfer")"
   say "xferd bench $*"
   set +e
-  ip netns exec "$bench_ns" "$xferd" bench --dir "$bench_dir" --target "$target_name" \
+  ip netns exec "$bench_ns" "${nice_options[@]}" "$xferd" bench --dir "$bench_dir" --target "$target_name" \
     --target-address "$target_address" --target-size "$target_size" --client-idle "$client_idle" "$@" \
     > "$work/$label.log" 2>&1 &
   # in the background (the snapshots are taken meanwhile), where it ignores SIGINT: tracked, so that an interrupted
@@ -347,7 +353,7 @@ result() { # label [tokens]
 if [[ $warmup -gt 0 ]]; then
   for op in write read; do
     say "warm-up, not measured: $op for ${warmup} s"
-    ip netns exec "$bench_ns" "$xferd" bench --dir "$bench_dir" --target "$target_name" \
+    ip netns exec "$bench_ns" "${nice_options[@]}" "$xferd" bench --dir "$bench_dir" --target "$target_name" \
       --target-address "$target_address" --target-size "$target_size" --operation "$op" --block-size 1MiB \
       --duration "${warmup}s" > "$work/warmup-$op.log" 2>&1 || say "warm-up $op failed (log $work/warmup-$op.log)"
   done
