@@ -47,13 +47,14 @@
 #                  per voluntary switch, from /proc/PID/task/*/status and schedstat at 3.5 s into the run and 1 s before
 #                  its end (--duration >= 5; GB at the run's mean rate), printed after each run (threads under 10
 #                  switches and 1 ms of CPU per GB left out; threads of one name summed)
-#   --tcp-trace    per KV run, in each namespace: `ss -tinm` of the peer connections and the states of the
-#                  daemon's peer threads every 10 ms (perf/lib/tcp-trace.sh; $work/LABEL.ss-A, .ss-B) and nstat's TCP counters
-#                  before and after (their change printed, $work/LABEL.nstat); the slowest prompt's window is summed
-#                  up per connection from the samples (perf/lib/tcp-trace-summary.py)
-#   --nice         run iperf3, both daemons, the target and the bench at this nice value (e.g. -10; default: unchanged):
-#                  on a machine others load, tells what the scheduler costs (runnable threads waiting for a CPU)
-#                  from what the daemons cost; a figure measured with it says so
+#   --tcp-trace    per KV run, in each namespace every 10-25 ms: `ss -tinm` of the peer connections and the
+#                  daemon's xferd-peer-* threads' run and run-queue times (perf/lib/tcp-trace.sh, at chrt -f 1;
+#                  $work/LABEL.ss-A, .ss-B), and nstat's TCP counters before and after (those that moved printed,
+#                  $work/LABEL.nstat); the slowest prompt's trace beside the samples, per sample and in totals
+#                  ($work/LABEL-slowest-TOKENS.tcp, perf/lib/tcp-trace-summary.py)
+#   --nice         run iperf3, both daemons, the target and the bench at this nice value (e.g. -10; default:
+#                  unchanged): on a machine others load, whether the daemons' share of the CPU is what they wait
+#                  for (runnable threads not running); a figure measured with it says so
 #   --same-daemon  run the bench in namespace B next to its target, through B's daemon only: checks the script
 #                  and the bench tool where the daemon-to-daemon transport is missing (local copies, not the wire)
 #
@@ -108,7 +109,7 @@ while [[ $# -gt 0 ]]; do
     --thread-switches) thread_switches=1; shift ;;
     --tcp-trace) tcp_trace=1; shift ;;
     --nice) nice_options=(nice -n "$2"); shift 2 ;;
-    -h|--help) sed -n '2,61p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,62p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done

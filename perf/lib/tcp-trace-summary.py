@@ -125,9 +125,6 @@ def main(argv: List[str]) -> int:
             rate = acked / max(at - since, 1e-3) / 1e6
             row.append(f"{rate:6.0f} {number(fields, 'cwnd'):4.0f} {number(fields, 'unacked'):4.0f} "
                        f"{int(fields['sendq']) >> 10:5d}K {number(fields, 'rtt'):6.2f} {number(fields, 'retrans'):3.0f}")
-            other = next((f for n, f in receiver[1].items() if n.split(":")[0] == name.split(":")[0]
-                          and f), None) if receiver else None
-            del other  # matched below by order: both sides list their connections sorted
         if receiver:
             for name, fields in sorted(receiver[1].items()):
                 row.append(f"|| {int(fields['recvq']) >> 10:5d} {int(number(fields, 'rcv_space')) >> 10:5d} "
@@ -161,8 +158,26 @@ def bracket(side: List[Sample], start: float, end: float) -> Optional[Tuple[Samp
     return (first, last) if first and last and last[0] > first[0] else None
 
 
+def thread_times(first: Sample, last: Sample) -> Dict[str, List[float]]:
+    """Per thread name (threads of one name summed): [ms run, ms runnable but not running] between two samples."""
+    per_name: Dict[str, List[float]] = {}
+    for tid, (comm, _state, cpu, waited) in last[2].items():
+        old = first[2].get(tid)
+        if old is None:
+            continue
+        totals = per_name.setdefault(comm, [0.0, 0.0])
+        totals[0] += (cpu - old[2]) / 1e6
+        totals[1] += (waited - old[3]) / 1e6
+    return per_name
+
+
+def describe(per_name: Dict[str, List[float]]) -> str:
+    return ", ".join(f"{name} ran {ran:.0f} / runnable not running {queued:.0f}"
+                     for name, (ran, queued) in sorted(per_name.items()) if ran + queued >= 1)
+
+
 def print_totals(sides: Dict[str, List[Sample]], start: float, end: float) -> None:
-    """Where the prompt's time went, summed over the samples that bracket it."""
+    """Where the prompt's time went, summed over the samples that bracket it; the threads over the whole run too."""
     print(f"totals over the prompt ({1e3 * (end - start):.0f} ms; samples bracket it):")
     for side_name, side in sides.items():
         span = bracket(side, start, end)
@@ -170,17 +185,10 @@ def print_totals(sides: Dict[str, List[Sample]], start: float, end: float) -> No
             continue
         first, last = span
         wall = 1e3 * (last[0] - first[0])
-        per_name: Dict[str, List[float]] = {}
-        for tid, (comm, _state, cpu, waited) in last[2].items():
-            old = first[2].get(tid)
-            if old is None:
-                continue
-            totals = per_name.setdefault(comm, [0.0, 0.0])
-            totals[0] += (cpu - old[2]) / 1e6
-            totals[1] += (waited - old[3]) / 1e6
-        threads = ", ".join(f"{name} ran {ran:.0f} / runnable not running {queued:.0f}"
-                            for name, (ran, queued) in sorted(per_name.items()) if ran + queued >= 1)
-        print(f"  {side_name} threads over {wall:.0f} ms (ms, threads of one name summed): {threads}")
+        whole = 1e3 * (side[-1][0] - side[0][0])
+        print(f"  {side_name} threads over the whole run ({whole:.0f} ms): {describe(thread_times(side[0], side[-1]))}")
+        print(f"  {side_name} threads over the prompt ({wall:.0f} ms; ms, threads of one name summed): "
+              f"{describe(thread_times(first, last))}")
         inside = [s for s in side if start <= s[0] <= end]
         for name in sorted(last[1]):
             retrans = number(last[1][name], "retrans") - number(first[1].get(name, {}), "retrans")
