@@ -47,11 +47,12 @@
 #                  per voluntary switch, from /proc/PID/task/*/status and schedstat at 3.5 s into the run and 1 s before
 #                  its end (--duration >= 5; GB at the run's mean rate), printed after each run (threads under 10
 #                  switches and 1 ms of CPU per GB left out; threads of one name summed)
-#   --tcp-trace    per KV run, in each namespace every 10-25 ms: `ss -tinm` of the peer connections and the
-#                  daemon's xferd-peer-* threads' run and run-queue times (perf/lib/tcp-trace.sh, at chrt -f 1;
-#                  $work/LABEL.ss-A, .ss-B), and nstat's TCP counters before and after (those that moved printed,
-#                  $work/LABEL.nstat); the slowest prompt's trace beside the samples, per sample and in totals
-#                  ($work/LABEL-slowest-TOKENS.tcp, perf/lib/tcp-trace-summary.py)
+#   --tcp-trace    per KV run, in each namespace every 10 ms: the peer connections' send and receive queues and
+#                  cwnd (`ss -tinm` of them every 10th sample) and the daemon's xferd-peer-* threads' run and
+#                  run-queue times (perf/lib/tcp-trace.sh, at chrt -f 1; $work/LABEL.ss-A, .ss-B), and nstat's TCP
+#                  counters before and after (those that moved printed, $work/LABEL.nstat); the slowest prompt's
+#                  trace beside the samples, per sample and in totals ($work/LABEL-slowest-TOKENS.tcp,
+#                  perf/lib/tcp-trace-summary.py)
 #   --nice         run iperf3, both daemons, the target and the bench at this nice value (e.g. -10; default:
 #                  unchanged): on a machine others load, whether the daemons' share of the CPU is what they wait
 #                  for (runnable threads not running); a figure measured with it says so
@@ -109,7 +110,7 @@ while [[ $# -gt 0 ]]; do
     --thread-switches) thread_switches=1; shift ;;
     --tcp-trace) tcp_trace=1; shift ;;
     --nice) nice_options=(nice -n "$2"); shift 2 ;;
-    -h|--help) sed -n '2,62p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,63p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -274,10 +275,10 @@ nstat_snapshot() {
 tcp_trace_start() { # label bench-pid: samplers in both namespaces while the bench runs, counters before
   nstat_snapshot > "$work/$1.nstat-before"
   # real-time priority (chrt -f 1), so that the samples come every 10 ms on a loaded machine too (under load 15 a
-  # plain sampler managed one per 70 ms): a sample is one ss and a few reads of /proc
-  ip netns exec "$ns_a" chrt -f 1 "$here/lib/tcp-trace.sh" "$2" "$daemon_a_pid" 0.01 12001 > "$work/$1.ss-A" 2>&1 &
+  # plain sampler managed one per 70 ms): a sample is reads of /proc with builtins, an ss (~6 ms of CPU) every 10th
+  ip netns exec "$ns_a" chrt -f 1 "$here/lib/tcp-trace.sh" "$2" "$daemon_a_pid" 0.01 12001 10 > "$work/$1.ss-A" 2>&1 &
   tcp_trace_pids=($!)
-  ip netns exec "$ns_b" chrt -f 1 "$here/lib/tcp-trace.sh" "$2" "$daemon_b_pid" 0.01 12001 > "$work/$1.ss-B" 2>&1 &
+  ip netns exec "$ns_b" chrt -f 1 "$here/lib/tcp-trace.sh" "$2" "$daemon_b_pid" 0.01 12001 10 > "$work/$1.ss-B" 2>&1 &
   tcp_trace_pids+=($!)
   netns_track "${tcp_trace_pids[@]}"
 }
@@ -401,7 +402,7 @@ trace_slowest() { # label, since (trace ids repeat from run to run: only this ru
       "slice wire $(sed -n 's/.* wire \([0-9.]*\) \([a-z]*\) status.*/\1 \2/p' "$file" | to_ms | med_max)"
     if [[ $tcp_trace == 1 && -s "$work/$1.ss-A" ]]; then
       "$here/lib/tcp-trace-summary.py" "$file" "$work/$1.ss-A" "$work/$1.ss-B" > "${file%.trace}.tcp" 2>&1 || true
-      say "    beside its connections' TCP state and the peer threads, 10 ms apart: ${file%.trace}.tcp"
+      say "    beside its connections' TCP state and the peer threads: ${file%.trace}.tcp"
     fi
   done
 }

@@ -5,10 +5,11 @@
 
 PROMPT.trace is `xferd profile --trace` of one prompt (daemon A's journal: each slice's answer time and wire time);
 SAMPLES-A/B are perf/lib/tcp-trace.sh's samples of the sending (A) and receiving (B) namespaces. Prints one row per
-sample inside the prompt's transfer: the slices answered since the last row, then per peer connection the sender's
-view (bytes acknowledged since the last row as MB/s, cwnd, unacked segments, Send-Q, smoothed rtt, retransmits) and
-the receiver's (Recv-Q: bytes the daemon has not read yet, rcv_space, its receive buffer), and the daemons' peer
-threads that ran (R) or waited on the run queue in that interval (ms of CPU / ms runnable but not running).
+sample inside the prompt's transfer: the slices answered since the last row; per peer connection (named by its
+ephemeral port) A's send queue (written, not yet acknowledged) and cwnd, B's receive queue (received, not yet read
+by the daemon), and from the last ss sample unacked segments, retransmits and rtt; the daemons' peer threads that
+ran or waited on the run queue in that interval (ms of CPU / ms runnable but not running). Then totals over the
+prompt and the threads' over the whole run.
 """
 import re
 import sys
@@ -53,9 +54,11 @@ Sample = Tuple[float, Dict[str, Dict[str, str]], Dict[str, Tuple[str, str, int, 
 
 
 def read_samples(path: str, port: str) -> List[Sample]:
-    """(time, {connection: fields}, {tid: (comm, state, cpu ns, wait ns)}) per sample."""
+    """(time, {ephemeral port: fields}, {tid: (comm, state, cpu ns, wait ns)}) per sample; the ss fields (every
+    few samples) are carried forward to the samples that have only the queues."""
     samples: List[Sample] = []
     connection: Optional[str] = None
+    last_ss: Dict[str, Dict[str, str]] = {}
     with open(path) as lines:
         for line in lines:
             if line.startswith("T "):
@@ -63,6 +66,12 @@ def read_samples(path: str, port: str) -> List[Sample]:
                 connection = None
             elif not samples:
                 continue
+            elif line.startswith("Q "):
+                parts = line.split()
+                if len(parts) >= 5:
+                    fields = dict(last_ss.get(parts[1], {}))
+                    fields.update({"sendq": parts[2], "recvq": parts[3], "cwnd": parts[4]})
+                    samples[-1][1][parts[1]] = fields
             elif line.startswith("P "):
                 parts = line.split()
                 if len(parts) >= 6:
@@ -71,15 +80,17 @@ def read_samples(path: str, port: str) -> List[Sample]:
                 parts = line.split()
                 if len(parts) >= 4:
                     local, peer = parts[2], parts[3]
-                    # the data connection of either side: A's to port, B's from it
-                    connection = peer if local.endswith(":" + port) else local
-                    samples[-1][1][connection] = {"recvq": parts[0], "sendq": parts[1]}
+                    # the ephemeral end names the connection on both sides: A's local one, B's peer's
+                    connection = (peer if local.endswith(":" + port) else local).rsplit(":", 1)[-1]
+                    last_ss[connection] = {"recvq": parts[0], "sendq": parts[1]}
+                    samples[-1][1].setdefault(connection, {}).update(last_ss[connection])
             elif connection is not None:
-                fields = samples[-1][1][connection]
+                fields = last_ss[connection]
                 fields.update(FIELD.findall(line))
                 skmem = SKMEM.search(line)
                 if skmem:
                     fields["rb"] = skmem.group(2)
+                samples[-1][1].setdefault(connection, {}).update(fields)
     return samples
 
 
@@ -105,9 +116,9 @@ def main(argv: List[str]) -> int:
     start, end = min(times), max(times)
     sides = {"A": read_samples(argv[2], port), "B": read_samples(argv[3], port)}
     print(f"prompt {1e3 * (end - start):.1f} ms, {len(slices)} slices; rows: ms since its first submit")
-    print("  ms    | slices answered (mean wire ms) | per connection A: MB/s acked cwnd unacked sendQ rtt retrans"
-          " || B: recvQ KiB rcv_space KiB rb KiB | peer threads cpu/runnable ms")
-    b_by_time = sides["B"]
+    print("  ms    | slices answered (mean wire ms) | per connection (ephemeral port) A: send-Q KiB (written, not yet"
+          " acknowledged) cwnd; B: recv-Q KiB (received, not yet read by the daemon) | last ss: unacked retrans rtt"
+          " | peer threads that ran or waited: ms ran / ms runnable not running")
     previous: Optional[Sample] = None
     for sample in sides["A"]:
         at = sample[0]
@@ -118,31 +129,26 @@ def main(argv: List[str]) -> int:
         answered = [s for s in slices if since < s[0] <= at]
         wire = sum(s[1] for s in answered) / len(answered) if answered else 0.0
         row = [f"{1e3 * (at - start):7.1f} | {len(answered):3d} ({wire:6.1f})"]
-        receiver = min(b_by_time, key=lambda s: abs(s[0] - at)) if b_by_time else None
+        receiver = min(sides["B"], key=lambda s: abs(s[0] - at)) if sides["B"] else None
         for name, fields in sorted(sample[1].items()):
-            before = previous[1].get(name, {}) if previous else {}
-            acked = number(fields, "bytes_acked") - number(before, "bytes_acked", number(fields, "bytes_acked"))
-            rate = acked / max(at - since, 1e-3) / 1e6
-            row.append(f"{rate:6.0f} {number(fields, 'cwnd'):4.0f} {number(fields, 'unacked'):4.0f} "
-                       f"{int(fields['sendq']) >> 10:5d}K {number(fields, 'rtt'):6.2f} {number(fields, 'retrans'):3.0f}")
-        if receiver:
-            for name, fields in sorted(receiver[1].items()):
-                row.append(f"|| {int(fields['recvq']) >> 10:5d} {int(number(fields, 'rcv_space')) >> 10:5d} "
-                           f"{int(number(fields, 'rb')) >> 10:5d}")
-            threads = []
-            for side_name, side in sides.items():
-                now = min(side, key=lambda s: abs(s[0] - at))
-                before_sample = max((s for s in side if s[0] < now[0]), key=lambda s: s[0], default=None)
-                if before_sample is None:
+            unread = int(receiver[1].get(name, {}).get("recvq", "0")) if receiver else 0
+            row.append(f"| {name} A {int(fields['sendq']) >> 10:5d} {fields.get('cwnd', '-'):>4} B {unread >> 10:5d}"
+                       f" ({number(fields, 'unacked'):4.0f} {number(fields, 'retrans'):4.0f}"
+                       f" {number(fields, 'rtt'):5.2f})")
+        threads = []
+        for side_name, side in sides.items():
+            now = min(side, key=lambda s: abs(s[0] - at))
+            before_sample = max((s for s in side if s[0] < now[0]), key=lambda s: s[0], default=None)
+            if before_sample is None:
+                continue
+            for tid, (comm, state, cpu, waited) in now[2].items():
+                old = before_sample[2].get(tid)
+                if old is None:
                     continue
-                for tid, (comm, state, cpu, waited) in now[2].items():
-                    old = before_sample[2].get(tid)
-                    if old is None:
-                        continue
-                    ran, queued = (cpu - old[2]) / 1e6, (waited - old[3]) / 1e6
-                    if ran >= 0.5 or queued >= 0.5:
-                        threads.append(f"{side_name}:{comm[11:]}{state} {ran:.1f}/{queued:.1f}")
-            row.append("| " + " ".join(threads))
+                ran, queued = (cpu - old[2]) / 1e6, (waited - old[3]) / 1e6
+                if ran >= 0.5 or queued >= 0.5:
+                    threads.append(f"{side_name}:{comm[11:]}{state} {ran:.1f}/{queued:.1f}")
+        row.append("| " + " ".join(threads))
         print(" ".join(row))
         previous = sample
     print_totals(sides, start, end)
@@ -193,14 +199,13 @@ def print_totals(sides: Dict[str, List[Sample]], start: float, end: float) -> No
         for name in sorted(last[1]):
             retrans = number(last[1][name], "retrans") - number(first[1].get(name, {}), "retrans")
             if side_name == "A":
-                idle = sum(1 for s in inside if name in s[1] and number(s[1][name], "unacked") == 0
-                           and int(s[1][name]["sendq"]) == 0)
+                idle = sum(1 for s in inside if name in s[1] and int(s[1][name]["sendq"]) == 0)
                 queued = sum(1 for s in inside if name in s[1] and int(s[1][name]["sendq"]) > 0)
-                print(f"  A {name}: {len(inside)} samples inside: {idle} with nothing in flight, {queued} with bytes"
-                      f" waiting in the send queue; {retrans:.0f} segments retransmitted")
+                print(f"  A port {name}: {len(inside)} samples inside: {idle} with nothing written and unacknowledged"
+                      f" (the wire idle), {queued} with bytes in the socket; {retrans:.0f} segments retransmitted")
             else:
                 behind = sum(1 for s in inside if name in s[1] and int(s[1][name]["recvq"]) >= 256 << 10)
-                print(f"  B {name}: {len(inside)} samples inside: {behind} with >= 256 KiB received but not yet read"
+                print(f"  B port {name}: {len(inside)} samples inside: {behind} with >= 256 KiB received but not yet read"
                       f" by the daemon")
 
 
