@@ -47,12 +47,12 @@
 #                  per voluntary switch, from /proc/PID/task/*/status and schedstat at 3.5 s into the run and 1 s before
 #                  its end (--duration >= 5; GB at the run's mean rate), printed after each run (threads under 10
 #                  switches and 1 ms of CPU per GB left out; threads of one name summed)
-#   --tcp-trace    per KV run, in each namespace every 10 ms: the peer connections' send and receive queues and
-#                  cwnd (`ss -tinm` of them every 10th sample) and the daemon's xferd-peer-* threads' run and
-#                  run-queue times (perf/lib/tcp-trace.sh, at chrt -f 1; $work/LABEL.ss-A, .ss-B), and nstat's TCP
-#                  counters before and after (those that moved printed, $work/LABEL.nstat); the slowest prompt's
-#                  trace beside the samples, per sample and in totals ($work/LABEL-slowest-TOKENS.tcp,
-#                  perf/lib/tcp-trace-summary.py)
+#   --tcp-trace    per KV run, in each namespace every 20 ms: `ss -tinm` of the peer connections (queues, cwnd,
+#                  unacked, retransmits) and the daemon's xferd-peer-* threads' run and run-queue times
+#                  (perf/lib/tcp-trace.sh, at chrt -f 1: a third of a vCPU per namespace, so its runs' figures are
+#                  not for tables; $work/LABEL.ss-A, .ss-B), and nstat's TCP counters before and after (those that
+#                  moved printed, $work/LABEL.nstat); the slowest prompt's trace beside the samples, per sample
+#                  and in totals ($work/LABEL-slowest-TOKENS.tcp, perf/lib/tcp-trace-summary.py)
 #   --nice         run iperf3, both daemons, the target and the bench at this nice value (e.g. -10; default:
 #                  unchanged): on a machine others load, whether the daemons' share of the CPU is what they wait
 #                  for (runnable threads not running); a figure measured with it says so
@@ -274,11 +274,11 @@ nstat_snapshot() {
 }
 tcp_trace_start() { # label bench-pid: samplers in both namespaces while the bench runs, counters before
   nstat_snapshot > "$work/$1.nstat-before"
-  # real-time priority (chrt -f 1), so that the samples come every 10 ms on a loaded machine too (under load 15 a
-  # plain sampler managed one per 70 ms): a sample is reads of /proc with builtins, an ss (~6 ms of CPU) every 10th
-  ip netns exec "$ns_a" chrt -f 1 "$here/lib/tcp-trace.sh" "$2" "$daemon_a_pid" 0.01 12001 10 > "$work/$1.ss-A" 2>&1 &
+  # real-time priority (chrt -f 1), so that the samples keep coming on a loaded machine (under load 15 a plain
+  # sampler managed one per 70 ms): a sample is one ss (~6 ms of CPU) and reads of /proc with builtins
+  ip netns exec "$ns_a" chrt -f 1 "$here/lib/tcp-trace.sh" "$2" "$daemon_a_pid" 0.02 12001 > "$work/$1.ss-A" 2>&1 &
   tcp_trace_pids=($!)
-  ip netns exec "$ns_b" chrt -f 1 "$here/lib/tcp-trace.sh" "$2" "$daemon_b_pid" 0.01 12001 10 > "$work/$1.ss-B" 2>&1 &
+  ip netns exec "$ns_b" chrt -f 1 "$here/lib/tcp-trace.sh" "$2" "$daemon_b_pid" 0.02 12001 > "$work/$1.ss-B" 2>&1 &
   tcp_trace_pids+=($!)
   netns_track "${tcp_trace_pids[@]}"
 }
