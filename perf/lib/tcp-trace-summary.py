@@ -54,8 +54,7 @@ Sample = Tuple[float, Dict[str, Dict[str, str]], Dict[str, Tuple[str, str, int, 
 
 
 def read_samples(path: str, port: str) -> List[Sample]:
-    """(time, {ephemeral port: fields}, {tid: (comm, state, cpu ns, wait ns)}) per sample; the ss fields (every
-    few samples) are carried forward to the samples that have only the queues."""
+    """(time, {ephemeral port: fields}, {tid: (comm, state, cpu ns, wait ns)}) per sample."""
     samples: List[Sample] = []
     connection: Optional[str] = None
     last_ss: Dict[str, Dict[str, str]] = {}
@@ -66,12 +65,6 @@ def read_samples(path: str, port: str) -> List[Sample]:
                 connection = None
             elif not samples:
                 continue
-            elif line.startswith("Q "):
-                parts = line.split()
-                if len(parts) >= 5:
-                    fields = dict(last_ss.get(parts[1], {}))
-                    fields.update({"sendq": parts[2], "recvq": parts[3], "cwnd": parts[4]})
-                    samples[-1][1][parts[1]] = fields
             elif line.startswith("P "):
                 parts = line.split()
                 if len(parts) >= 6:
