@@ -10,7 +10,7 @@
 #                       [--operations "write read"] [--blocks "1MiB 64KiB"] [--threads "1 2"] [--warmup S]
 #                       [--arrival "poisson fixed"] [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth] [--window N] [--rounds N]
 #                       [--overlap "8192:1024 1024:8192"] [--overlap-delay 5ms] [--slow-start-after-idle 0|1]
-#                       [--thread-switches]
+#                       [--thread-switches] [--tcp-trace] [--nice N]
 #
 #   --connections  connections per peer: iperf3 -P N and the daemons' --connections-per-peer (default 2)
 #   --duration     seconds per iperf3 and per throughput run (default 10)
@@ -47,6 +47,15 @@
 #                  per voluntary switch, from /proc/PID/task/*/status and schedstat at 3.5 s into the run and 1 s before
 #                  its end (--duration >= 5; GB at the run's mean rate), printed after each run (threads under 10
 #                  switches and 1 ms of CPU per GB left out; threads of one name summed)
+#   --tcp-trace    per KV run, in each namespace every 20 ms: `ss -tinm` of the peer connections (queues, cwnd,
+#                  unacked, retransmits) and the daemon's xferd-peer-* threads' run and run-queue times
+#                  (perf/lib/tcp-trace.sh, at chrt -f 1: a third of a vCPU per namespace, so its runs' figures are
+#                  not for tables; $work/LABEL.ss-A, .ss-B), and nstat's TCP counters before and after (those that
+#                  moved printed, $work/LABEL.nstat); the slowest prompt's trace beside the samples, per sample
+#                  and in totals ($work/LABEL-slowest-TOKENS.tcp, perf/lib/tcp-trace-summary.py)
+#   --nice         run iperf3, both daemons, the target and the bench at this nice value (e.g. -10; default:
+#                  unchanged): on a machine others load, whether the daemons' share of the CPU is what they wait
+#                  for (runnable threads not running); a figure measured with it says so
 #   --same-daemon  run the bench in namespace B next to its target, through B's daemon only: checks the script
 #                  and the bench tool where the daemon-to-daemon transport is missing (local copies, not the wire)
 #
@@ -74,6 +83,8 @@ overlap="8192:1024 1024:8192"
 overlap_delay=5ms
 slow_start_after_idle=""
 thread_switches=0
+tcp_trace=0
+nice_options=()
 window_options=()
 rounds=1
 while [[ $# -gt 0 ]]; do
@@ -97,7 +108,9 @@ while [[ $# -gt 0 ]]; do
     --overlap-delay) overlap_delay="$2"; shift 2 ;;
     --slow-start-after-idle) slow_start_after_idle="$2"; shift 2 ;;
     --thread-switches) thread_switches=1; shift ;;
-    -h|--help) sed -n '2,54p' "$0"; exit 0 ;;
+    --tcp-trace) tcp_trace=1; shift ;;
+    --nice) nice_options=(nice -n "$2"); shift 2 ;;
+    -h|--help) sed -n '2,63p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -133,6 +146,7 @@ if [[ -n "$slow_start_after_idle" ]]; then
     ip netns exec "$ns" sysctl -q -w net.ipv4.tcp_slow_start_after_idle="$slow_start_after_idle"
   done
 fi
+[[ ${#nice_options[@]} -eq 0 ]] || say "--nice: iperf3, daemons, target and bench run at nice ${nice_options[2]}"
 say "net.ipv4.tcp_slow_start_after_idle in the namespaces: $(ip netns exec "$ns_a" sysctl -n net.ipv4.tcp_slow_start_after_idle)"
 
 daemon_options=()
@@ -153,7 +167,7 @@ else
 fi
 
 start_daemon() { # namespace directory address log
-  ip netns exec "$1" "$xferd" daemon --dir "$2" --rpc-address "$3:12001" "${daemon_options[@]}" > "$4" 2>&1 &
+  ip netns exec "$1" "${nice_options[@]}" "$xferd" daemon --dir "$2" --rpc-address "$3:12001" "${daemon_options[@]}" > "$4" 2>&1 &
   netns_track $!
   for _ in $(seq 1 120); do
     [[ -S "$2/xferd.sock" ]] && return 0
@@ -169,7 +183,7 @@ start_daemon "$ns_b" "$dir_b" "$addr_b" "$work/daemon-b.log"
 daemon_b_pid="${NETNS_PIDS[-1]}"
 say "daemons: $addr_a:12001 ($dir_a), $addr_b:12001 ($dir_b)"
 
-ip netns exec "$ns_b" "$xferd" bench-target --dir "$dir_b" --name bench-target --size 512MiB --pattern 42 \
+ip netns exec "$ns_b" "${nice_options[@]}" "$xferd" bench-target --dir "$dir_b" --name bench-target --size 512MiB --pattern 42 \
   --ignore-stdin > "$work/target.log" 2>&1 &
 target_pid=$!
 netns_track $target_pid
@@ -183,14 +197,14 @@ read -r _ target_name target_address target_size <<< "$(grep -m1 '^TARGET ' "$wo
 say "target $target_name, $target_size bytes at $target_address"
 
 # ---------------------------------------------------------------- iperf3 baseline on the same pair
-ip netns exec "$ns_b" iperf3 -s -B "$addr_b" -p 5201 > "$work/iperf3-server.log" 2>&1 &
+ip netns exec "$ns_b" "${nice_options[@]}" iperf3 -s -B "$addr_b" -p 5201 > "$work/iperf3-server.log" 2>&1 &
 netns_track $!
 sleep 1
 iperf_mbit() { awk '/receiver/ { for (i = 1; i <= NF; i++) if ($i == "Mbits/sec") v = $(i - 1) } END { print v }' "$1"; }
 say "iperf3 -P $connections -t $duration, $ns_a -> $ns_b"
-ip netns exec "$ns_a" iperf3 -c "$addr_b" -p 5201 -P "$connections" -t "$duration" -f m > "$work/iperf3-ab.log"
+ip netns exec "$ns_a" "${nice_options[@]}" iperf3 -c "$addr_b" -p 5201 -P "$connections" -t "$duration" -f m > "$work/iperf3-ab.log"
 say "iperf3 -P $connections -t $duration -R, $ns_b -> $ns_a"
-ip netns exec "$ns_a" iperf3 -c "$addr_b" -p 5201 -P "$connections" -t "$duration" -f m -R > "$work/iperf3-ba.log"
+ip netns exec "$ns_a" "${nice_options[@]}" iperf3 -c "$addr_b" -p 5201 -P "$connections" -t "$duration" -f m -R > "$work/iperf3-ba.log"
 iperf_ab_gbs=$(awk -v m="$(iperf_mbit "$work/iperf3-ab.log")" 'BEGIN { printf "%.3f", m / 8000 }')
 iperf_ba_gbs=$(awk -v m="$(iperf_mbit "$work/iperf3-ba.log")" 'BEGIN { printf "%.3f", m / 8000 }')
 say "iperf3: $iperf_ab_gbs GB/s A->B (write direction), $iperf_ba_gbs GB/s B->A (read direction)"
@@ -250,6 +264,32 @@ thread_switches_report() { # label before-file after-file
   { printf "    %-24s %9s %9s %8s %9s %8s\n" "daemon thread (per GB)" voluntary involun. "CPU ms" "asleep ms" \
       "us/sleep"; cat "$work/$1.threads"; } | sed "s/^/  /"
 }
+# TCP counters of both namespaces, "A name value" per line (absolute, nstat's history untouched)
+nstat_snapshot() {
+  local ns side
+  for side in A B; do
+    [[ $side == A ]] && ns="$ns_a" || ns="$ns_b"
+    ip netns exec "$ns" nstat -asz 2>/dev/null | awk -v s="$side" '$1 ~ /^(Tcp|TcpExt)/ { print s, $1, $2 }'
+  done
+}
+tcp_trace_start() { # label bench-pid: samplers in both namespaces while the bench runs, counters before
+  nstat_snapshot > "$work/$1.nstat-before"
+  # real-time priority (chrt -f 1), so that the samples keep coming on a loaded machine (under load 15 a plain
+  # sampler managed one per 70 ms): a sample is one ss (~6 ms of CPU) and reads of /proc with builtins
+  ip netns exec "$ns_a" chrt -f 1 "$here/lib/tcp-trace.sh" "$2" "$daemon_a_pid" 0.02 12001 > "$work/$1.ss-A" 2>&1 &
+  tcp_trace_pids=($!)
+  ip netns exec "$ns_b" chrt -f 1 "$here/lib/tcp-trace.sh" "$2" "$daemon_b_pid" 0.02 12001 > "$work/$1.ss-B" 2>&1 &
+  tcp_trace_pids+=($!)
+  netns_track "${tcp_trace_pids[@]}"
+}
+tcp_trace_stop() { # label: the counters that moved during the run
+  local pid
+  for pid in "${tcp_trace_pids[@]}"; do wait "$pid" 2>/dev/null || true; netns_untrack "$pid"; done
+  nstat_snapshot > "$work/$1.nstat-after"
+  awk 'NR == FNR { v[$1 " " $2] = $3; next } { d = $3 - v[$1 " " $2]; if (d != 0) printf "%s %s %d\n", $1, $2, d }' \
+    "$work/$1.nstat-before" "$work/$1.nstat-after" > "$work/$1.nstat"
+  say "  TCP counters that moved (A = sender's namespace, B = receiver's): $(awk '$2 ~ /Retrans|Loss|Prune|Collapse|Ofo|Drop|Delayed|DelAck|Pressure|Reneg|SACK|Recovery|Undo|Timeout|RcvQ|Backlog|Zero|Window/ { printf "%s %s %s; ", $1, $2, $3 }' "$work/$1.nstat")"
+}
 run_bench() { # label, bench arguments...
   local label="$1"; shift
   local submitted_before merged_before
@@ -257,7 +297,7 @@ run_bench() { # label, bench arguments...
   merged_before="$(counter_a "requests merged with adjacent ones into one transfer")"
   say "xferd bench $*"
   set +e
-  ip netns exec "$bench_ns" "$xferd" bench --dir "$bench_dir" --target "$target_name" \
+  ip netns exec "$bench_ns" "${nice_options[@]}" "$xferd" bench --dir "$bench_dir" --target "$target_name" \
     --target-address "$target_address" --target-size "$target_size" --client-idle "$client_idle" "$@" \
     > "$work/$label.log" 2>&1 &
   # in the background (the snapshots are taken meanwhile), where it ignores SIGINT: tracked, so that an interrupted
@@ -270,9 +310,15 @@ run_bench() { # label, bench arguments...
     netns_sleep_while "$bench_pid" 3.5 && thread_snapshot > "$work/$label.threads-before" &&
       netns_sleep_while "$bench_pid" "$((duration - 3))" && thread_snapshot > "$work/$label.threads-after"
   fi
+  if [[ $tcp_trace == 1 && $label == kv-* ]]; then
+    tcp_trace_start "$label" "$bench_pid"
+  fi
   wait "$bench_pid"
   local rc=$?
   netns_untrack "$bench_pid"
+  if [[ $tcp_trace == 1 && $label == kv-* ]]; then
+    tcp_trace_stop "$label"
+  fi
   set -e
   grep -vE '^\[' "$work/$label.log" | sed 's/^/    /'
   coalesced_share "$label" "$submitted_before" "$merged_before"
@@ -309,7 +355,7 @@ result() { # label [tokens]
 if [[ $warmup -gt 0 ]]; then
   for op in write read; do
     say "warm-up, not measured: $op for ${warmup} s"
-    ip netns exec "$bench_ns" "$xferd" bench --dir "$bench_dir" --target "$target_name" \
+    ip netns exec "$bench_ns" "${nice_options[@]}" "$xferd" bench --dir "$bench_dir" --target "$target_name" \
       --target-address "$target_address" --target-size "$target_size" --operation "$op" --block-size 1MiB \
       --duration "${warmup}s" > "$work/warmup-$op.log" 2>&1 || say "warm-up $op failed (log $work/warmup-$op.log)"
   done
@@ -354,6 +400,10 @@ trace_slowest() { # label, since (trace ids repeat from run to run: only this ru
       "queue $(sed -n 's/.*(queue \([0-9.]*\) \([a-z]*\),.*/\1 \2/p' "$file" | to_ms | med_max);" \
       "execution $(sed -n 's/.*, execution \([0-9.]*\) \([a-z]*\)).*/\1 \2/p' "$file" | to_ms | med_max);" \
       "slice wire $(sed -n 's/.* wire \([0-9.]*\) \([a-z]*\) status.*/\1 \2/p' "$file" | to_ms | med_max)"
+    if [[ $tcp_trace == 1 && -s "$work/$1.ss-A" ]]; then
+      "$here/lib/tcp-trace-summary.py" "$file" "$work/$1.ss-A" "$work/$1.ss-B" > "${file%.trace}.tcp" 2>&1 || true
+      say "    beside its connections' TCP state and the peer threads: ${file%.trace}.tcp"
+    fi
   done
 }
 for q in $qps_list; do
