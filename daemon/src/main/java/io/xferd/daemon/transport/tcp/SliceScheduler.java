@@ -350,8 +350,8 @@ final class SliceScheduler
     }
 
     /**
-     * @return the newest flow that hosts no client's flowless trace ids yet, or else the newest: every place is busy and
-     * the client has none of them (more clients with slices queued than places).
+     * @return the newest flow that hosts no client's flowless trace ids yet, or else the newest: every place is busy
+     * and the client has none of them (more clients with slices queued than places).
      */
     private int foreignHost()
     {
