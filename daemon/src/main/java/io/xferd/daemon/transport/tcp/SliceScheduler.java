@@ -39,7 +39,8 @@ package io.xferd.daemon.transport.tcp;
  * its queue runs dry: a prompt's slices never sit in two flows (a place of its own, taken once one is free, would send
  * its later slices before the earlier ones still queued in the host, and the prompt ends with its last slice). Only
  * with more clients busy than places does a client's trace id join another client's flow. The sender thread's alone
- * (no locks); an add scans the flows once, a poll usually twice (once more per shorter newer flow it moves to).
+ * (no locks); an add scans the flows once (twice for a trace id without a flow), a poll usually twice (once more per
+ * shorter newer flow it moves to).
  * <p>
  * Why {@link #SHORT_BYTES} is fixed: it only covers the time in which a long prompt under way, its requests reaching
  * the connection a few at a time, is not yet {@link #SHORTER_FACTOR} times a short one's size. A larger model's short
@@ -117,6 +118,42 @@ final class SliceScheduler
         final int slot = transfer.submitter == null ? -1 : transfer.submitter.slot();
         final long traceId = transfer.traceId;
         int flow = -1;
+        for (int f = 0; f < flows; f++)
+        {
+            if (traceIds[f] == traceId && slots[f] == slot)
+            {
+                flow = f;
+                break;
+            }
+        }
+        if (flow < 0)
+        {
+            flow = flowFor(slot, traceId);
+        }
+        else if (heads[flow] == null && totalSent - drySince[flow] >= FORGET_AFTER_BYTES)
+        {
+            begin(flow); // dry while others were sent much: a new start, not the rest of what it sent before
+        }
+        slice.nextQueued = null;
+        if (heads[flow] == null)
+        {
+            heads[flow] = slice;
+        }
+        else
+        {
+            tails[flow].nextQueued = slice;
+        }
+        tails[flow] = slice;
+        bytesQueued[flow] += slice.length;
+        queued++;
+    }
+
+    /**
+     * @return the flow a trace id without one of its own joins: a new one in a place (see the class comment), or the
+     * flow that hosts the client's flowless trace ids.
+     */
+    private int flowFor(final int slot, final long traceId)
+    {
         int busy = 0;
         int guestFlow = -1;
         int own = 0;
@@ -125,11 +162,6 @@ final class SliceScheduler
         int ownDriest = -1;
         for (int f = 0; f < flows; f++)
         {
-            if (slots[f] == slot && traceIds[f] == traceId)
-            {
-                flow = f;
-                break;
-            }
             final boolean hasQueued = heads[f] != null;
             if (hasQueued)
             {
@@ -159,52 +191,28 @@ final class SliceScheduler
                 }
             }
         }
-        if (flow < 0)
+        if (guestFlow >= 0)
         {
-            if (guestFlow >= 0)
-            {
-                // the client's flowless trace ids share this queue until it runs dry: one of them may have slices
-                // there, and a place of its own now would send its later slices before those
-                flow = guestFlow;
-            }
-            else
-            {
-                // a client takes a place only while more are free than it has busy: one client, or several sessions
-                // of one user, cannot busy every place, and a client with none always finds one
-                final int place = MAX_FLOWS - busy <= ownBusy ? -1 :
-                    own < MAX_FLOWS_PER_CLIENT ? (flows < MAX_FLOWS ? flows++ : driestFlow()) : ownDriest;
-                if (place >= 0)
-                {
-                    flow = place;
-                    slots[flow] = slot;
-                    traceIds[flow] = traceId;
-                    begin(flow);
-                }
-                else
-                {
-                    // no place for it: its own newest busy flow hosts the client's flowless trace ids while it has
-                    // slices queued (another client's only when it has none busy and every place is)
-                    flow = ownNewestBusy >= 0 ? ownNewestBusy : foreignHost();
-                    guestSlots[flow] = slot;
-                }
-            }
+            // the client's flowless trace ids share this queue until it runs dry: one of them may have slices there,
+            // and a place of its own now would send its later slices before those
+            return guestFlow;
         }
-        else if (heads[flow] == null && totalSent - drySince[flow] >= FORGET_AFTER_BYTES)
+        // a client takes a place only while more are free than it has busy: one client, or several sessions of one
+        // user, cannot busy every place, and a client with none always finds one
+        final int place = MAX_FLOWS - busy <= ownBusy ? -1 :
+            own < MAX_FLOWS_PER_CLIENT ? (flows < MAX_FLOWS ? flows++ : driestFlow()) : ownDriest;
+        if (place >= 0)
         {
-            begin(flow); // dry while others were sent much: a new start, not the rest of what it sent before
+            slots[place] = slot;
+            traceIds[place] = traceId;
+            begin(place);
+            return place;
         }
-        slice.nextQueued = null;
-        if (heads[flow] == null)
-        {
-            heads[flow] = slice;
-        }
-        else
-        {
-            tails[flow].nextQueued = slice;
-        }
-        tails[flow] = slice;
-        bytesQueued[flow] += slice.length;
-        queued++;
+        // no place for it: its own newest busy flow hosts the client's flowless trace ids while it has slices queued
+        // (another client's only when it has none busy and every place is)
+        final int host = ownNewestBusy >= 0 ? ownNewestBusy : foreignHost();
+        guestSlots[host] = slot;
+        return host;
     }
 
     /**
