@@ -3,6 +3,7 @@ package io.xferd.daemon.tools.cli;
 import io.xferd.daemon.XferDaemon;
 import io.xferd.daemon.config.DaemonContext;
 import io.xferd.daemon.tools.demo.DecodeConsumer;
+import io.xferd.daemon.tools.demo.DemoLeftovers;
 import io.xferd.daemon.tools.demo.DisaggregatedDemo;
 import io.xferd.daemon.tools.demo.KvCacheLayout;
 import io.xferd.daemon.tools.demo.PrefillProducer;
@@ -34,7 +35,9 @@ import java.util.concurrent.TimeUnit;
         "print GB/s and latency percentiles.")
 public final class DemoCommand implements java.util.concurrent.Callable<Integer>
 {
-    @Option(names = "--dir", description = "Daemon directory (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--dir", description = "Daemon directory (default: ${DEFAULT-VALUE}). When no daemon serves it, " +
+        "the demo starts one there and at the end removes what that daemon added (the directory itself if the demo " +
+        "made it).")
     Path directory = DaemonContext.DEFAULT_DIRECTORY;
 
     /** The longest --timeout-s: a day; it also keeps every conversion to milliseconds and nanoseconds in range. */
@@ -114,20 +117,22 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
             return runDisaggregated();
         }
         XferDaemon embedded = null;
-        if (!Files.exists(directory.resolve(CncFileDescriptor.SOCKET_FILE)))
-        {
-            System.out.println("demo: no daemon in " + directory + ", starting one in this process");
-            // a local-only daemon: any free ports for the peer listener and the metrics endpoint
-            final DaemonContext context = new DaemonContext().directory(directory).rpcAddress("127.0.0.1:0");
-            context.operations().metricsAddress("127.0.0.1:0");
-            embedded = XferDaemon.launch(context);
-        }
-        else
-        {
-            System.out.println("demo: using the daemon serving " + directory);
-        }
+        DemoLeftovers leftovers = null;
         try
         {
+            if (!Files.exists(directory.resolve(CncFileDescriptor.SOCKET_FILE)))
+            {
+                System.out.println("demo: no daemon in " + directory + ", starting one in this process");
+                leftovers = DemoLeftovers.before(directory);
+                // a local-only daemon: any free ports for the peer listener and the metrics endpoint
+                final DaemonContext context = new DaemonContext().directory(directory).rpcAddress("127.0.0.1:0");
+                context.operations().metricsAddress("127.0.0.1:0");
+                embedded = XferDaemon.launch(context);
+            }
+            else
+            {
+                System.out.println("demo: using the daemon serving " + directory);
+            }
             return run();
         }
         finally
@@ -136,7 +141,32 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
             {
                 embedded.close();
             }
+            if (leftovers != null)
+            {
+                report(leftovers.remove());
+            }
         }
+    }
+
+    private void report(final DemoLeftovers.Removed removed)
+    {
+        if (removed.madeByDemo() && removed.left().isEmpty())
+        {
+            System.out.println("demo: removed " + directory + ", which it made");
+        }
+        else if (!removed.removed().isEmpty())
+        {
+            System.out.println("demo: removed what its daemon added to " + directory + ": " + names(removed.removed()));
+        }
+        if (!removed.left().isEmpty())
+        {
+            System.out.println("demo: could not remove, left: " + removed.left());
+        }
+    }
+
+    private static String names(final List<Path> paths)
+    {
+        return String.join(", ", paths.stream().map(path -> path.getFileName().toString()).toList());
     }
 
     private int runDisaggregated() throws Exception
@@ -205,6 +235,8 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
 
         final Process consumer = JavaProcesses.start(DecodeConsumer.class, List.of(directory.toString(), consumerName,
             Integer.toString(layout.layers()), Integer.toString(layout.blocks()), Long.toString(seed),
+            Long.toString(TimeUnit.SECONDS.toMillis(timeoutSeconds)),
+            Long.toString(TimeUnit.SECONDS.toMillis(timeoutSeconds)), // and for VERIFY: the demo bounds its own waits
             Long.toString(TimeUnit.SECONDS.toMillis(timeoutSeconds))));
         Process producer = null;
         try

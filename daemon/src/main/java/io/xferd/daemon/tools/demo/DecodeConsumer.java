@@ -5,10 +5,6 @@ import io.xferd.client.Notification;
 import io.xferd.client.SharedBuffer;
 import io.xferd.client.XferClient;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.concurrent.locks.LockSupport;
 
@@ -17,7 +13,7 @@ import java.util.concurrent.locks.LockSupport;
  * addresses for the producer (as vLLM's connectors exchange raw block pointers), waits for the timed pass's
  * notification of every layer ("layer N"; the producer's warm-up passes send "warm-up layer N", passed over: see
  * {@link TimedPassNotifications}), then for {@link #VERIFY} on its standard input, then checks every byte. Exit 0 when
- * all arrived intact, 1 otherwise.
+ * all arrived intact, {@link #EXIT_NO_VERIFY} when {@link #VERIFY} did not come within verify-timeout-ms, 1 otherwise.
  * <p>
  * Why the word: a layer's notification rides on its last batch, while up to three earlier batches of it may still be
  * landing; only the producer sees every completion of the timed pass, so the demo writes {@link #VERIFY} once the
@@ -25,12 +21,21 @@ import java.util.concurrent.locks.LockSupport;
  * other bytes than the timed pass (see {@link PrefillProducer}), so what is checked here is what the timed pass
  * landed: a daemon that completed its requests without landing their bytes leaves warm-up bytes (or zeros) behind.
  * <p>
- * Arguments: directory segment-name layers blocks seed timeout-ms
+ * Arguments: directory segment-name layers blocks seed timeout-ms [verify-timeout-ms], where timeout-ms bounds the
+ * wait for the timed pass's notifications and verify-timeout-ms (default {@link #DEFAULT_VERIFY_TIMEOUT_MS}) the
+ * wait for {@link #VERIFY} after them.
  */
 public final class DecodeConsumer
 {
     /** The line on standard input that says the producer saw every completion of the timed pass. */
     public static final String VERIFY = "VERIFY";
+    /** Exit status when {@link #VERIFY} did not come in time: nothing was verified. */
+    public static final int EXIT_NO_VERIFY = 3;
+    /**
+     * The producer exits once it saw the timed pass's last completion, a moment after its last notification: half a
+     * minute leaves room for a loaded machine and still ends a decode whose producer side hung or went away silently.
+     */
+    public static final long DEFAULT_VERIFY_TIMEOUT_MS = 30_000;
     /** Between looks for notifications. */
     private static final long POLL_INTERVAL_NANOS = 1_000_000;
 
@@ -42,6 +47,7 @@ public final class DecodeConsumer
         final int layers = Integer.parseInt(args[2]);
         final long seed = Long.parseLong(args[4]);
         final long timeoutMs = Long.parseLong(args[5]);
+        final long verifyTimeoutMs = args.length > 6 ? Long.parseLong(args[6]) : DEFAULT_VERIFY_TIMEOUT_MS;
 
         try (XferClient client = XferClient.connect(new ClientContext().directory(directory).segmentName(name)))
         {
@@ -74,7 +80,14 @@ public final class DecodeConsumer
                 System.out.println("FAILED only " + timedPass.count() + " of " + layers + " layers notified");
                 System.exit(1);
             }
-            if (!VERIFY.equals(readLine()))
+            final VerifyWord.Outcome word = awaitVerifyWord(verifyTimeoutMs);
+            if (word == VerifyWord.Outcome.EXPIRED)
+            {
+                System.out.println("FAILED no " + VERIFY + " within " + verifyTimeoutMs + " ms: not verified");
+                System.out.flush();
+                System.exit(EXIT_NO_VERIFY);
+            }
+            if (word != VerifyWord.Outcome.VERIFY)
             {
                 System.out.println("FAILED the producer did not see every completion of the timed pass: not verified");
                 System.exit(1);
@@ -97,15 +110,16 @@ public final class DecodeConsumer
         }
     }
 
-    private static String readLine()
+    private static VerifyWord.Outcome awaitVerifyWord(final long timeoutMs)
     {
         try
         {
-            return new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+            return VerifyWord.await(System.in, timeoutMs);
         }
-        catch (final IOException ex)
+        catch (final InterruptedException ex)
         {
-            return null;
+            Thread.currentThread().interrupt();
+            return VerifyWord.Outcome.REFUSED;
         }
     }
 }

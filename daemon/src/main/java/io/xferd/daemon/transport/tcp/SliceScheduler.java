@@ -32,17 +32,30 @@ package io.xferd.daemon.transport.tcp;
  * place is needed for a new flow, so that a client that sent much long ago is not held back for it now.
  * <p>
  * Slices are linked through {@link Slice#nextQueued}: nothing is allocated. Up to {@link #MAX_FLOWS} flows are told
- * apart, at most {@link #MAX_FLOWS_PER_CLIENT} of one client: a client's further trace ids, while all of its flows
- * have slices queued, join its newest flow, so that one client cannot take every place and push other clients' new
- * flows into a queue it shares. Beyond that, while all flows have slices queued, a client's new flow joins its own
- * newest or, when it has none, the last flow's queue. The sender thread's alone (no locks); an add scans the flows
- * once, a poll usually twice (once more per shorter newer flow it moves to).
+ * apart. A client takes a place for a new flow only while it has fewer than {@link #MAX_FLOWS_PER_CLIENT} and more
+ * places are free (no slices queued) than it has busy: one client, or four sessions of one user, cannot busy every
+ * place, so another client's new prompt always finds one instead of a queue it shares with them. A trace id that
+ * finds no place joins its client's newest busy flow, which then hosts every flowless trace id of that client until
+ * its queue runs dry: a prompt's slices never sit in two flows (a place of its own, taken once one is free, would send
+ * its later slices before the earlier ones still queued in the host, and the prompt ends with its last slice). Only
+ * with more clients busy than places does a client's trace id join another client's flow. The sender thread's alone
+ * (no locks); an add scans the flows once (twice for a trace id without a flow), a poll usually twice (once more per
+ * shorter newer flow it moves to).
+ * <p>
+ * Why {@link #SHORT_BYTES} is fixed: it only covers the time in which a long prompt under way, its requests reaching
+ * the connection a few at a time, is not yet {@link #SHORTER_FACTOR} times a short one's size. A larger model's short
+ * prompt (a 70B model's 1K tokens are 160 MiB a connection) is past it and goes first once the long one's size so far
+ * is four times its own: at once when the long one was queued whole, otherwise when intake has queued that much of
+ * it. Nothing the scheduler knows would size it better: the window counts bytes in flight (4 MiB), not a prompt's
+ * size, and a bound taken from the flow sizes seen would be set by whatever mix of prompts (or a client's choice of
+ * trace ids) came last.
  */
 final class SliceScheduler
 {
     static final int MAX_FLOWS = 64;
     /**
-     * Flows of one client told apart: a quarter of them, so that at least four clients' prompts are.
+     * Flows of one client told apart: a quarter of them. Places are also kept free for clients with fewer busy
+     * flows (see the class comment), so several clients of one user do not take every place either.
      */
     static final int MAX_FLOWS_PER_CLIENT = MAX_FLOWS / 4;
     /**
@@ -76,6 +89,7 @@ final class SliceScheduler
      * turns with later long ones by this much.
      */
     static final long RENEW_AFTER_BYTES = 256L << 20;
+    private static final int NO_GUESTS = Integer.MIN_VALUE; // slot -1 is a client: requests without a submitter
 
     private final int[] slots = new int[MAX_FLOWS];
     private final long[] traceIds = new long[MAX_FLOWS];
@@ -85,6 +99,8 @@ final class SliceScheduler
     private final long[] arrivals = new long[MAX_FLOWS];
     // totalSent when the flow's queue ran dry (meaningful while its head is null)
     private final long[] drySince = new long[MAX_FLOWS];
+    // the client whose trace ids without a flow of their own join this flow while it has slices queued
+    private final int[] guestSlots = new int[MAX_FLOWS];
     private final Slice[] heads = new Slice[MAX_FLOWS];
     private final Slice[] tails = new Slice[MAX_FLOWS];
     private int flows;
@@ -102,44 +118,17 @@ final class SliceScheduler
         final int slot = transfer.submitter == null ? -1 : transfer.submitter.slot();
         final long traceId = transfer.traceId;
         int flow = -1;
-        int own = 0;
-        int ownNewest = -1;
-        int ownDriest = -1;
         for (int f = 0; f < flows; f++)
         {
-            if (slots[f] == slot)
+            if (traceIds[f] == traceId && slots[f] == slot)
             {
-                if (traceIds[f] == traceId)
-                {
-                    flow = f;
-                    break;
-                }
-                own++;
-                if (ownNewest < 0 || arrivals[f] > arrivals[ownNewest])
-                {
-                    ownNewest = f;
-                }
-                if (heads[f] == null && (ownDriest < 0 || drySince[f] < drySince[ownDriest]))
-                {
-                    ownDriest = f;
-                }
+                flow = f;
+                break;
             }
         }
         if (flow < 0)
         {
-            final int place = own < MAX_FLOWS_PER_CLIENT ? (flows < MAX_FLOWS ? flows++ : driestFlow()) : ownDriest;
-            if (place < 0)
-            {
-                // every place this client may take has slices queued: share the queue of its own newest flow
-                flow = ownNewest >= 0 ? ownNewest : MAX_FLOWS - 1;
-            }
-            else
-            {
-                flow = place;
-                slots[flow] = slot;
-                traceIds[flow] = traceId;
-                begin(flow);
-            }
+            flow = flowFor(slot, traceId);
         }
         else if (heads[flow] == null && totalSent - drySince[flow] >= FORGET_AFTER_BYTES)
         {
@@ -157,6 +146,73 @@ final class SliceScheduler
         tails[flow] = slice;
         bytesQueued[flow] += slice.length;
         queued++;
+    }
+
+    /**
+     * @return the flow a trace id without one of its own joins: a new one in a place (see the class comment), or the
+     * flow that hosts the client's flowless trace ids.
+     */
+    private int flowFor(final int slot, final long traceId)
+    {
+        int busy = 0;
+        int guestFlow = -1;
+        int own = 0;
+        int ownBusy = 0;
+        int ownNewestBusy = -1;
+        int ownDriest = -1;
+        for (int f = 0; f < flows; f++)
+        {
+            final boolean hasQueued = heads[f] != null;
+            if (hasQueued)
+            {
+                busy++;
+                if (guestSlots[f] == slot)
+                {
+                    guestFlow = f;
+                }
+            }
+            if (slots[f] == slot)
+            {
+                own++;
+                if (!hasQueued)
+                {
+                    if (ownDriest < 0 || drySince[f] < drySince[ownDriest])
+                    {
+                        ownDriest = f;
+                    }
+                }
+                else
+                {
+                    ownBusy++;
+                    if (ownNewestBusy < 0 || arrivals[f] > arrivals[ownNewestBusy])
+                    {
+                        ownNewestBusy = f;
+                    }
+                }
+            }
+        }
+        if (guestFlow >= 0)
+        {
+            // the client's flowless trace ids share this queue until it runs dry: one of them may have slices there,
+            // and a place of its own now would send its later slices before those
+            return guestFlow;
+        }
+        // a client takes a place only while more are free than it has busy: one client, or several sessions of one
+        // user, cannot busy every place, and a client with none always finds one
+        final int place = MAX_FLOWS - busy <= ownBusy ? -1 :
+            own < MAX_FLOWS_PER_CLIENT ? (flows < MAX_FLOWS ? flows++ : driestFlow()) : ownDriest;
+        if (place >= 0)
+        {
+            slots[place] = slot;
+            traceIds[place] = traceId;
+            begin(place);
+            return place;
+        }
+        // no place for it: its own newest busy flow hosts the client's flowless trace ids while it has slices queued
+        // (another client's only when it has none busy and every place is)
+        final int host = ownNewestBusy >= 0 ? ownNewestBusy : foreignHost();
+        guestSlots[host] = slot;
+        return host;
     }
 
     /**
@@ -186,6 +242,7 @@ final class SliceScheduler
         {
             tails[next] = null;
             drySince[next] = totalSent;
+            guestSlots[next] = NO_GUESTS; // nothing of its guests queued: each may take a place of its own now
             if (traceIds[next] == 0)
             {
                 // no trace id: every request of the client is this one flow, for as long as the client lives; what
@@ -297,6 +354,25 @@ final class SliceScheduler
         bytesSent[flow] = 0;
         lastServed[flow] = picks;
         arrivals[flow] = ++arrivalCount;
+        guestSlots[flow] = NO_GUESTS;
+    }
+
+    /**
+     * @return the newest flow that hosts no client's flowless trace ids yet, or else the newest: every place is busy
+     * and the client has none of them (more clients with slices queued than places).
+     */
+    private int foreignHost()
+    {
+        int host = -1;
+        for (int flow = 0; flow < flows; flow++)
+        {
+            final boolean free = guestSlots[flow] == NO_GUESTS;
+            if (host < 0 || (free == (guestSlots[host] == NO_GUESTS) ? arrivals[flow] > arrivals[host] : free))
+            {
+                host = flow;
+            }
+        }
+        return host;
     }
 
     /**
@@ -326,6 +402,7 @@ final class SliceScheduler
         lastServed[flow] = lastServed[last];
         arrivals[flow] = arrivals[last];
         drySince[flow] = drySince[last];
+        guestSlots[flow] = guestSlots[last];
         heads[flow] = heads[last];
         tails[flow] = tails[last];
         heads[last] = null;

@@ -135,10 +135,9 @@ class SliceSchedulerTest
     @Test
     void shouldGiveANewFlowThePlaceOfADryOneOnceMaxFlowsWereSeen()
     {
-        final int clients = SliceScheduler.MAX_FLOWS / SliceScheduler.MAX_FLOWS_PER_CLIENT;
         for (int i = 0; i < SliceScheduler.MAX_FLOWS; i++)
         {
-            queue(transfer(session(2 + i % clients), 100 + i), 0, 1);
+            queue(transfer(session(2 + i), 100 + i), 0, 1); // a client each: every place busy at once
         }
         drain();
         assertThat(scheduler.flows()).as("dry flows are remembered").isEqualTo(SliceScheduler.MAX_FLOWS);
@@ -318,6 +317,74 @@ class SliceSchedulerTest
         {
             assertInFlowOrder(sent, prompt);
         }
+    }
+
+    @Test
+    void shouldKeepAPlaceForAnotherClientWhileFourSessionsOfOneUserKeepEveryTraceIdQueued()
+    {
+        final List<RemoteTransfer> flood = new ArrayList<>();
+        for (int s = 0; s < SliceScheduler.MAX_FLOWS / SliceScheduler.MAX_FLOWS_PER_CLIENT; s++)
+        {
+            final ClientSession session = session(2 + s);
+            for (int i = 0; i < SliceScheduler.MAX_FLOWS_PER_CLIENT + 2; i++)
+            {
+                final RemoteTransfer prompt = transfer(session, 100 + i);
+                flood.add(prompt);
+                queue(prompt, 0, 2 * SliceScheduler.SHORTER_FACTOR);
+            }
+        }
+        final RemoteTransfer shortPrompt = transfer(other, 7);
+
+        queue(shortPrompt, 0, 1);
+
+        final List<Slice> sent = drain();
+        assertThat(sent.get(0).transfer).as("its own flow, not a place in a flooding session's queue")
+            .isSameAs(shortPrompt);
+        assertThat(scheduler.flows()).as("the sessions left places free").isLessThan(SliceScheduler.MAX_FLOWS);
+        assertThat(sent).hasSize(2 * SliceScheduler.SHORTER_FACTOR * flood.size() + 1).doesNotHaveDuplicates();
+        for (final RemoteTransfer prompt : flood)
+        {
+            assertInFlowOrder(sent, prompt);
+        }
+    }
+
+    @Test
+    void shouldKeepAPromptThatFoundNoPlaceInOneFlowWhenAPlaceFreesUp()
+    {
+        final int flows = SliceScheduler.MAX_FLOWS_PER_CLIENT;
+        for (int i = 0; i < flows; i++)
+        {
+            queue(transfer(prefill, 100 + i), 0, i == flows - 1 ? 40 : 1);
+        }
+        final RemoteTransfer beyond = transfer(prefill, 999);
+        queue(beyond, 0, 1); // every place of its client busy: it joins the newest, behind its 40 slices
+        final List<Slice> sent = new ArrayList<>();
+        sent.add(scheduler.poll()); // the oldest prompt's only slice: its place is free now
+
+        queue(beyond, 1, 1);
+
+        sent.addAll(drain());
+        assertThat(sent).hasSize(flows - 1 + 40 + 2).doesNotHaveDuplicates();
+        assertInFlowOrder(sent, beyond);
+    }
+
+    @Test
+    void shouldKeepAPromptInAnotherClientsFlowWhileItHasSlicesThereWhenMoreClientsAreBusyThanPlaces()
+    {
+        for (int i = 0; i < SliceScheduler.MAX_FLOWS; i++)
+        {
+            queue(transfer(session(2 + i), 100 + i), 0, i == 0 ? 1 : 40);
+        }
+        final RemoteTransfer beyond = transfer(other, 999);
+        queue(beyond, 0, 1); // every place busy, none of them its client's: it joins another client's flow
+        final List<Slice> sent = new ArrayList<>();
+        sent.add(scheduler.poll()); // the oldest prompt's only slice: its place is free now
+
+        queue(beyond, 1, 1);
+
+        sent.addAll(drain());
+        assertThat(sent).hasSize(1 + 40 * (SliceScheduler.MAX_FLOWS - 1) + 2).doesNotHaveDuplicates();
+        assertInFlowOrder(sent, beyond);
     }
 
     @Test
