@@ -65,38 +65,54 @@ _CLOSE_LOCK_WAIT_S = 1.0
 class Transfer:
     """One submitted batch (one or more ring records, one status). Returned by :meth:`Client.submit`.
 
-    Its state changes under its client's state lock; a waiting thread's event is made only when it goes to sleep.
+    Its state changes under its client's state lock (a one-record transfer's completion excepted, see
+    :meth:`Client._drain`); a waiting thread's event is made only when it goes to sleep.
+
+    Recording a completion is idempotent, so that a drain interrupted by an exception (a signal handler's) before it
+    let go of the record can record it again: each part's outcome is one store, and the transfer's outcome is
+    worked out again from the parts until it is stored.
     """
 
-    __slots__ = ("opcode", "entries", "total_bytes", "_remaining", "_statuses", "_bytes", "_event", "status")
+    __slots__ = ("opcode", "entries", "total_bytes", "_parts", "_bytes", "_event", "status")
 
     def __init__(self, opcode: int, entries: int, total_bytes: int, parts: int) -> None:
         self.opcode = opcode
         self.entries = entries
         self.total_bytes = total_bytes
-        self._remaining = parts
-        self._statuses = [TransferStatus.OK] * parts if parts > 1 else None
+        # per record of a split batch: None until its completion, then (status, bytes moved)
+        self._parts: list[tuple[int, int] | None] | None = [None] * parts if parts > 1 else None
         self._bytes = 0
         self._event: threading.Event | None = None
         #: None while pending, then the status of the lowest-index failed entry, or 0 (OK)
         self.status: int | None = None
 
     def _part_done(self, part: int, status: int, transferred: int) -> threading.Event | None:
-        """Record one part's completion (state lock held); returns the event to set when it finished the transfer."""
-        if self.status is not None:
-            return None
-        self._bytes += transferred
-        self._remaining -= 1
-        if self._statuses is None:
-            self.status = status
-        else:
-            self._statuses[part] = status
-            if self._remaining == 0:
-                self.status = next((s for s in self._statuses if s != TransferStatus.OK), TransferStatus.OK)
+        """Record one part's completion (state lock held); returns the event to set once the transfer is done.
+        Recording a part again changes nothing, and finishes the transfer if an interruption kept the first time
+        from it."""
+        if self.status is None:
+            parts = self._parts
+            if parts is None:
+                self._bytes = transferred
+                self.status = status  # after _bytes: a waiter that sees the status sees the bytes
+            else:
+                if parts[part] is None:
+                    parts[part] = (status, transferred)
+                if None not in parts:
+                    outcome = next((s for s, _ in parts if s != TransferStatus.OK), TransferStatus.OK)
+                    moved = sum(b for _, b in parts)
+                    self._bytes = moved
+                    self.status = outcome
         return self._event if self.status is not None else None
 
+    def _parts_left(self) -> int:
+        """Records of this transfer not completed yet (the not yet submitted included)."""
+        if self._parts is None:
+            return 0 if self.status is not None else 1
+        return self._parts.count(None)
+
     def _fail(self, status: int) -> threading.Event | None:
-        """Fail it (state lock held); returns the event to set."""
+        """Fail it unless it is done (state lock held); returns the event to set."""
         if self.status is None:
             self.status = status
         return self._event
@@ -145,10 +161,15 @@ class Client:
         self._shared: list[SharedBuffer] = []
         self._gone: str | None = None
         self._closed = False
+        self._disconnected = False  # close() went through to the end of failing what was pending
         self._unmap_pending = False  # closed, the rings still mapped: whoever lets go of the poll lock unmaps them
         self._next_liveness_ns = 0
         self._ptracer_set = False
         self._next_file_address = p.FILE_ADDRESS_BASE
+        # the request id and shape (single, entries, notify length) of the last record claimed: what
+        # _void_open_claim writes into a claim an exception left unpublished
+        self._claim_request_id = 0
+        self._claim_shape = _ONE_REQUEST
         name = segment_name or f"py-{os.getpid()}-{id(self) & 0xffffff:x}"
         self._cnc = CncFile(os.path.join(directory, p.CNC_FILE))
         try:
@@ -195,6 +216,9 @@ class Client:
         self._doorbell_sleep_ns = _DOORBELL_SLEEP_NS
         self._ringing_daemon_sleep_ns = _RINGING_DAEMON_SLEEP_NS
         self._daemon_rings = False  # set once the daemon rang the completion doorbell (PROTOCOL.md 3.7)
+        # where the completion ring's head is going: stored before the ring is zeroed, so that a drain interrupted
+        # between zeroing and moving head has its advance finished by the next one (:meth:`_drain`)
+        self._head_to = self._completion_view.i64[self._completion_view.head_index]
         self._max_in_flight = max(1, welcome.max_in_flight)
         self._daemon_pid = self._channel.peer_pid()
 
@@ -443,7 +467,8 @@ class Client:
         for part, (start, end) in enumerate(parts):
             last = part == len(parts) - 1
             if last and notify and len(parts) > 1:
-                self._await(transfer, lambda: transfer._remaining == 1 or transfer.status is not None, deadline)
+                self._await(transfer, lambda: transfer._parts_left() == 1 or transfer.status is not None,
+                            deadline)
                 if transfer.done():
                     return transfer
             self._write_record(transfer, part, opcode, segment,
@@ -465,29 +490,31 @@ class Client:
         with self._submit_lock:
             if self._gone is not None or self._closed:
                 self._check_gone()
+            writer = self._writer
+            if writer.open_claim >= 0:
+                self._void_open_claim()
             pending = self._pending
             if len(pending) < self._max_in_flight:
-                writer = self._writer
-                index = writer.claim(p.SUBMIT, _SUBMIT_RECORD_LENGTH)
-                if index >= 0:
-                    request_id = self._next_request_id
-                    self._next_request_id = request_id + 1
-                    pending[request_id] = transfer  # under the submit lock: see _mark_gone
-                    try:
+                request_id = self._next_request_id
+                self._next_request_id = request_id + 1
+                self._claim_request_id = request_id  # what _void_open_claim writes, should this claim be cut short
+                self._claim_shape = _ONE_REQUEST
+                try:
+                    index = writer.claim(p.SUBMIT, _SUBMIT_RECORD_LENGTH)
+                    if index >= 0:
+                        pending[request_id] = transfer  # under the submit lock: see _mark_gone
                         _SUBMIT_RECORD.pack_into(writer.buffer, index, -_SUBMIT_RECORD_LENGTH, p.SUBMIT, 0, opcode,
                                                  0, request_id, segment, local_address, target_address, length,
                                                  trace_id, _monotonic_ns(), 0, 0)
-                    except BaseException:
-                        _SUBMIT_HEADER.pack_into(writer.buffer, index, -_SUBMIT_RECORD_LENGTH, p.SUBMIT)
-                        self._void(index + _RECORD_HEADER, request_id, True, 1, 0)
                         writer.publish(index, _SUBMIT_RECORD_LENGTH)
                         self._doorbell.ring()
+                        return transfer
+                except BaseException:
+                    if writer.open_claim >= 0:
+                        self._void_open_claim()
                         for value in (opcode, segment, local_address, target_address, length, trace_id):
                             _int64(value)  # the precise TypeError or OverflowError
-                        raise
-                    writer.publish(index, _SUBMIT_RECORD_LENGTH)
-                    self._doorbell.ring()
-                    return transfer
+                    raise
         # ring full or at the in-flight limit: the general path waits for room
         for value in (opcode, segment, local_address, target_address, length, trace_id):
             _int64(value)
@@ -505,12 +532,23 @@ class Client:
         while True:
             with self._submit_lock:
                 self._check_gone()
+                writer = self._writer
+                if writer.open_claim >= 0:
+                    self._void_open_claim()
                 if self._in_flight < self._max_in_flight:
-                    index = self._writer.try_claim(record_type, body_length)
-                    if index >= 0:
-                        self._publish(index, transfer, part, single, opcode, segment, entries, count, notify,
-                                      trace_id)
-                        return
+                    request_id = self._next_request_id
+                    self._next_request_id = request_id + 1
+                    self._claim_request_id = request_id
+                    self._claim_shape = (single, count, len(notify))
+                    try:
+                        index = writer.try_claim(record_type, body_length)
+                        if index >= 0:
+                            self._publish(index, request_id, transfer, part, single, opcode, segment, entries, count,
+                                          notify, trace_id)
+                            return
+                    except BaseException:
+                        self._void_open_claim()
+                        raise
             if self._poll() == 0:
                 now = time.monotonic_ns()
                 self._check_liveness(now)
@@ -520,31 +558,45 @@ class Client:
                 sleep_s = min(max(sleep_s * 2, _MIN_SLEEP_S), _MAX_SLEEP_S)
                 time.sleep(sleep_s)
 
-    def _publish(self, index: int, transfer: Transfer, part: int, single: bool, opcode: int, segment: int,
-                 entries: tuple[memoryview, memoryview, memoryview], count: int, notify: bytes, trace_id: int) -> None:
-        request_id = self._next_request_id
-        self._next_request_id += 1
+    def _publish(self, index: int, request_id: int, transfer: Transfer, part: int, single: bool, opcode: int,
+                 segment: int, entries: tuple[memoryview, memoryview, memoryview], count: int, notify: bytes,
+                 trace_id: int) -> None:
+        """Write and publish the record claimed at body ``index`` (submit lock held); the caller voids it if this
+        raises (:meth:`_void_open_claim`)."""
         self._pending[request_id] = (transfer, part)  # the submit lock is held: see _mark_gone
         ring = self._writer.buffer
         now = time.monotonic_ns()
         locals_, targets, lengths = entries
-        try:
-            if single:
-                p.pack_submit(ring, index, request_id, opcode, segment, locals_[0], targets[0], lengths[0], trace_id,
-                              now, notify)
-            else:
-                # the three columns go straight into the record's 24-byte entries, interleaved by strided copies
-                at = p.pack_batch_header(ring, index, request_id, opcode, count, segment, trace_id, now, notify) // 8
-                words = self._submit_view.i64
-                words[at:at + 3 * count:3] = locals_
-                words[at + 1:at + 3 * count:3] = targets
-                words[at + 2:at + 3 * count:3] = lengths
-        except BaseException:
-            self._void(index, request_id, single, count, len(notify))
-            raise
-        finally:
-            self._writer.commit(index)
-            self._doorbell.ring()
+        if single:
+            p.pack_submit(ring, index, request_id, opcode, segment, locals_[0], targets[0], lengths[0], trace_id,
+                          now, notify)
+        else:
+            # the three columns go straight into the record's 24-byte entries, interleaved by strided copies
+            at = p.pack_batch_header(ring, index, request_id, opcode, count, segment, trace_id, now, notify) // 8
+            words = self._submit_view.i64
+            words[at:at + 3 * count:3] = locals_
+            words[at + 1:at + 3 * count:3] = targets
+            words[at + 2:at + 3 * count:3] = lengths
+        self._writer.commit(index)
+        self._doorbell.ring()
+
+    def _void_open_claim(self) -> None:
+        """Void and publish the record the last submission claimed and did not publish (submit lock held): an
+        exception, even KeyboardInterrupt from a signal handler, anywhere between the claim and the publish, even
+        before the claim's index was stored, leaves it to this (or, cut short here too, to the next submission).
+        Nothing is waited for; the daemon answers it INVALID_OPCODE, which fails its request if it was
+        registered."""
+        writer = self._writer
+        record_index = writer.open_claim
+        if record_index < 0:
+            return
+        single, count, notify_length = self._claim_shape
+        body_length = p.submit_length(notify_length) if single else p.batch_length(count, notify_length)
+        _SUBMIT_HEADER.pack_into(writer.buffer, record_index, -(body_length + _RECORD_HEADER),
+                                 p.SUBMIT if single else p.SUBMIT_BATCH)
+        self._void(record_index + _RECORD_HEADER, self._claim_request_id, single, count, notify_length)
+        writer.publish(record_index, body_length + _RECORD_HEADER)
+        self._doorbell.ring()
 
     def _void(self, index: int, request_id: int, single: bool, count: int, notify_length: int) -> None:
         """Turn a claimed record that could not be written (an exception, even KeyboardInterrupt) into a
@@ -731,12 +783,21 @@ class Client:
     def _drain(self) -> int:
         """Take the completion ring's published records (poll lock held), up to its wrap: each record's length word
         is one load (acquire), the rest of its head one ``unpack_from``; then the records are zeroed and head
-        advances in one store. A one-record transfer is completed without a lock: its request id left the pending
-        map by an atomic ``pop``, so no other thread can complete or fail it. Returns the records taken."""
+        advances in one store. Returns the records taken.
+
+        Exception-safe (a signal handler may raise on this thread at any call, even KeyboardInterrupt): a record
+        counts as taken (``consumed``) only once what it says is recorded, and its request leaves the pending map
+        only after that, so a drain interrupted midway leaves the record to the next drain, which records it again
+        (recording is idempotent: :meth:`Transfer._part_done`); the head's advance is noted before the ring is
+        zeroed, and the next drain finishes one an interruption cut short. A one-record transfer is completed
+        without a lock: its status is looked at and stored with no call in between, where no other thread (nor a
+        signal handler) can run, so it is stored once, by this drain or by :meth:`_fail_pending`."""
         view = self._completion_view
         i32, i64, ring, head_at, capacity = view.i32, view.i64, view.bytes, view.head_index, view.capacity
         pending = self._pending
         head = i64[head_at]
+        if self._head_to != head:
+            head = self._finish_head_advance(head)
         head_index = head & (capacity - 1)
         block = capacity - head_index
         consumed = records = 0
@@ -748,41 +809,56 @@ class Client:
                     break
                 if length < _RECORD_HEADER or length > block - consumed:
                     raise ValueError(f"corrupt ring record at {index}: length {length}")
-                consumed += (length + 7) & -8
                 record_type, request_id, status, _reserved, transferred = _RECORD_HEAD.unpack_from(ring, index + 4)
                 if record_type == _COMPLETION_TYPE:
-                    records += 1
                     if length < _COMPLETION_RECORD_LENGTH:
+                        consumed += (length + 7) & -8  # skipped: the next drain goes on after it
                         raise p.MalformedFrame(f"COMPLETION of {length - _RECORD_HEADER} bytes, needs "
                                                f"{_COMPLETION_RECORD_LENGTH - _RECORD_HEADER}")
-                    entry = pending.pop(request_id, None)
-                    if entry is None:
-                        continue
-                    if type(entry) is Transfer:
-                        if entry.status is None:
-                            entry._bytes = transferred
-                            entry._remaining = 0
-                            entry.status = status  # after _bytes: a waiter that sees the status sees the bytes
+                    entry = pending.get(request_id)
+                    if entry is not None:
+                        if entry.__class__ is Transfer:
+                            if entry.status is None:
+                                entry._bytes = transferred
+                                entry.status = status  # after _bytes: a waiter that sees the status sees the bytes
                             event = entry._event
-                            if event is not None:
-                                event.set()
-                        continue
-                    with self._state_lock:
-                        event = entry[0]._part_done(entry[1], status, transferred)
-                    if event is not None:
-                        event.set()
-                elif record_type != _PADDING:
+                        else:
+                            with self._state_lock:
+                                event = entry[0]._part_done(entry[1], status, transferred)
+                        if event is not None:
+                            event.set()
+                        pending.pop(request_id, None)  # (or _fail_pending took it meanwhile)
                     records += 1
+                elif record_type != _PADDING:
                     if record_type == p.NOTIFICATION:
-                        self._notifications.append(p.decode_notification(ring, index + _RECORD_HEADER,
-                                                                         length - _RECORD_HEADER))
+                        notification = p.decode_notification(ring, index + _RECORD_HEADER, length - _RECORD_HEADER)
+                        # appended (no call: no signal handler runs between these two lines) then counted taken
+                        self._notifications += (notification,)
+                    records += 1
+                consumed += (length + 7) & -8
         finally:
             if consumed:
+                self._head_to = head + consumed  # first: the next drain finishes an advance cut short
                 ring[head_index:head_index + consumed] = self._zeros[:consumed]
                 if not _TSO:
                     _fence()
                 i64[head_at] = head + consumed
         return records
+
+    def _finish_head_advance(self, head: int) -> int:
+        """Finish the head's advance to :attr:`_head_to` that an exception interrupted (poll lock held): those
+        records were recorded; zero them (again) and move head past them. Returns the new head."""
+        view = self._completion_view
+        to = self._head_to
+        if to > head:
+            at = head & (view.capacity - 1)
+            view.bytes[at:at + to - head] = self._zeros[:to - head]
+            if not _TSO:
+                _fence()
+            view.i64[view.head_index] = to
+            return to
+        self._head_to = head
+        return head
 
     def get_notifies(self) -> list[Notification]:
         """The notifications received since the last call (polls first)."""
@@ -795,7 +871,12 @@ class Client:
     # ---------------------------------------------------------------- liveness
 
     def _check_liveness(self, now_ns: int) -> None:
-        if now_ns < self._next_liveness_ns or self._gone is not None:
+        if self._gone is not None or self._closed:
+            if self._pending:  # (no request is registered once gone or closed: see _mark_gone)
+                # an exception (a signal handler's) cut short the pass that fails every pending transfer: finish it
+                self._mark_gone(self._gone or "client closed")
+            return
+        if now_ns < self._next_liveness_ns:
             return
         self._next_liveness_ns = now_ns + _LIVENESS_CHECK_NS
         try:
@@ -830,20 +911,18 @@ class Client:
 
     def _fail_pending(self, reason: str) -> list[threading.Event | None]:
         """Mark the daemon gone and fail every pending transfer (submit and state locks held); returns the events
-        to set once the locks are let go."""
-        if self._gone is not None:
-            return []
-        self._gone = reason
+        to set once the locks are let go. Each transfer is failed before it leaves the pending map, so a pass cut
+        short by an exception leaves the rest there; calling it again finishes them (:meth:`_check_liveness`)."""
+        woken = self._gone is not None
+        if self._gone is None:
+            self._gone = reason
         events = []
         pending = self._pending
-        while pending:
-            try:  # one atomic step per entry: a poll taking completions meanwhile owns what it popped
-                _request_id, entry = pending.popitem()
-            except KeyError:
-                break
-            transfer, _part = (entry, 0) if type(entry) is Transfer else entry
+        for request_id, entry in list(pending.items()):  # a drain meanwhile records what it reads first (idempotent)
+            transfer = entry if entry.__class__ is Transfer else entry[0]
             events.append(transfer._fail(TransferStatus.DAEMON_GONE))
-        if not self._closed:  # (close() sets it under the submit lock, before it unmaps the rings)
+            pending.pop(request_id, None)
+        if not (self._closed or woken):  # (close() sets it under the submit lock, before it unmaps the rings)
             self._completion_doorbell.wake()  # a waiter asleep on the doorbell, or about to be, sees it now
         return events
 
@@ -877,7 +956,7 @@ class Client:
         :raises ClientBusyError: when it cannot take the client's control, submit or state lock (nothing closed).
         :raises BufferError: when a buffer from :meth:`allocate_memory` is still exported (all else is released).
         """
-        if not self._closed:
+        if not self._disconnected:
             self._disconnect()
         self._release_mappings()
 
@@ -885,8 +964,9 @@ class Client:
         """close()'s first part, under the control, submit and state locks: mark the client closed, wake a waiter
         asleep on the completion doorbell, close the control socket and fail every pending transfer."""
         locks = self._take_close_locks()
+        events: list[threading.Event | None] = []
         try:
-            if self._closed:
+            if self._disconnected:
                 return
             self._closed = True
             # a waiter asleep on the completion doorbell holds the poll lock (close() never waits for it: its holder
@@ -896,6 +976,7 @@ class Client:
             self._channel.close()
             events = self._fail_pending("client closed")
             self._unmap_pending = True  # after the wakes, which use the mapping
+            self._disconnected = True  # last: a close() cut short by an exception is done again by the next
         finally:
             for lock in reversed(locks):
                 lock.release()
@@ -979,6 +1060,7 @@ _RECORD_HEADER = RECORD_HEADER_LENGTH
 _SUBMIT_RECORD = struct.Struct("<ii" + "iiqqqqqqqqii")
 _SUBMIT_HEADER = struct.Struct("<ii")
 _SUBMIT_RECORD_LENGTH = _SUBMIT_RECORD.size
+_ONE_REQUEST = (True, 1, 0)  # the shape (single, entries, notify length) of a plain SUBMIT
 _monotonic_ns = time.monotonic_ns
 _COMPLETION_TYPE = p.COMPLETION
 _PADDING = p.PADDING
