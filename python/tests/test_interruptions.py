@@ -165,6 +165,29 @@ class InterruptionTest(unittest.TestCase):
             self.assertEqual(0, view.i64[view.tail_index] - view.head(), "head never caught up with the records")
             self.assertEqual(64, client.transfer_sync(p.WRITE, 1, address, address + 64, 64, timeout_s=5))
 
+    def test_a_poll_interrupted_as_it_takes_the_poll_lock_lets_go_of_it(self) -> None:
+        """Interrupted as the poll lock was taken, before the taker stored the answer: it still lets go, so later
+        polls read the ring (with a threading.Lock's acquire(False) the lock stayed held by nobody, and every wait
+        ran to its timeout)."""
+        daemon, client = self.played()
+        address = self.memory(128)
+
+        class Holder(dict):
+            """The poll lock's slot, whose first taking is interrupted once it took."""
+            takes = 0
+
+            def setdefault(self, key, value):
+                taken = super().setdefault(key, value)
+                Holder.takes += 1
+                if Holder.takes == 1:
+                    raise KeyboardInterrupt("signal handler, as the poll lock was taken")
+                return taken
+
+        client._poll_holder = Holder()
+        self.assert_poll_interrupted(client)
+        self.assertEqual({}, dict(client._poll_holder), "the poll lock stayed taken")
+        self.assertEqual(64, client.transfer_sync(p.WRITE, 1, address, address + 64, 64, timeout_s=5))
+
     # ---------------------------------------------------------------- the submit path
 
     def assert_ring_flows(self, daemon: PlayedDaemon, client: xferd.Client, address: int) -> None:

@@ -151,7 +151,12 @@ class Client:
         self._control_lock = threading.Lock()
         self._control_owner = 0  # the thread in a control request (close() from a handler on it must not wait)
         self._submit_lock = threading.Lock()
-        self._poll_lock = threading.Lock()
+        # the poll lock: the one thread that reads the completion ring holds it, taken only without waiting. Not a
+        # threading.Lock, whose acquire(False) hands its answer back to the calling bytecode, where a signal handler
+        # may raise before it is stored: the lock would stay held by nobody and the ring never be read again. It is
+        # this dict's one entry, the taker's token (one atomic ``setdefault``): a taker whose answer was lost still
+        # finds its token there and lets go (:meth:`_poll`); letting go is ``del``, no call, so nothing interrupts it
+        self._poll_holder: dict[int, object] = {}
         self._state_lock = threading.Lock()
         # request id -> its Transfer (a one-record transfer) or (Transfer, part); its size is the records in flight
         self._pending: dict[int, Transfer | tuple[Transfer, int]] = {}
@@ -685,34 +690,44 @@ class Client:
             next record is claimed but not written yet, which no ring announces): the caller sleeps on its event
             instead.
         """
+        if not self._completion_doorbell.usable:
+            return False
+        holder, token = self._poll_holder, object()
+        try:
+            if holder.setdefault(0, token) is not token:
+                return False
+            return self._sleep_holding_poll_lock(done, limit_ns)
+        finally:
+            if 0 in holder and holder[0] is token:  # no call: nothing can interrupt letting go
+                del holder[0]
+                if self._unmap_pending:
+                    self._unmap_rings()
+
+    def _sleep_holding_poll_lock(self, done: Callable[[], bool], limit_ns: int) -> bool:
+        """:meth:`_sleep_on_doorbell` once it holds the poll lock."""
         doorbell = self._completion_doorbell
-        if not doorbell.usable or not self._poll_lock.acquire(False):
+        if self._closed or self._drain() or done():
+            return True
+        if not doorbell.arm():
             return False
         try:
-            if self._closed or self._drain() or done():
+            view = self._completion_view
+            # close() and _mark_gone() set these before their wake, which may have found the word not marked yet
+            if self._closed or self._gone is not None:
                 return True
-            if not doorbell.arm():
+            head = view.i64[view.head_index]
+            if view.i64[view.tail_index] != head:
+                if view.i32[(head & (view.capacity - 1)) >> 2] > 0:
+                    return True  # a record committed before the mark was visible: read it now
+                # claimed and being written: the daemon's thread may need this core to finish it, and may stall
+                # between claim and commit (it rings only once it commits): the caller sleeps on its event
+                os.sched_yield()
                 return False
-            try:
-                view = self._completion_view
-                # close() and _mark_gone() set these before their wake, which may have found the word not marked yet
-                if self._closed or self._gone is not None:
-                    return True
-                head = view.i64[view.head_index]
-                if view.i64[view.tail_index] != head:
-                    if view.i32[(head & (view.capacity - 1)) >> 2] > 0:
-                        return True  # a record committed before the mark was visible: read it now
-                    # claimed and being written: the daemon's thread may need this core to finish it, and may stall
-                    # between claim and commit (it rings only once it commits): the caller sleeps on its event
-                    os.sched_yield()
-                    return False
-                doorbell.sleep(limit_ns)  # a record committed after the mark rings: the daemon clears the word
-                if not (self._daemon_rings or self._closed or self._gone is not None or doorbell.is_marked()):
-                    self._daemon_rings = True  # only the daemon, close() and _mark_gone() clear it
-            finally:
-                doorbell.disarm()
+            doorbell.sleep(limit_ns)  # a record committed after the mark rings: the daemon clears the word
+            if not (self._daemon_rings or self._closed or self._gone is not None or doorbell.is_marked()):
+                self._daemon_rings = True  # only the daemon, close() and _mark_gone() clear it
         finally:
-            self._release_poll_lock()
+            doorbell.disarm()
         return True
 
     def _spin(self, transfer: Transfer, predicate: Callable[[], bool] | None, spins: int) -> bool:
@@ -722,17 +737,18 @@ class Client:
         syscall, no allocation. The GIL stays held, which is why it is short."""
         view = self._completion_view
         i32, i64, head_at, mask = view.i32, view.i64, view.head_index, view.capacity - 1
-        poll_lock = self._poll_lock
+        holder = self._poll_holder
         try:
             while spins:
                 spins -= 1
                 if i32[(i64[head_at] & mask) >> 2] > 0:  # a record (or the padding before the wrap) is published
-                    if poll_lock.acquire(False):
-                        try:
-                            if not self._closed:
-                                self._drain()
-                        finally:
-                            poll_lock.release()
+                    token = object()
+                    try:
+                        if holder.setdefault(0, token) is token and not self._closed:
+                            self._drain()
+                    finally:
+                        if 0 in holder and holder[0] is token:  # as in _poll
+                            del holder[0]
                             if self._unmap_pending:
                                 self._unmap_rings()
                     if transfer.status is not None if predicate is None else predicate():
@@ -765,20 +781,18 @@ class Client:
         return self._poll()
 
     def _poll(self) -> int:
-        if not self._poll_lock.acquire(False):
-            return 0
+        """Take the poll lock unless another thread holds it, drain, let go; the rings of a client closed meanwhile
+        are unmapped as it lets go (:meth:`close`)."""
+        holder, token = self._poll_holder, object()
         try:
-            if self._closed:
+            if holder.setdefault(0, token) is not token or self._closed:
                 return 0
             return self._drain()
         finally:
-            self._release_poll_lock()
-
-    def _release_poll_lock(self) -> None:
-        """Let go of the poll lock; the rings of a client closed meanwhile are unmapped now (:meth:`close`)."""
-        self._poll_lock.release()
-        if self._unmap_pending:
-            self._unmap_rings()
+            if 0 in holder and holder[0] is token:  # no call between looking and letting go: nothing interrupts it
+                del holder[0]
+                if self._unmap_pending:
+                    self._unmap_rings()
 
     def _drain(self) -> int:
         """Take the completion ring's published records (poll lock held), up to its wrap: each record's length word
@@ -1032,19 +1046,19 @@ class Client:
 
     def _unmap_rings(self) -> None:
         """Unmap the rings of a closed client unless another call holds the poll lock (the ring views under it);
-        that call unmaps them as it lets go (:meth:`_release_poll_lock`). Every holder looks once it let go, so the
-        last one finds the lock free."""
-        if not self._poll_lock.acquire(False):
-            return
+        that call unmaps them as it lets go (:meth:`_poll`). Every holder looks once it let go, so the last one
+        finds the lock free."""
+        holder, token = self._poll_holder, object()
         try:
-            if not self._unmap_pending:
+            if holder.setdefault(0, token) is not token or not self._unmap_pending:
                 return
             self._completion_view.release()
             self._submit_view.release()
             self._rings.close()
             self._unmap_pending = False  # only once done: a close() after a BufferError here tries again
         finally:
-            self._poll_lock.release()
+            if 0 in holder and holder[0] is token:
+                del holder[0]
 
     def __enter__(self) -> "Client":
         return self
