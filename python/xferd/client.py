@@ -221,6 +221,10 @@ class Client:
         self._doorbell_sleep_ns = _DOORBELL_SLEEP_NS
         self._ringing_daemon_sleep_ns = _RINGING_DAEMON_SLEEP_NS
         self._daemon_rings = False  # set once the daemon rang the completion doorbell (PROTOCOL.md 3.7)
+        # a waiter holds the poll lock to sleep on the completion doorbell: it drains when the daemon rings, so the
+        # other waiters sleep on their events until it sets them (_doze); those, oldest first
+        self._watching = False
+        self._dozing: dict[threading.Event, None] = {}
         # where the completion ring's head is going: stored before the ring is zeroed, so that a drain interrupted
         # between zeroing and moving head has its advance finished by the next one (:meth:`_drain`)
         self._head_to = self._completion_view.i64[self._completion_view.head_index]
@@ -642,12 +646,21 @@ class Client:
         millisecond in all, waking early when another thread's poll delivers it; then the thread that gets the poll
         lock sleeps on the completion doorbell (:meth:`_sleep_on_doorbell`) until the daemon rings, at most
         :data:`_DOORBELL_SLEEP_NS` (:data:`_RINGING_DAEMON_SLEEP_NS` once the daemon rang it) and never past the
-        deadline, while the others go on sleeping on their events
-        (at most :data:`_MAX_SLEEP_S` each), which whoever drains the ring sets. Each sleeper polls when it wakes.
+        deadline, while the others sleep on their events until the watcher's drain sets them
+        (:meth:`_doze`; at most :data:`_MAX_SLEEP_S` at a time while nobody watches the doorbell). Each sleeper polls
+        when it wakes; a watcher that leaves hands the doorbell on to a dozing waiter.
         """
         if (transfer.status is not None if predicate is None else predicate()) or \
                 self._spin(transfer, predicate, _SPINS_SMALL if transfer.total_bytes <= _SMALL_BYTES else _SPINS_LARGE):
             return True
+        try:
+            return self._park(transfer, predicate, deadline_ns)
+        finally:
+            if self._dozing and not self._watching:
+                self._hand_off()
+
+    def _park(self, transfer: Transfer, predicate: Callable[[], bool] | None, deadline_ns: int | None) -> bool:
+        """:meth:`_await` after its spin."""
         done = transfer.done if predicate is None else predicate
         sleep_s = parked_s = 0.0
         while not done():
@@ -678,8 +691,34 @@ class Client:
                     event = transfer._event
                 if done():
                     return True
-            event.wait(sleep_s)
+            if predicate is None and self._watching:
+                self._doze(event, done, now, deadline_ns)
+            else:
+                event.wait(sleep_s)
         return True
+
+    def _doze(self, event: threading.Event, done: Callable[[], bool], now_ns: int, deadline_ns: int | None) -> None:
+        """Sleep on a transfer's event while another thread watches the completion doorbell: until that thread's
+        drain completes the transfer and sets the event, until a watcher that leaves hands the doorbell on
+        (:meth:`_hand_off`), or for the liveness interval at most (a net: neither is missed), never past the deadline.
+        The waiter is listed before it looks at the watcher once more, and a watcher unlists itself before it looks
+        at the list, so one of them sees the other: none dozes with nobody watching."""
+        timeout_ns = _LIVENESS_CHECK_NS if deadline_ns is None else min(_LIVENESS_CHECK_NS, deadline_ns - now_ns)
+        dozing = self._dozing
+        dozing[event] = None
+        try:
+            if self._watching and not done():
+                event.wait(max(0, timeout_ns) / 1e9)
+        finally:
+            dozing.pop(event, None)
+        if not done():
+            event.clear()  # a hand-off's wake, or the net's; the completion sets it after the status, seen above
+
+    def _hand_off(self) -> None:
+        """Wake the longest dozing waiter: nobody watches the doorbell any more, and it takes the watch (it polls,
+        and sleeps on the doorbell unless its transfer is done, in which case it hands off in turn)."""
+        for event in list(self._dozing)[:1]:
+            event.set()
 
     def _sleep_on_doorbell(self, done: Callable[[], bool], limit_ns: int) -> bool:
         """Take the poll lock and sleep on the completion doorbell (PROTOCOL.md 3.7) for at most ``limit_ns``: mark
@@ -699,6 +738,7 @@ class Client:
             return self._sleep_holding_poll_lock(done, limit_ns)
         finally:
             if 0 in holder and holder[0] is token:  # no call: nothing can interrupt letting go
+                self._watching = False
                 del holder[0]
                 if self._unmap_pending:
                     self._unmap_rings()
@@ -710,6 +750,7 @@ class Client:
             return True
         if not doorbell.arm():
             return False
+        self._watching = True  # cleared as the poll lock is let go (_sleep_on_doorbell)
         try:
             view = self._completion_view
             # close() and _mark_gone() set these before their wake, which may have found the word not marked yet
