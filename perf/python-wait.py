@@ -20,7 +20,10 @@ stopped on purpose is not counted gone), then, each round, runs a fresh interpre
 4. **many waiters held**: as 1, with ``--waiters`` threads each waiting on its own held 4 KiB write (one of them
    watches the completion doorbell, the others sleep on their transfers' events): CPU seconds and wake-ups of the
    process per held second (two holds); then the time from SIGCONT until every wait returned, p50 of 10 holds of
-   30 ms.
+   30 ms;
+5. **the client's own CPU per request**, without the daemon's share or the machine's scheduling: ``submit_one`` of
+   256 requests while the daemon is stopped (µs per request), and a poll taking 64 completions written into the
+   ring by this process for requests it put in the pending map itself (µs per completion); medians of 20.
 
 Figures swing with the machine's load (printed): compare the two libraries within one run.
 """
@@ -129,6 +132,46 @@ def held_waits(client, memory, waiters: int, hold_s: float) -> tuple[float, floa
     return cpu, after.ru_nvcsw - before.ru_nvcsw, returned - continued[0]
 
 
+def client_costs(client, memory, rounds: int = 20) -> tuple[float, float]:
+    """Microseconds of this process's CPU per ``submit_one`` (the daemon stopped, so the submissions only queue) and
+    per completion taken by a poll (records written here, for requests entered in the pending map here): medians of
+    ``rounds``."""
+    from procfs import all_threads_stopped
+    from xferd import Transfer
+    from xferd.protocol import COMPLETION, WRITE, encode_completion
+    from xferd.rings import RingView, RingWriter
+    pid, submits, drains = client._daemon_pid, [], []
+    count = min(256, client.max_in_flight - 1)
+    for _ in range(rounds):
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            deadline = time.monotonic() + 30
+            while not all_threads_stopped(pid) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            started = time.process_time_ns()
+            transfers = [client.submit_one(WRITE, client.segment_handle, memory.address, memory.address + 64, 64)
+                         for _ in range(count)]
+            submits.append((time.process_time_ns() - started) / count / 1e3)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        for transfer in transfers:
+            client.wait(transfer, 60)
+    view = RingView(client._rings, 0, client.welcome.completion_ring_length)
+    try:
+        writer = RingWriter(view)
+        for round_ in range(rounds):
+            request_ids = [(1 << 40) + 64 * round_ + i for i in range(64)]
+            for request_id in request_ids:
+                client._pending[request_id] = Transfer(WRITE, 1, 64, 1)
+                assert writer.write(COMPLETION, encode_completion(request_id, 0, 64))
+            started = time.process_time_ns()
+            taken = client.poll()
+            drains.append((time.process_time_ns() - started) / max(1, taken) / 1e3)
+    finally:
+        view.release()
+    return sorted(submits)[rounds // 2], sorted(drains)[rounds // 2]
+
+
 def timed_waits(client, memory, length: int, seconds: float) -> list[int]:
     """Submit-to-completion times of one write of ``length`` bytes after another, for ``seconds``."""
     from xferd.protocol import WRITE
@@ -154,6 +197,7 @@ def child(directory: str, hold_s: float, seconds: float, waiters: int) -> None:
         large = timed_waits(client, memory, 16 * MIB, seconds)
         many = [held_waits(client, memory, waiters, hold_s) for _ in range(2)]
         many_resumes = [held_waits(client, memory, waiters, 0.03)[2] for _ in range(10)]
+        submit_us, drain_us = client_costs(client, memory)
     print(json.dumps({
         "library": os.path.dirname(xferd.__file__),
         "held_cpu_per_s": [round(cpu / hold_s, 4) for cpu, _, _ in held],
@@ -165,6 +209,7 @@ def child(directory: str, hold_s: float, seconds: float, waiters: int) -> None:
         "many_cpu_per_s": [round(cpu / hold_s, 4) for cpu, _, _ in many],
         "many_wakeups_per_s": [round(switches / hold_s) for _, switches, _ in many],
         "many_resume_p50_us": percentile(many_resumes, 0.5),
+        "submit_us": round(submit_us, 3), "drain_us": round(drain_us, 3),
     }))
 
 
@@ -213,7 +258,9 @@ def main() -> int:
                       f"({figures['w16m_samples']})\n"
                       f"  held {options.hold_s} s, {options.waiters} waiters: CPU s per s {figures['many_cpu_per_s']}, "
                       f"wake-ups per s {figures['many_wakeups_per_s']}; SIGCONT after 30 ms to the last wait's "
-                      f"return p50 {figures['many_resume_p50_us']:.0f} us (10)", flush=True)
+                      f"return p50 {figures['many_resume_p50_us']:.0f} us (10)\n"
+                      f"  client CPU: submit_one {figures['submit_us']:.2f} us, a completion taken "
+                      f"{figures['drain_us']:.2f} us (medians of 20)", flush=True)
     finally:
         daemon.stop()
     return 0
