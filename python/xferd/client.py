@@ -222,9 +222,9 @@ class Client:
         self._ringing_daemon_sleep_ns = _RINGING_DAEMON_SLEEP_NS
         self._daemon_rings = False  # set once the daemon rang the completion doorbell (PROTOCOL.md 3.7)
         # a waiter holds the poll lock to sleep on the completion doorbell: it drains when the daemon rings, so the
-        # other waiters sleep on their events until it sets them (_doze); those, oldest first
+        # other waiters sleep on their events until it sets them (_doze); those, oldest first, and what ends each
         self._watching = False
-        self._dozing: dict[threading.Event, None] = {}
+        self._dozing: dict[threading.Event, Callable[[], bool]] = {}
         # where the completion ring's head is going: stored before the ring is zeroed, so that a drain interrupted
         # between zeroing and moving head has its advance finished by the next one (:meth:`_drain`)
         self._head_to = self._completion_view.i64[self._completion_view.head_index]
@@ -705,7 +705,7 @@ class Client:
         at the list, so one of them sees the other: none dozes with nobody watching."""
         timeout_ns = _LIVENESS_CHECK_NS if deadline_ns is None else min(_LIVENESS_CHECK_NS, deadline_ns - now_ns)
         dozing = self._dozing
-        dozing[event] = None
+        dozing[event] = done
         try:
             if self._watching and not done():
                 event.wait(max(0, timeout_ns) / 1e9)
@@ -715,10 +715,13 @@ class Client:
             event.clear()  # a hand-off's wake, or the net's; the completion sets it after the status, seen above
 
     def _hand_off(self) -> None:
-        """Wake the longest dozing waiter: nobody watches the doorbell any more, and it takes the watch (it polls,
-        and sleeps on the doorbell unless its transfer is done, in which case it hands off in turn)."""
-        for event in list(self._dozing)[:1]:
-            event.set()
+        """Wake the longest dozing waiter whose transfer is not done (those done are woken already): nobody watches
+        the doorbell any more, and it takes the watch (it polls, and sleeps on the doorbell unless its transfer is
+        done by then, in which case it hands off in turn)."""
+        for event, done in list(self._dozing.items()):
+            if not done():
+                event.set()
+                return
 
     def _sleep_on_doorbell(self, done: Callable[[], bool], limit_ns: int) -> bool:
         """Take the poll lock and sleep on the completion doorbell (PROTOCOL.md 3.7) for at most ``limit_ns``: mark
