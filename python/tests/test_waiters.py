@@ -71,7 +71,7 @@ class WaitersTest(unittest.TestCase):
     def dozing(self, transfer: xferd.Transfer) -> bool:
         """Whether a waiter of ``transfer`` is listed as dozing on its event."""
         event = transfer._event
-        return event is not None and event in self.client._dozing
+        return event is not None and any(dozer is event for dozer, _ in list(self.client._dozing.values()))
 
     def one_watches_one_dozes(self, first, second) -> tuple[tuple, tuple]:
         """Bounded wait until one of two waiters watches the doorbell and the other dozes: (watcher, dozer)."""

@@ -224,7 +224,7 @@ class Client:
         # a waiter holds the poll lock to sleep on the completion doorbell: it drains when the daemon rings, so the
         # other waiters sleep on their events until it sets them (_doze); those, oldest first, and what ends each
         self._watching = False
-        self._dozing: dict[threading.Event, Callable[[], bool]] = {}
+        self._dozing: dict[object, tuple[threading.Event, Callable[[], bool]]] = {}
         # where the completion ring's head is going: stored before the ring is zeroed, so that a drain interrupted
         # between zeroing and moving head has its advance finished by the next one (:meth:`_drain`)
         self._head_to = self._completion_view.i64[self._completion_view.head_index]
@@ -704,13 +704,13 @@ class Client:
         The waiter is listed before it looks at the watcher once more, and a watcher unlists itself before it looks
         at the list, so one of them sees the other: none dozes with nobody watching."""
         timeout_ns = _LIVENESS_CHECK_NS if deadline_ns is None else min(_LIVENESS_CHECK_NS, deadline_ns - now_ns)
-        dozing = self._dozing
-        dozing[event] = done
+        dozing, token = self._dozing, object()  # one entry per dozing thread (two may wait on one transfer)
         try:
+            dozing[token] = (event, done)
             if self._watching and not done():
                 event.wait(max(0, timeout_ns) / 1e9)
         finally:
-            dozing.pop(event, None)
+            dozing.pop(token, None)
         if not done():
             event.clear()  # a hand-off's wake, or the net's; the completion sets it after the status, seen above
 
@@ -718,7 +718,7 @@ class Client:
         """Wake the longest dozing waiter whose transfer is not done (those done are woken already): nobody watches
         the doorbell any more, and it takes the watch (it polls, and sleeps on the doorbell unless its transfer is
         done by then, in which case it hands off in turn)."""
-        for event, done in list(self._dozing.items()):
+        for event, done in list(self._dozing.values()):
             if not done():
                 event.set()
                 return
