@@ -3,7 +3,7 @@
 one daemon.
 
     python3 perf/python-wait.py --baseline DIR [--baseline DIR2 ...] [--rounds 3] [--hold-s 1] [--duration 3]
-                                [--waiters 8]
+                                [--waiters 8] [--resume-holds 10]
 
 DIR is a ``python/`` directory holding another ``xferd`` package (e.g. main's:
 ``git archive main python/xferd | tar -x -C /tmp/base`` then ``--baseline /tmp/base/python``); the other side is this
@@ -19,8 +19,8 @@ stopped on purpose is not counted gone), then, each round, runs a fresh interpre
    the spin and sleep: a waiter that polls wakes up to a poll interval after the completion;
 4. **many waiters held**: as 1, with ``--waiters`` threads each waiting on its own held 4 KiB write (one of them
    watches the completion doorbell, the others sleep on their transfers' events): CPU seconds and wake-ups of the
-   process per held second (two holds); then the time from SIGCONT until every wait returned, p50 of 10 holds of
-   30 ms;
+   process per held second (two holds); then the time from SIGCONT until every wait returned, p50 and p90 of
+   ``--resume-holds`` holds of 30 ms;
 5. **the client's own CPU per request**, without the daemon's share or the machine's scheduling: ``submit_one`` of
    256 requests while the daemon is stopped (µs per request), and a poll taking 64 completions written into the
    ring by this process for requests it put in the pending map itself (µs per completion); medians of 20.
@@ -185,7 +185,7 @@ def timed_waits(client, memory, length: int, seconds: float) -> list[int]:
     return samples
 
 
-def child(directory: str, hold_s: float, seconds: float, waiters: int) -> None:
+def child(directory: str, hold_s: float, seconds: float, waiters: int, resume_holds: int) -> None:
     """Measure with whatever ``xferd`` is first on the path; print one JSON line."""
     import xferd
     with xferd.Client(directory) as client:
@@ -196,7 +196,7 @@ def child(directory: str, hold_s: float, seconds: float, waiters: int) -> None:
         round_trips = timed_waits(client, memory, 64, seconds)
         large = timed_waits(client, memory, 16 * MIB, seconds)
         many = [held_waits(client, memory, waiters, hold_s) for _ in range(2)]
-        many_resumes = [held_waits(client, memory, waiters, 0.03)[2] for _ in range(10)]
+        many_resumes = [held_waits(client, memory, waiters, 0.03)[2] for _ in range(resume_holds)]
         submit_us, drain_us = client_costs(client, memory)
     print(json.dumps({
         "library": os.path.dirname(xferd.__file__),
@@ -208,7 +208,7 @@ def child(directory: str, hold_s: float, seconds: float, waiters: int) -> None:
         "w16m_p50_us": percentile(large, 0.5), "w16m_p99_us": percentile(large, 0.99), "w16m_samples": len(large),
         "many_cpu_per_s": [round(cpu / hold_s, 4) for cpu, _, _ in many],
         "many_wakeups_per_s": [round(switches / hold_s) for _, switches, _ in many],
-        "many_resume_p50_us": percentile(many_resumes, 0.5),
+        "many_resume_p50_us": percentile(many_resumes, 0.5), "many_resume_p90_us": percentile(many_resumes, 0.9),
         "submit_us": round(submit_us, 3), "drain_us": round(drain_us, 3),
     }))
 
@@ -225,10 +225,11 @@ def main() -> int:
     parser.add_argument("--hold-s", type=float, default=1.0)
     parser.add_argument("--duration", type=float, default=3.0)
     parser.add_argument("--waiters", type=int, default=8, help="threads of the many-waiters case")
+    parser.add_argument("--resume-holds", type=int, default=10, help="30 ms holds of the many-waiters case")
     parser.add_argument("--child", metavar="DIR", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
-        child(options.child, options.hold_s, options.duration, options.waiters)
+        child(options.child, options.hold_s, options.duration, options.waiters, options.resume_holds)
         return 0
     if not options.baseline:
         parser.error("--baseline is required")
@@ -242,7 +243,8 @@ def main() -> int:
             for name, path in libraries.items():
                 result = subprocess.run(
                     [sys.executable, os.path.abspath(__file__), "--child", daemon.directory, "--hold-s",
-                     str(options.hold_s), "--duration", str(options.duration), "--waiters", str(options.waiters)],
+                     str(options.hold_s), "--duration", str(options.duration), "--waiters", str(options.waiters),
+                     "--resume-holds", str(options.resume_holds)],
                     capture_output=True, text=True, timeout=600, env=dict(os.environ, PYTHONPATH=path))
                 if result.returncode != 0:
                     raise SystemExit(f"{name} failed:\n{result.stderr}")
@@ -258,7 +260,8 @@ def main() -> int:
                       f"({figures['w16m_samples']})\n"
                       f"  held {options.hold_s} s, {options.waiters} waiters: CPU s per s {figures['many_cpu_per_s']}, "
                       f"wake-ups per s {figures['many_wakeups_per_s']}; SIGCONT after 30 ms to the last wait's "
-                      f"return p50 {figures['many_resume_p50_us']:.0f} us (10)\n"
+                      f"return p50 {figures['many_resume_p50_us']:.0f} p90 {figures['many_resume_p90_us']:.0f} us "
+                      f"({options.resume_holds})\n"
                       f"  client CPU: submit_one {figures['submit_us']:.2f} us, a completion taken "
                       f"{figures['drain_us']:.2f} us (medians of 20)", flush=True)
     finally:
