@@ -26,6 +26,11 @@ from xferd import protocol as p
 from xferd.rings import RingView, RingWriter
 
 
+# the memory the tests' requests name, never freed: the played daemon copies when its thread gets to a record, which
+# may be after a test that did not wait for that ended (a copy into freed memory corrupts this process's heap)
+KEPT: list[bytearray] = []
+
+
 class Interrupting:
     """Stands in for ``real``: the ``at``-th call (1-based) raises KeyboardInterrupt, ``before`` or after calling
     ``real``; every other call is ``real``'s."""
@@ -56,9 +61,9 @@ class InterruptionTest(unittest.TestCase):
         return daemon, client
 
     def memory(self, length: int) -> int:
-        """The address of ``length`` bytes that stay alive until the test ends (the played daemon copies there)."""
+        """The address of ``length`` bytes that stay alive as long as this process (:data:`KEPT`)."""
         buffer = bytearray(os.urandom(length))
-        self.addCleanup(lambda: buffer)
+        KEPT.append(buffer)
         return xferd.memory.address_of(buffer)
 
     def completion_writer(self, daemon: PlayedDaemon, client: xferd.Client) -> RingWriter:

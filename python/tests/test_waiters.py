@@ -18,6 +18,7 @@ from unittest import mock
 
 import xferd
 from test_client_protocol import PlayedDaemon, needs_futex
+from test_interruptions import KEPT  # the requests' memory outlives the played daemon's copies
 from xferd import protocol as p
 from xferd.rings import RingView, RingWriter
 
@@ -45,7 +46,7 @@ class WaitersTest(unittest.TestCase):
         self.addCleanup(view.release)  # before the client's close unmaps the rings (cleanups run last-in first)
         self.completions = RingWriter(view)
         memory = bytearray(os.urandom(4096))
-        self.addCleanup(lambda: memory)
+        KEPT.append(memory)
         self.address = xferd.memory.address_of(memory)
         self.daemon.hold.set()
 

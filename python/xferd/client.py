@@ -930,9 +930,8 @@ class Client:
 
     def _check_liveness(self, now_ns: int) -> None:
         if self._gone is not None or self._closed:
-            if self._pending:  # (no request is registered once gone or closed: see _mark_gone)
-                # an exception (a signal handler's) cut short the pass that fails every pending transfer: finish it
-                self._mark_gone(self._gone or "client closed")
+            if self._pending:
+                self._finish_failing()
             return
         if now_ns < self._next_liveness_ns:
             return
@@ -967,9 +966,19 @@ class Client:
             events = self._fail_pending(reason)
         _set_all(events)
 
+    def _finish_failing(self) -> None:
+        """Fail what a pass of :meth:`_fail_pending` cut short by an exception (a signal handler's) left pending, or
+        what a close() in progress has not failed yet, taking no lock: the pass in progress may be this very thread's
+        (a signal handler's call inside it) and holds them. Safe without them: once the client is gone or closed no
+        request is registered any more (submissions look under the submit lock, which the pass that set it held);
+        each entry is failed by a store that only a transfer still pending takes (:meth:`Transfer._fail`, no call
+        between its look and its store) and removed by one atomic ``pop``; at worst a split batch whose last part a
+        drain records meanwhile ends OK after a waiter saw DAEMON_GONE, which is true: every byte arrived."""
+        _set_all(self._fail_pending(self._gone or "client closed"))
+
     def _fail_pending(self, reason: str) -> list[threading.Event | None]:
-        """Mark the daemon gone and fail every pending transfer (submit and state locks held); returns the events
-        to set once the locks are let go. Each transfer is failed before it leaves the pending map, so a pass cut
+        """Mark the daemon gone and fail every pending transfer (submit and state locks held, or see
+        :meth:`_finish_failing`); returns the events to set once the locks are let go. Each transfer is failed before it leaves the pending map, so a pass cut
         short by an exception leaves the rest there; calling it again finishes them (:meth:`_check_liveness`)."""
         woken = self._gone is not None
         if self._gone is None:
