@@ -11,6 +11,7 @@ from __future__ import annotations
 import support  # puts python/ on the path
 
 import os
+import random
 import threading
 import time
 import unittest
@@ -133,7 +134,6 @@ class WaitersTest(unittest.TestCase):
             self.assertLess(time.monotonic(), deadline, "the waiters never settled")
             time.sleep(0.01)
         order = list(range(8))
-        import random
         random.Random(8).shuffle(order)
         for i in order:
             self.complete_and_ring(waiters[i][0])
