@@ -20,15 +20,10 @@ from typing import Callable
 from unittest import mock
 
 import xferd
-from test_client_protocol import PlayedDaemon
+from test_client_protocol import KEPT, PlayedDaemon
 from xferd import errors
 from xferd import protocol as p
 from xferd.rings import RingView, RingWriter
-
-
-# the memory the tests' requests name, never freed: the played daemon copies when its thread gets to a record, which
-# may be after a test that did not wait for that ended (a copy into freed memory corrupts this process's heap)
-KEPT: list[bytearray] = []
 
 
 class Interrupting:
@@ -61,7 +56,8 @@ class InterruptionTest(unittest.TestCase):
         return daemon, client
 
     def memory(self, length: int) -> int:
-        """The address of ``length`` bytes that stay alive as long as this process (:data:`KEPT`)."""
+        """The address of ``length`` bytes that stay alive as long as this process (the played daemon may copy
+        after the test ended)."""
         buffer = bytearray(os.urandom(length))
         KEPT.append(buffer)
         return xferd.memory.address_of(buffer)

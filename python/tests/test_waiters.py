@@ -18,8 +18,7 @@ import unittest
 from unittest import mock
 
 import xferd
-from test_client_protocol import PlayedDaemon, needs_futex
-from test_interruptions import KEPT  # the requests' memory outlives the played daemon's copies
+from test_client_protocol import KEPT, PlayedDaemon, needs_futex
 from xferd import protocol as p
 from xferd.rings import RingView, RingWriter
 
