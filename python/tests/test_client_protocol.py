@@ -28,6 +28,10 @@ from xferd import errors, rings
 from xferd import protocol as p
 from xferd.rings import TRAILER_LENGTH, RingReader, RingView, RingWriter, SubmitRingWriter
 
+# the memory that requests of tests which may end before the played daemon took them name, never freed: the played
+# daemon copies when its thread gets to a record, and a copy into freed memory corrupts this process's heap
+KEPT: list[bytearray] = []
+
 # for the tests of a waiter asleep on the completion doorbell: where futex(2) is unusable waiters poll instead
 needs_futex = unittest.skipUnless(rings._futex_usable(), "futex(2) is unusable here: waiters never sleep on the "
                                                          "completion doorbell")
@@ -224,6 +228,7 @@ class ClientProtocolTest(unittest.TestCase):
     def test_a_wait_times_out_while_the_daemon_holds_the_completion(self) -> None:
         daemon, client = self.played()
         memory = bytearray(128)
+        KEPT.append(memory)  # the played daemon may copy after the test ended
         address = xferd.memory.address_of(memory)
         daemon.hold.set()
         transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
@@ -237,6 +242,7 @@ class ClientProtocolTest(unittest.TestCase):
     def test_end_of_file_on_the_socket_fails_pending_transfers_with_daemon_gone(self) -> None:
         daemon, client = self.played()
         memory = bytearray(128)
+        KEPT.append(memory)  # the played daemon may copy after the test ended
         address = xferd.memory.address_of(memory)
         daemon.hold.set()
         transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
@@ -254,6 +260,7 @@ class ClientProtocolTest(unittest.TestCase):
         daemon; five are (a hung one)."""
         daemon, client = self.played()
         memory = bytearray(128)
+        KEPT.append(memory)  # the played daemon may copy after the test ended
         address = xferd.memory.address_of(memory)
         daemon.hold.set()
         transfer = client.submit(p.WRITE, 1, [address], [address + 64], [64])
@@ -299,7 +306,7 @@ class ClientProtocolTest(unittest.TestCase):
         daemon, client = self.played(**kwargs)
         client._doorbell_sleep_ns = client._ringing_daemon_sleep_ns = 3600 * 10**9
         memory = bytearray(128)
-        self.addCleanup(lambda: memory)  # alive until the test ends: the played daemon copies into it
+        KEPT.append(memory)  # the played daemon may copy after the test ended
         address = xferd.memory.address_of(memory)
         daemon.hold.set()
         return daemon, client, client.submit(p.WRITE, 1, [address], [address + 64], [64])
@@ -390,6 +397,7 @@ class ClientProtocolTest(unittest.TestCase):
         there are bounded, so the completion committed while it sleeps is still taken."""
         daemon, client = self.played()
         memory = bytearray(128)
+        KEPT.append(memory)  # the played daemon may copy after the test ended
         address = xferd.memory.address_of(memory)
         memory[:64] = os.urandom(64)
         daemon.hold.set()
@@ -618,6 +626,7 @@ class ClientProtocolTest(unittest.TestCase):
         from unittest import mock
         daemon, client = self.played()
         memory = bytearray(128)
+        KEPT.append(memory)  # the played daemon may copy after the test ended
         address = xferd.memory.address_of(memory)
         with mock.patch.object(p, "pack_batch_header", side_effect=KeyboardInterrupt):
             with self.assertRaises(KeyboardInterrupt):

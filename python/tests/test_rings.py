@@ -93,6 +93,35 @@ class SubmitRingWriterTest(unittest.TestCase):
         self.assertEqual(1, reader.read(collector))
         self.assertEqual([(2, bytes(range(124)))], collector.records)
 
+    def test_a_claim_interrupted_at_the_paddings_fence_leaves_the_ring_as_it_was(self) -> None:
+        """An exception (a signal handler's) at the fence between the padding's type and its length, on a weakly
+        ordered machine: nothing was claimed (tail and open claim unchanged), and the next claim, from the same
+        tail, pads and writes as if nothing happened (a tail moved before the padding was published stalled the
+        consumer there for good)."""
+        capacity = 1024
+        buffer = ring_buffer(capacity)
+        view = RingView(buffer, 0, len(buffer))
+        writer, reader = SubmitRingWriter(view), RingReader(view)
+        for _ in range(28):  # 28 x 32 = 896 bytes, 128 left before the end
+            writer.commit(writer.try_claim(1, 24))
+        reader.read(Collector())
+        with mock.patch.object(rings, "_TSO", False), \
+                mock.patch.object(rings, "_fence", side_effect=[KeyboardInterrupt("signal handler"), None, None]):
+            with self.assertRaises(KeyboardInterrupt):
+                writer.try_claim(2, 124)
+            self.assertEqual(896, trailer_long(buffer, capacity, TAIL_OFFSET))
+            self.assertEqual(-1, writer.open_claim)
+            self.assertEqual(0, reader.read(Collector()), "the consumer took something of the interrupted claim")
+            index = writer.try_claim(2, 124)
+            self.assertEqual(index - 8, writer.open_claim)
+            writer.buffer[index:index + 124] = bytes(range(124))
+            writer.commit(index)
+        self.assertEqual(-1, writer.open_claim)
+        collector = Collector()
+        reader.read(collector)
+        reader.read(collector)
+        self.assertEqual([(2, bytes(range(124)))], collector.records)
+
     def test_bodies_beyond_an_eighth_of_the_capacity_are_refused(self) -> None:
         buffer = ring_buffer(1024)
         writer = SubmitRingWriter(RingView(buffer, 0, len(buffer)))

@@ -65,38 +65,54 @@ _CLOSE_LOCK_WAIT_S = 1.0
 class Transfer:
     """One submitted batch (one or more ring records, one status). Returned by :meth:`Client.submit`.
 
-    Its state changes under its client's state lock; a waiting thread's event is made only when it goes to sleep.
+    Its state changes under its client's state lock (a one-record transfer's completion excepted, see
+    :meth:`Client._drain`); a waiting thread's event is made only when it goes to sleep.
+
+    Recording a completion is idempotent, so that a drain interrupted by an exception (a signal handler's) before it
+    let go of the record can record it again: each part's outcome is one store, and the transfer's outcome is
+    worked out again from the parts until it is stored.
     """
 
-    __slots__ = ("opcode", "entries", "total_bytes", "_remaining", "_statuses", "_bytes", "_event", "status")
+    __slots__ = ("opcode", "entries", "total_bytes", "_parts", "_bytes", "_event", "status")
 
     def __init__(self, opcode: int, entries: int, total_bytes: int, parts: int) -> None:
         self.opcode = opcode
         self.entries = entries
         self.total_bytes = total_bytes
-        self._remaining = parts
-        self._statuses = [TransferStatus.OK] * parts if parts > 1 else None
+        # per record of a split batch: None until its completion, then (status, bytes moved)
+        self._parts: list[tuple[int, int] | None] | None = [None] * parts if parts > 1 else None
         self._bytes = 0
         self._event: threading.Event | None = None
         #: None while pending, then the status of the lowest-index failed entry, or 0 (OK)
         self.status: int | None = None
 
     def _part_done(self, part: int, status: int, transferred: int) -> threading.Event | None:
-        """Record one part's completion (state lock held); returns the event to set when it finished the transfer."""
-        if self.status is not None:
-            return None
-        self._bytes += transferred
-        self._remaining -= 1
-        if self._statuses is None:
-            self.status = status
-        else:
-            self._statuses[part] = status
-            if self._remaining == 0:
-                self.status = next((s for s in self._statuses if s != TransferStatus.OK), TransferStatus.OK)
+        """Record one part's completion (state lock held); returns the event to set once the transfer is done.
+        Recording a part again changes nothing, and finishes the transfer if an interruption kept the first time
+        from it."""
+        if self.status is None:
+            parts = self._parts
+            if parts is None:
+                self._bytes = transferred
+                self.status = status  # after _bytes: a waiter that sees the status sees the bytes
+            else:
+                if parts[part] is None:
+                    parts[part] = (status, transferred)
+                if None not in parts:
+                    outcome = next((s for s, _ in parts if s != TransferStatus.OK), TransferStatus.OK)
+                    moved = sum(b for _, b in parts)
+                    self._bytes = moved
+                    self.status = outcome
         return self._event if self.status is not None else None
 
+    def _parts_left(self) -> int:
+        """Records of this transfer not completed yet (the not yet submitted included)."""
+        if self._parts is None:
+            return 0 if self.status is not None else 1
+        return self._parts.count(None)
+
     def _fail(self, status: int) -> threading.Event | None:
-        """Fail it (state lock held); returns the event to set."""
+        """Fail it unless it is done (state lock held); returns the event to set."""
         if self.status is None:
             self.status = status
         return self._event
@@ -135,7 +151,12 @@ class Client:
         self._control_lock = threading.Lock()
         self._control_owner = 0  # the thread in a control request (close() from a handler on it must not wait)
         self._submit_lock = threading.Lock()
-        self._poll_lock = threading.Lock()
+        # the poll lock: the one thread that reads the completion ring holds it, taken only without waiting. Not a
+        # threading.Lock, whose acquire(False) hands its answer back to the calling bytecode, where a signal handler
+        # may raise before it is stored: the lock would stay held by nobody and the ring never be read again. It is
+        # this dict's one entry, the taker's token (one atomic ``setdefault``): a taker whose answer was lost still
+        # finds its token there and lets go (:meth:`_poll`); letting go is ``del``, no call, so nothing interrupts it
+        self._poll_holder: dict[int, object] = {}
         self._state_lock = threading.Lock()
         # request id -> its Transfer (a one-record transfer) or (Transfer, part); its size is the records in flight
         self._pending: dict[int, Transfer | tuple[Transfer, int]] = {}
@@ -145,10 +166,15 @@ class Client:
         self._shared: list[SharedBuffer] = []
         self._gone: str | None = None
         self._closed = False
+        self._disconnected = False  # close() went through to the end of failing what was pending
         self._unmap_pending = False  # closed, the rings still mapped: whoever lets go of the poll lock unmaps them
         self._next_liveness_ns = 0
         self._ptracer_set = False
         self._next_file_address = p.FILE_ADDRESS_BASE
+        # the request id and shape (single, entries, notify length) of the last record claimed: what
+        # _void_open_claim writes into a claim an exception left unpublished
+        self._claim_request_id = 0
+        self._claim_shape = _ONE_REQUEST
         name = segment_name or f"py-{os.getpid()}-{id(self) & 0xffffff:x}"
         self._cnc = CncFile(os.path.join(directory, p.CNC_FILE))
         try:
@@ -195,6 +221,13 @@ class Client:
         self._doorbell_sleep_ns = _DOORBELL_SLEEP_NS
         self._ringing_daemon_sleep_ns = _RINGING_DAEMON_SLEEP_NS
         self._daemon_rings = False  # set once the daemon rang the completion doorbell (PROTOCOL.md 3.7)
+        # a waiter holds the poll lock to sleep on the completion doorbell: it drains when the daemon rings, so the
+        # other waiters sleep on their events until it sets them (_doze); those, oldest first, and what ends each
+        self._watching = False
+        self._dozing: dict[object, tuple[threading.Event, Callable[[], bool]]] = {}
+        # where the completion ring's head is going: stored before the ring is zeroed, so that a drain interrupted
+        # between zeroing and moving head has its advance finished by the next one (:meth:`_drain`)
+        self._head_to = self._completion_view.i64[self._completion_view.head_index]
         self._max_in_flight = max(1, welcome.max_in_flight)
         self._daemon_pid = self._channel.peer_pid()
 
@@ -443,7 +476,8 @@ class Client:
         for part, (start, end) in enumerate(parts):
             last = part == len(parts) - 1
             if last and notify and len(parts) > 1:
-                self._await(transfer, lambda: transfer._remaining == 1 or transfer.status is not None, deadline)
+                self._await(transfer, lambda: transfer._parts_left() == 1 or transfer.status is not None,
+                            deadline)
                 if transfer.done():
                     return transfer
             self._write_record(transfer, part, opcode, segment,
@@ -465,29 +499,31 @@ class Client:
         with self._submit_lock:
             if self._gone is not None or self._closed:
                 self._check_gone()
+            writer = self._writer
+            if writer.open_claim >= 0:
+                self._void_open_claim()
             pending = self._pending
             if len(pending) < self._max_in_flight:
-                writer = self._writer
-                index = writer.claim(p.SUBMIT, _SUBMIT_RECORD_LENGTH)
-                if index >= 0:
-                    request_id = self._next_request_id
-                    self._next_request_id = request_id + 1
-                    pending[request_id] = transfer  # under the submit lock: see _mark_gone
-                    try:
+                request_id = self._next_request_id
+                self._next_request_id = request_id + 1
+                self._claim_request_id = request_id  # what _void_open_claim writes, should this claim be cut short
+                self._claim_shape = _ONE_REQUEST
+                try:
+                    index = writer.claim(p.SUBMIT, _SUBMIT_RECORD_LENGTH)
+                    if index >= 0:
+                        pending[request_id] = transfer  # under the submit lock: see _mark_gone
                         _SUBMIT_RECORD.pack_into(writer.buffer, index, -_SUBMIT_RECORD_LENGTH, p.SUBMIT, 0, opcode,
                                                  0, request_id, segment, local_address, target_address, length,
                                                  trace_id, _monotonic_ns(), 0, 0)
-                    except BaseException:
-                        _SUBMIT_HEADER.pack_into(writer.buffer, index, -_SUBMIT_RECORD_LENGTH, p.SUBMIT)
-                        self._void(index + _RECORD_HEADER, request_id, True, 1, 0)
                         writer.publish(index, _SUBMIT_RECORD_LENGTH)
                         self._doorbell.ring()
+                        return transfer
+                except BaseException:
+                    if writer.open_claim >= 0:
+                        self._void_open_claim()
                         for value in (opcode, segment, local_address, target_address, length, trace_id):
                             _int64(value)  # the precise TypeError or OverflowError
-                        raise
-                    writer.publish(index, _SUBMIT_RECORD_LENGTH)
-                    self._doorbell.ring()
-                    return transfer
+                    raise
         # ring full or at the in-flight limit: the general path waits for room
         for value in (opcode, segment, local_address, target_address, length, trace_id):
             _int64(value)
@@ -505,12 +541,23 @@ class Client:
         while True:
             with self._submit_lock:
                 self._check_gone()
+                writer = self._writer
+                if writer.open_claim >= 0:
+                    self._void_open_claim()
                 if self._in_flight < self._max_in_flight:
-                    index = self._writer.try_claim(record_type, body_length)
-                    if index >= 0:
-                        self._publish(index, transfer, part, single, opcode, segment, entries, count, notify,
-                                      trace_id)
-                        return
+                    request_id = self._next_request_id
+                    self._next_request_id = request_id + 1
+                    self._claim_request_id = request_id
+                    self._claim_shape = (single, count, len(notify))
+                    try:
+                        index = writer.try_claim(record_type, body_length)
+                        if index >= 0:
+                            self._publish(index, request_id, transfer, part, single, opcode, segment, entries, count,
+                                          notify, trace_id)
+                            return
+                    except BaseException:
+                        self._void_open_claim()
+                        raise
             if self._poll() == 0:
                 now = time.monotonic_ns()
                 self._check_liveness(now)
@@ -520,31 +567,45 @@ class Client:
                 sleep_s = min(max(sleep_s * 2, _MIN_SLEEP_S), _MAX_SLEEP_S)
                 time.sleep(sleep_s)
 
-    def _publish(self, index: int, transfer: Transfer, part: int, single: bool, opcode: int, segment: int,
-                 entries: tuple[memoryview, memoryview, memoryview], count: int, notify: bytes, trace_id: int) -> None:
-        request_id = self._next_request_id
-        self._next_request_id += 1
+    def _publish(self, index: int, request_id: int, transfer: Transfer, part: int, single: bool, opcode: int,
+                 segment: int, entries: tuple[memoryview, memoryview, memoryview], count: int, notify: bytes,
+                 trace_id: int) -> None:
+        """Write and publish the record claimed at body ``index`` (submit lock held); the caller voids it if this
+        raises (:meth:`_void_open_claim`)."""
         self._pending[request_id] = (transfer, part)  # the submit lock is held: see _mark_gone
         ring = self._writer.buffer
         now = time.monotonic_ns()
         locals_, targets, lengths = entries
-        try:
-            if single:
-                p.pack_submit(ring, index, request_id, opcode, segment, locals_[0], targets[0], lengths[0], trace_id,
-                              now, notify)
-            else:
-                # the three columns go straight into the record's 24-byte entries, interleaved by strided copies
-                at = p.pack_batch_header(ring, index, request_id, opcode, count, segment, trace_id, now, notify) // 8
-                words = self._submit_view.i64
-                words[at:at + 3 * count:3] = locals_
-                words[at + 1:at + 3 * count:3] = targets
-                words[at + 2:at + 3 * count:3] = lengths
-        except BaseException:
-            self._void(index, request_id, single, count, len(notify))
-            raise
-        finally:
-            self._writer.commit(index)
-            self._doorbell.ring()
+        if single:
+            p.pack_submit(ring, index, request_id, opcode, segment, locals_[0], targets[0], lengths[0], trace_id,
+                          now, notify)
+        else:
+            # the three columns go straight into the record's 24-byte entries, interleaved by strided copies
+            at = p.pack_batch_header(ring, index, request_id, opcode, count, segment, trace_id, now, notify) // 8
+            words = self._submit_view.i64
+            words[at:at + 3 * count:3] = locals_
+            words[at + 1:at + 3 * count:3] = targets
+            words[at + 2:at + 3 * count:3] = lengths
+        self._writer.commit(index)
+        self._doorbell.ring()
+
+    def _void_open_claim(self) -> None:
+        """Void and publish the record the last submission claimed and did not publish (submit lock held): an
+        exception, even KeyboardInterrupt from a signal handler, anywhere between the claim and the publish, even
+        before the claim's index was stored, leaves it to this (or, cut short here too, to the next submission).
+        Nothing is waited for; the daemon answers it INVALID_OPCODE, which fails its request if it was
+        registered."""
+        writer = self._writer
+        record_index = writer.open_claim
+        if record_index < 0:
+            return
+        single, count, notify_length = self._claim_shape
+        body_length = p.submit_length(notify_length) if single else p.batch_length(count, notify_length)
+        _SUBMIT_HEADER.pack_into(writer.buffer, record_index, -(body_length + _RECORD_HEADER),
+                                 p.SUBMIT if single else p.SUBMIT_BATCH)
+        self._void(record_index + _RECORD_HEADER, self._claim_request_id, single, count, notify_length)
+        writer.publish(record_index, body_length + _RECORD_HEADER)
+        self._doorbell.ring()
 
     def _void(self, index: int, request_id: int, single: bool, count: int, notify_length: int) -> None:
         """Turn a claimed record that could not be written (an exception, even KeyboardInterrupt) into a
@@ -585,12 +646,21 @@ class Client:
         millisecond in all, waking early when another thread's poll delivers it; then the thread that gets the poll
         lock sleeps on the completion doorbell (:meth:`_sleep_on_doorbell`) until the daemon rings, at most
         :data:`_DOORBELL_SLEEP_NS` (:data:`_RINGING_DAEMON_SLEEP_NS` once the daemon rang it) and never past the
-        deadline, while the others go on sleeping on their events
-        (at most :data:`_MAX_SLEEP_S` each), which whoever drains the ring sets. Each sleeper polls when it wakes.
+        deadline, while the others sleep on their events until the watcher's drain sets them
+        (:meth:`_doze`; at most :data:`_MAX_SLEEP_S` at a time while nobody watches the doorbell). Each sleeper polls
+        when it wakes; a watcher that leaves hands the doorbell on to a dozing waiter.
         """
         if (transfer.status is not None if predicate is None else predicate()) or \
                 self._spin(transfer, predicate, _SPINS_SMALL if transfer.total_bytes <= _SMALL_BYTES else _SPINS_LARGE):
             return True
+        try:
+            return self._park(transfer, predicate, deadline_ns)
+        finally:
+            if self._dozing and not self._watching:
+                self._hand_off()
+
+    def _park(self, transfer: Transfer, predicate: Callable[[], bool] | None, deadline_ns: int | None) -> bool:
+        """:meth:`_await` after its spin."""
         done = transfer.done if predicate is None else predicate
         sleep_s = parked_s = 0.0
         while not done():
@@ -621,8 +691,37 @@ class Client:
                     event = transfer._event
                 if done():
                     return True
-            event.wait(sleep_s)
+            if predicate is None and self._watching:
+                self._doze(event, done, now, deadline_ns)
+            else:
+                event.wait(sleep_s)
         return True
+
+    def _doze(self, event: threading.Event, done: Callable[[], bool], now_ns: int, deadline_ns: int | None) -> None:
+        """Sleep on a transfer's event while another thread watches the completion doorbell: until that thread's
+        drain completes the transfer and sets the event, until a watcher that leaves hands the doorbell on
+        (:meth:`_hand_off`), or for the liveness interval at most (a net: neither is missed), never past the deadline.
+        The waiter is listed before it looks at the watcher once more, and a watcher unlists itself before it looks
+        at the list, so one of them sees the other: none dozes with nobody watching."""
+        timeout_ns = _LIVENESS_CHECK_NS if deadline_ns is None else min(_LIVENESS_CHECK_NS, deadline_ns - now_ns)
+        dozing, token = self._dozing, object()  # one entry per dozing thread (two may wait on one transfer)
+        try:
+            dozing[token] = (event, done)
+            if self._watching and not done():
+                event.wait(max(0, timeout_ns) / 1e9)
+        finally:
+            dozing.pop(token, None)
+        if not done():
+            event.clear()  # a hand-off's wake, or the net's; the completion sets it after the status, seen above
+
+    def _hand_off(self) -> None:
+        """Wake the longest dozing waiter whose transfer is not done (those done are woken already): nobody watches
+        the doorbell any more, and it takes the watch (it polls, and sleeps on the doorbell unless its transfer is
+        done by then, in which case it hands off in turn)."""
+        for event, done in list(self._dozing.values()):
+            if not done():
+                event.set()
+                return
 
     def _sleep_on_doorbell(self, done: Callable[[], bool], limit_ns: int) -> bool:
         """Take the poll lock and sleep on the completion doorbell (PROTOCOL.md 3.7) for at most ``limit_ns``: mark
@@ -633,34 +732,46 @@ class Client:
             next record is claimed but not written yet, which no ring announces): the caller sleeps on its event
             instead.
         """
-        doorbell = self._completion_doorbell
-        if not doorbell.usable or not self._poll_lock.acquire(False):
+        if not self._completion_doorbell.usable:
             return False
+        holder, token = self._poll_holder, object()
         try:
-            if self._closed or self._drain() or done():
-                return True
-            if not doorbell.arm():
+            if holder.setdefault(0, token) is not token:
                 return False
-            try:
-                view = self._completion_view
-                # close() and _mark_gone() set these before their wake, which may have found the word not marked yet
-                if self._closed or self._gone is not None:
-                    return True
-                head = view.i64[view.head_index]
-                if view.i64[view.tail_index] != head:
-                    if view.i32[(head & (view.capacity - 1)) >> 2] > 0:
-                        return True  # a record committed before the mark was visible: read it now
-                    # claimed and being written: the daemon's thread may need this core to finish it, and may stall
-                    # between claim and commit (it rings only once it commits): the caller sleeps on its event
-                    os.sched_yield()
-                    return False
-                doorbell.sleep(limit_ns)  # a record committed after the mark rings: the daemon clears the word
-                if not (self._daemon_rings or self._closed or self._gone is not None or doorbell.is_marked()):
-                    self._daemon_rings = True  # only the daemon, close() and _mark_gone() clear it
-            finally:
-                doorbell.disarm()
+            return self._sleep_holding_poll_lock(done, limit_ns)
         finally:
-            self._release_poll_lock()
+            if 0 in holder and holder[0] is token:  # no call: nothing can interrupt letting go
+                self._watching = False
+                del holder[0]
+                if self._unmap_pending:
+                    self._unmap_rings()
+
+    def _sleep_holding_poll_lock(self, done: Callable[[], bool], limit_ns: int) -> bool:
+        """:meth:`_sleep_on_doorbell` once it holds the poll lock."""
+        doorbell = self._completion_doorbell
+        if self._closed or self._drain() or done():
+            return True
+        if not doorbell.arm():
+            return False
+        self._watching = True  # cleared as the poll lock is let go (_sleep_on_doorbell)
+        try:
+            view = self._completion_view
+            # close() and _mark_gone() set these before their wake, which may have found the word not marked yet
+            if self._closed or self._gone is not None:
+                return True
+            head = view.i64[view.head_index]
+            if view.i64[view.tail_index] != head:
+                if view.i32[(head & (view.capacity - 1)) >> 2] > 0:
+                    return True  # a record committed before the mark was visible: read it now
+                # claimed and being written: the daemon's thread may need this core to finish it, and may stall
+                # between claim and commit (it rings only once it commits): the caller sleeps on its event
+                os.sched_yield()
+                return False
+            doorbell.sleep(limit_ns)  # a record committed after the mark rings: the daemon clears the word
+            if not (self._daemon_rings or self._closed or self._gone is not None or doorbell.is_marked()):
+                self._daemon_rings = True  # only the daemon, close() and _mark_gone() clear it
+        finally:
+            doorbell.disarm()
         return True
 
     def _spin(self, transfer: Transfer, predicate: Callable[[], bool] | None, spins: int) -> bool:
@@ -670,17 +781,18 @@ class Client:
         syscall, no allocation. The GIL stays held, which is why it is short."""
         view = self._completion_view
         i32, i64, head_at, mask = view.i32, view.i64, view.head_index, view.capacity - 1
-        poll_lock = self._poll_lock
+        holder = self._poll_holder
         try:
             while spins:
                 spins -= 1
                 if i32[(i64[head_at] & mask) >> 2] > 0:  # a record (or the padding before the wrap) is published
-                    if poll_lock.acquire(False):
-                        try:
-                            if not self._closed:
-                                self._drain()
-                        finally:
-                            poll_lock.release()
+                    token = object()
+                    try:
+                        if holder.setdefault(0, token) is token and not self._closed:
+                            self._drain()
+                    finally:
+                        if 0 in holder and holder[0] is token:  # as in _poll
+                            del holder[0]
                             if self._unmap_pending:
                                 self._unmap_rings()
                     if transfer.status is not None if predicate is None else predicate():
@@ -713,30 +825,37 @@ class Client:
         return self._poll()
 
     def _poll(self) -> int:
-        if not self._poll_lock.acquire(False):
-            return 0
+        """Take the poll lock unless another thread holds it, drain, let go; the rings of a client closed meanwhile
+        are unmapped as it lets go (:meth:`close`)."""
+        holder, token = self._poll_holder, object()
         try:
-            if self._closed:
+            if holder.setdefault(0, token) is not token or self._closed:
                 return 0
             return self._drain()
         finally:
-            self._release_poll_lock()
-
-    def _release_poll_lock(self) -> None:
-        """Let go of the poll lock; the rings of a client closed meanwhile are unmapped now (:meth:`close`)."""
-        self._poll_lock.release()
-        if self._unmap_pending:
-            self._unmap_rings()
+            if 0 in holder and holder[0] is token:  # no call between looking and letting go: nothing interrupts it
+                del holder[0]
+                if self._unmap_pending:
+                    self._unmap_rings()
 
     def _drain(self) -> int:
         """Take the completion ring's published records (poll lock held), up to its wrap: each record's length word
         is one load (acquire), the rest of its head one ``unpack_from``; then the records are zeroed and head
-        advances in one store. A one-record transfer is completed without a lock: its request id left the pending
-        map by an atomic ``pop``, so no other thread can complete or fail it. Returns the records taken."""
+        advances in one store. Returns the records taken.
+
+        Exception-safe (a signal handler may raise on this thread at any call, even KeyboardInterrupt): a record
+        counts as taken (``consumed``) only once what it says is recorded, and its request leaves the pending map
+        only after that, so a drain interrupted midway leaves the record to the next drain, which records it again
+        (recording is idempotent: :meth:`Transfer._part_done`); the head's advance is noted before the ring is
+        zeroed, and the next drain finishes one an interruption cut short. A one-record transfer is completed
+        without a lock: its status is looked at and stored with no call in between, where no other thread (nor a
+        signal handler) can run, so it is stored once, by this drain or by :meth:`_fail_pending`."""
         view = self._completion_view
         i32, i64, ring, head_at, capacity = view.i32, view.i64, view.bytes, view.head_index, view.capacity
         pending = self._pending
         head = i64[head_at]
+        if self._head_to != head:
+            head = self._finish_head_advance(head)
         head_index = head & (capacity - 1)
         block = capacity - head_index
         consumed = records = 0
@@ -748,41 +867,56 @@ class Client:
                     break
                 if length < _RECORD_HEADER or length > block - consumed:
                     raise ValueError(f"corrupt ring record at {index}: length {length}")
-                consumed += (length + 7) & -8
                 record_type, request_id, status, _reserved, transferred = _RECORD_HEAD.unpack_from(ring, index + 4)
                 if record_type == _COMPLETION_TYPE:
-                    records += 1
                     if length < _COMPLETION_RECORD_LENGTH:
+                        consumed += (length + 7) & -8  # skipped: the next drain goes on after it
                         raise p.MalformedFrame(f"COMPLETION of {length - _RECORD_HEADER} bytes, needs "
                                                f"{_COMPLETION_RECORD_LENGTH - _RECORD_HEADER}")
-                    entry = pending.pop(request_id, None)
-                    if entry is None:
-                        continue
-                    if type(entry) is Transfer:
-                        if entry.status is None:
-                            entry._bytes = transferred
-                            entry._remaining = 0
-                            entry.status = status  # after _bytes: a waiter that sees the status sees the bytes
+                    entry = pending.get(request_id)
+                    if entry is not None:
+                        if entry.__class__ is Transfer:
+                            if entry.status is None:
+                                entry._bytes = transferred
+                                entry.status = status  # after _bytes: a waiter that sees the status sees the bytes
                             event = entry._event
-                            if event is not None:
-                                event.set()
-                        continue
-                    with self._state_lock:
-                        event = entry[0]._part_done(entry[1], status, transferred)
-                    if event is not None:
-                        event.set()
-                elif record_type != _PADDING:
+                        else:
+                            with self._state_lock:
+                                event = entry[0]._part_done(entry[1], status, transferred)
+                        if event is not None:
+                            event.set()
+                        pending.pop(request_id, None)  # (or _fail_pending took it meanwhile)
                     records += 1
+                elif record_type != _PADDING:
                     if record_type == p.NOTIFICATION:
-                        self._notifications.append(p.decode_notification(ring, index + _RECORD_HEADER,
-                                                                         length - _RECORD_HEADER))
+                        notification = p.decode_notification(ring, index + _RECORD_HEADER, length - _RECORD_HEADER)
+                        # appended (no call: no signal handler runs between these two lines) then counted taken
+                        self._notifications += (notification,)
+                    records += 1
+                consumed += (length + 7) & -8
         finally:
             if consumed:
+                self._head_to = head + consumed  # first: the next drain finishes an advance cut short
                 ring[head_index:head_index + consumed] = self._zeros[:consumed]
                 if not _TSO:
                     _fence()
                 i64[head_at] = head + consumed
         return records
+
+    def _finish_head_advance(self, head: int) -> int:
+        """Finish the head's advance to :attr:`_head_to` that an exception interrupted (poll lock held): those
+        records were recorded; zero them (again) and move head past them. Returns the new head."""
+        view = self._completion_view
+        to = self._head_to
+        if to > head:
+            at = head & (view.capacity - 1)
+            view.bytes[at:at + to - head] = self._zeros[:to - head]
+            if not _TSO:
+                _fence()
+            view.i64[view.head_index] = to
+            return to
+        self._head_to = head
+        return head
 
     def get_notifies(self) -> list[Notification]:
         """The notifications received since the last call (polls first)."""
@@ -795,7 +929,11 @@ class Client:
     # ---------------------------------------------------------------- liveness
 
     def _check_liveness(self, now_ns: int) -> None:
-        if now_ns < self._next_liveness_ns or self._gone is not None:
+        if self._gone is not None or self._closed:
+            if self._pending:
+                self._finish_failing()
+            return
+        if now_ns < self._next_liveness_ns:
             return
         self._next_liveness_ns = now_ns + _LIVENESS_CHECK_NS
         try:
@@ -828,22 +966,30 @@ class Client:
             events = self._fail_pending(reason)
         _set_all(events)
 
+    def _finish_failing(self) -> None:
+        """Fail what a pass of :meth:`_fail_pending` cut short by an exception (a signal handler's) left pending, or
+        what a close() in progress has not failed yet, taking no lock: the pass in progress may be this very thread's
+        (a signal handler's call inside it) and holds them. Safe without them: once the client is gone or closed no
+        request is registered any more (submissions look under the submit lock, which the pass that set it held);
+        each entry is failed by a store that only a transfer still pending takes (:meth:`Transfer._fail`, no call
+        between its look and its store) and removed by one atomic ``pop``; at worst a split batch whose last part a
+        drain records meanwhile ends OK after a waiter saw DAEMON_GONE, which is true: every byte arrived."""
+        _set_all(self._fail_pending(self._gone or "client closed"))
+
     def _fail_pending(self, reason: str) -> list[threading.Event | None]:
-        """Mark the daemon gone and fail every pending transfer (submit and state locks held); returns the events
-        to set once the locks are let go."""
-        if self._gone is not None:
-            return []
-        self._gone = reason
+        """Mark the daemon gone and fail every pending transfer (submit and state locks held, or see
+        :meth:`_finish_failing`); returns the events to set once the locks are let go. Each transfer is failed before it leaves the pending map, so a pass cut
+        short by an exception leaves the rest there; calling it again finishes them (:meth:`_check_liveness`)."""
+        woken = self._gone is not None
+        if self._gone is None:
+            self._gone = reason
         events = []
         pending = self._pending
-        while pending:
-            try:  # one atomic step per entry: a poll taking completions meanwhile owns what it popped
-                _request_id, entry = pending.popitem()
-            except KeyError:
-                break
-            transfer, _part = (entry, 0) if type(entry) is Transfer else entry
+        for request_id, entry in list(pending.items()):  # a drain meanwhile records what it reads first (idempotent)
+            transfer = entry if entry.__class__ is Transfer else entry[0]
             events.append(transfer._fail(TransferStatus.DAEMON_GONE))
-        if not self._closed:  # (close() sets it under the submit lock, before it unmaps the rings)
+            pending.pop(request_id, None)
+        if not (self._closed or woken):  # (close() sets it under the submit lock, before it unmaps the rings)
             self._completion_doorbell.wake()  # a waiter asleep on the doorbell, or about to be, sees it now
         return events
 
@@ -877,7 +1023,7 @@ class Client:
         :raises ClientBusyError: when it cannot take the client's control, submit or state lock (nothing closed).
         :raises BufferError: when a buffer from :meth:`allocate_memory` is still exported (all else is released).
         """
-        if not self._closed:
+        if not self._disconnected:
             self._disconnect()
         self._release_mappings()
 
@@ -885,8 +1031,9 @@ class Client:
         """close()'s first part, under the control, submit and state locks: mark the client closed, wake a waiter
         asleep on the completion doorbell, close the control socket and fail every pending transfer."""
         locks = self._take_close_locks()
+        events: list[threading.Event | None] = []
         try:
-            if self._closed:
+            if self._disconnected:
                 return
             self._closed = True
             # a waiter asleep on the completion doorbell holds the poll lock (close() never waits for it: its holder
@@ -896,6 +1043,7 @@ class Client:
             self._channel.close()
             events = self._fail_pending("client closed")
             self._unmap_pending = True  # after the wakes, which use the mapping
+            self._disconnected = True  # last: a close() cut short by an exception is done again by the next
         finally:
             for lock in reversed(locks):
                 lock.release()
@@ -951,19 +1099,19 @@ class Client:
 
     def _unmap_rings(self) -> None:
         """Unmap the rings of a closed client unless another call holds the poll lock (the ring views under it);
-        that call unmaps them as it lets go (:meth:`_release_poll_lock`). Every holder looks once it let go, so the
-        last one finds the lock free."""
-        if not self._poll_lock.acquire(False):
-            return
+        that call unmaps them as it lets go (:meth:`_poll`). Every holder looks once it let go, so the last one
+        finds the lock free."""
+        holder, token = self._poll_holder, object()
         try:
-            if not self._unmap_pending:
+            if holder.setdefault(0, token) is not token or not self._unmap_pending:
                 return
             self._completion_view.release()
             self._submit_view.release()
             self._rings.close()
             self._unmap_pending = False  # only once done: a close() after a BufferError here tries again
         finally:
-            self._poll_lock.release()
+            if 0 in holder and holder[0] is token:
+                del holder[0]
 
     def __enter__(self) -> "Client":
         return self
@@ -979,6 +1127,7 @@ _RECORD_HEADER = RECORD_HEADER_LENGTH
 _SUBMIT_RECORD = struct.Struct("<ii" + "iiqqqqqqqqii")
 _SUBMIT_HEADER = struct.Struct("<ii")
 _SUBMIT_RECORD_LENGTH = _SUBMIT_RECORD.size
+_ONE_REQUEST = (True, 1, 0)  # the shape (single, entries, notify length) of a plain SUBMIT
 _monotonic_ns = time.monotonic_ns
 _COMPLETION_TYPE = p.COMPLETION
 _PADDING = p.PADDING

@@ -197,6 +197,11 @@ class SubmitRingWriter:
         self._i64 = ring.i64
         self._tail_index = ring.tail_index
         self._head_cache_index = ring.head_cache_index
+        #: the index of the record claimed and not yet published, else -1. Set in the same run of stores as the
+        #: tail that claims it (no call between them, so no signal handler can run there) and cleared in the same
+        #: run as the store that publishes it: a caller interrupted in between (even by KeyboardInterrupt, or
+        #: losing the index :meth:`claim` returned) finds the claim here and voids it, so the ring never stalls
+        self.open_claim = -1
 
     @property
     def buffer(self) -> memoryview:
@@ -219,8 +224,9 @@ class SubmitRingWriter:
         aligned = (record_length + 7) & -8
         required = aligned + RECORD_HEADER_LENGTH
         if required <= self.capacity - index and required <= self.capacity - tail + i64[self._head_cache_index]:
-            i64[self._tail_index] = tail + aligned
             i64[(index + aligned) >> 3] = 0  # the next record's header, so the consumer stops there
+            i64[self._tail_index] = tail + aligned
+            self.open_claim = index
             return index
         body = self.try_claim(record_type, record_length - RECORD_HEADER_LENGTH)
         return body - RECORD_HEADER_LENGTH if body >= 0 else -1
@@ -231,6 +237,7 @@ class SubmitRingWriter:
         if not _TSO:
             _fence()
         self._ring.i32[record_index >> 2] = record_length
+        self.open_claim = -1
 
     def try_claim(self, record_type: int, body_length: int) -> int:
         """Claim space for a record and mark it as being written.
@@ -258,15 +265,8 @@ class SubmitRingWriter:
         index = tail & self._mask
         to_end = capacity - index
         write_index = index
-        next_tail = tail + aligned
-        if aligned == to_end:  # the record ends exactly at the end of the data area
-            i64[ring.tail_index] = next_tail
-            i64[0] = 0
-            i32[index // 4] = -record_length
-            i32[index // 4 + 1] = record_type
-            return index + RECORD_HEADER_LENGTH
         padding = 0
-        if required > to_end:  # does not fit before the end: pad to the end, write at 0
+        if required > to_end and aligned != to_end:  # does not fit before the end: pad to the end, write at 0
             write_index = 0
             head_index = head & self._mask
             if required > head_index:
@@ -274,21 +274,30 @@ class SubmitRingWriter:
                 head_index = head & self._mask
                 if required > head_index:
                     write_index = -1
-                    next_tail = tail
                 i64[ring.head_cache_index] = head
             padding = to_end
-            next_tail += padding
-        i64[ring.tail_index] = next_tail
+        # every store into the data area first: the consumer takes a record only once the tail covers it (PROTOCOL.md
+        # 3.3, step 6), so an exception before the tail's store leaves nothing taken, and the next claim, from the
+        # same tail, stores the same again
         if padding:
             i64[0] = 0
             i32[index // 4 + 1] = PADDING
-            _fence()
+            if not _TSO:
+                _fence()
             i32[index // 4] = padding
+        if write_index >= 0:
+            next_header = write_index + aligned
+            if next_header < capacity:
+                i64[next_header // 8] = 0
+            else:
+                i64[0] = 0  # the record ends exactly at the end of the data area
+            i32[write_index // 4] = -record_length
+            i32[write_index // 4 + 1] = record_type
+        # then, with no call between them (a signal handler runs only at one): the tail, and the claim it makes
+        i64[ring.tail_index] = tail + padding + (aligned if write_index >= 0 else 0)
         if write_index < 0:
             return -1
-        i64[(write_index + aligned) // 8] = 0
-        i32[write_index // 4] = -record_length
-        i32[write_index // 4 + 1] = record_type
+        self.open_claim = write_index
         return write_index + RECORD_HEADER_LENGTH
 
     def commit(self, body_index: int) -> None:
@@ -301,6 +310,7 @@ class SubmitRingWriter:
         if not _TSO:
             _fence()
         i32[at] = -length
+        self.open_claim = -1
 
 
 class RingReader:
