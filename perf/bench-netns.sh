@@ -272,6 +272,19 @@ nstat_snapshot() {
     ip netns exec "$ns" nstat -asz 2>/dev/null | awk -v s="$side" '$1 ~ /^(Tcp|TcpExt)/ { print s, $1, $2 }'
   done
 }
+tcp_trace_running() { # pid: not ended (kill -0 cannot tell: an ended child not yet waited for is a zombie)
+  local stat
+  read -r stat 2>/dev/null < "/proc/$1/stat" || return 1
+  stat="${stat##*) }"
+  [[ ${stat%% *} != Z ]]
+}
+tcp_trace_failure() { # samples-file: the first line of a failed sampler's file that is not a sample row
+  local line
+  line="$(grep -m 1 -vE '^(T |P |[0-9]|[[:space:]])' "$1")"
+  [[ -n $line ]] || line="$(head -n 1 "$1")"
+  [[ -n $line ]] || line="no sample rows, no message"
+  printf '%s' "$line"
+}
 tcp_trace_start() { # label bench-pid: samplers in both namespaces while the bench runs, counters before
   nstat_snapshot > "$work/$1.nstat-before"
   # real-time priority (chrt -f 1), so that the samples keep coming on a loaded machine (under load 15 a plain
@@ -282,9 +295,26 @@ tcp_trace_start() { # label bench-pid: samplers in both namespaces while the ben
   tcp_trace_pids+=($!)
   netns_track "${tcp_trace_pids[@]}"
 }
-tcp_trace_stop() { # label: the counters that moved during the run
-  local pid
-  for pid in "${tcp_trace_pids[@]}"; do wait "$pid" 2>/dev/null || true; netns_untrack "$pid"; done
+tcp_trace_stop() { # label: the samplers' failures, the counters that moved during the run
+  local pid side rc _
+  # the bench has ended: nothing left to sample. Stopped here, not left to notice that its pid is gone (a reused pid
+  # would keep a real-time sampler running, and the wait below with it); still our children, so no pid is reused yet
+  kill "${tcp_trace_pids[@]}" 2>/dev/null || true
+  for _ in 1 2 3 4 5 6 7 8 9 10; do # up to 2 s, then KILL
+    tcp_trace_running "${tcp_trace_pids[0]}" || tcp_trace_running "${tcp_trace_pids[1]}" || break
+    sleep 0.2
+  done
+  kill -9 "${tcp_trace_pids[@]}" 2>/dev/null || true
+  for side in A B; do
+    [[ $side == A ]] && pid="${tcp_trace_pids[0]}" || pid="${tcp_trace_pids[1]}"
+    wait "$pid" 2>/dev/null && rc=0 || rc=$?
+    netns_untrack "$pid"
+    # 0: it saw the bench end; 143/137: stopped above. Anything else (chrt's EPERM where the cgroup has no real-time
+    # budget, a failed ss), or no sample at all, and its file holds the reason
+    if [[ $rc != 0 && $rc != 143 && $rc != 137 ]] || ! grep -q '^T ' "$work/$1.ss-$side"; then
+      say "  tcp-trace sampler failed: $(tcp_trace_failure "$work/$1.ss-$side") ($side's namespace, exit $rc)"
+    fi
+  done
   nstat_snapshot > "$work/$1.nstat-after"
   awk 'NR == FNR { v[$1 " " $2] = $3; next } { d = $3 - v[$1 " " $2]; if (d != 0) printf "%s %s %d\n", $1, $2, d }' \
     "$work/$1.nstat-before" "$work/$1.nstat-after" > "$work/$1.nstat"
@@ -400,7 +430,7 @@ trace_slowest() { # label, since (trace ids repeat from run to run: only this ru
       "queue $(sed -n 's/.*(queue \([0-9.]*\) \([a-z]*\),.*/\1 \2/p' "$file" | to_ms | med_max);" \
       "execution $(sed -n 's/.*, execution \([0-9.]*\) \([a-z]*\)).*/\1 \2/p' "$file" | to_ms | med_max);" \
       "slice wire $(sed -n 's/.* wire \([0-9.]*\) \([a-z]*\) status.*/\1 \2/p' "$file" | to_ms | med_max)"
-    if [[ $tcp_trace == 1 && -s "$work/$1.ss-A" ]]; then
+    if [[ $tcp_trace == 1 ]] && grep -q '^T ' "$work/$1.ss-A" && grep -q '^T ' "$work/$1.ss-B"; then
       "$here/lib/tcp-trace-summary.py" "$file" "$work/$1.ss-A" "$work/$1.ss-B" > "${file%.trace}.tcp" 2>&1 || true
       say "    beside its connections' TCP state and the peer threads: ${file%.trace}.tcp"
     fi
