@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,12 +19,19 @@ static volatile uint64_t ping __attribute__((aligned(128)));
 static volatile uint64_t pong __attribute__((aligned(128)));
 static volatile int stop;
 
+// Pinned or nothing: where a vCPU is not in the allowed set (taskset, cpuset, a container), an ignored failure would
+// leave both threads on one CPU and print a scheduler's milliseconds as the line's round trip.
 static void pin(int cpu)
 {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    int error = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    if (error != 0)
+    {
+        fprintf(stderr, "line-pingpong: cannot pin a thread to vCPU %d: %s\n", cpu, strerror(error));
+        exit(1); // from either thread: the process ends, the other thread with it
+    }
 }
 
 static uint64_t now_ns(void)
@@ -61,7 +69,12 @@ int main(int argc, char **argv)
     int gap_us = argc > 3 ? atoi(argv[3]) : 200000;
     pin(0);
     pthread_t thread;
-    pthread_create(&thread, NULL, echo, NULL);
+    int error = pthread_create(&thread, NULL, echo, NULL);
+    if (error != 0)
+    {
+        fprintf(stderr, "line-pingpong: cannot start the echo thread: %s\n", strerror(error));
+        return 1;
+    }
     uint64_t seq = 0;
     for (int r = 0; r < runs; r++)
     {
