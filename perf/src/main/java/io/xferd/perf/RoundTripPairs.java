@@ -79,17 +79,38 @@ public final class RoundTripPairs
         xferd.journal = journal;
         final RawRingPingPongBenchmark manyToOne = rawRing(idle, "many-to-one");
         final RawRingPingPongBenchmark oneToOne = rawRing(idle, "one-to-one");
-        xferd.setUp();
-        xferd.startIteration();
+        // every set-up inside the try: the in-process daemon's threads are not daemon threads, so a set-up that
+        // throws after launching it (a 64-byte transfer that did not complete) must still close it, or the JVM and
+        // perf/roundtrip-pairs.sh never end
+        boolean manyToOneUp = false;
+        boolean oneToOneUp = false;
         try
         {
+            xferd.setUp();
+            xferd.startIteration();
+            manyToOne.setUp();
+            manyToOneUp = true;
+            oneToOne.setUp();
+            oneToOneUp = true;
             new RoundTripPairs(windowMs * 1_000_000L).run(windows, warmUpS, xferd, manyToOne, oneToOne);
         }
         finally
         {
-            xferd.tearDown();
-            manyToOne.tearDown();
-            oneToOne.tearDown();
+            try
+            {
+                xferd.tearDown(); // closes what a partial set-up opened
+            }
+            finally
+            {
+                if (manyToOneUp)
+                {
+                    manyToOne.tearDown();
+                }
+                if (oneToOneUp)
+                {
+                    oneToOne.tearDown();
+                }
+            }
         }
     }
 
@@ -98,7 +119,6 @@ public final class RoundTripPairs
         final RawRingPingPongBenchmark ring = new RawRingPingPongBenchmark();
         ring.idle = idle;
         ring.completionRing = completionRing;
-        ring.setUp();
         return ring;
     }
 
@@ -117,6 +137,9 @@ public final class RoundTripPairs
             {
                 measure(operation);
             }
+            // the probe too: a cold one (interpreted, its echo thread's first run) reads slow and would put the first
+            // window in the slow-line group
+            lineRoundTripNs();
         }
         System.out.printf("window  xferd_p50  m2o_p50  o2o_p50  xferd/m2o  xferd/o2o  xferd_p99  line_ns  vCPUs%n");
         final List<long[]> rows = new ArrayList<>();
