@@ -10,26 +10,27 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 forks=3
-if [[ "${1:-}" == "--forks" ]]; then forks="$2"; shift 2; fi
-if [[ -z "${JAVA_HOME:-}" || ! -x "$JAVA_HOME/bin/java" ]]; then export JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64; fi
-jar="$here/target/benchmarks.jar"
-sources=("$root/pom.xml")
-for module in daemon ipc-client ringbuffer topology native-bindings perf; do
-  sources+=("$root/$module/src" "$root/$module/pom.xml")
+args=()
+while [[ $# -gt 0 ]]; do # --forks anywhere; the rest goes to RoundTripPairs, which rejects what it does not know
+  case "$1" in
+    --forks) forks="$2"; shift 2 ;;
+    *) args+=("$1"); shift ;;
+  esac
 done
-if [[ ! -f "$jar" ]] || [[ -n "$(find "${sources[@]}" -newer "$jar" -print -quit 2>/dev/null)" ]]; then
-  echo "building perf/target/benchmarks.jar ..."
-  (cd "$root" && ./mvnw -q -B -o -pl perf -am -DskipTests package)
-fi
+# shellcheck source=lib/benchmarks-jar.sh
+source "$here/lib/benchmarks-jar.sh"
+benchmarks_java_home
+jar="$here/target/benchmarks.jar"
+benchmarks_jar "$root"
 flags=$(sed -n '/^xferd.jvm.flags/,$p' "$root/jvm.flags" | sed 's/xferd.jvm.flags=//; s/\\$//' | tr '\n' ' ')
 mkdir -p "$here/results"
 log="$here/results/$(date +%Y%m%d-%H%M%S)-pairs.log"
-echo "forks=$forks $* load: $(uptime | sed 's/.*average: //')" | tee "$log"
+echo "forks=$forks ${args[*]} load: $(uptime | sed 's/.*average: //')" | tee "$log"
 for ((f = 1; f <= forks; f++)); do
   echo "# fork $f of $forks" | tee -a "$log"
   # shellcheck disable=SC2086
   "$JAVA_HOME/bin/java" $flags -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Xms512m -Xmx512m -XX:+AlwaysPreTouch \
-    -cp "$jar" io.xferd.perf.RoundTripPairs "$@" 2>&1 | tee -a "$log"
+    -cp "$jar" io.xferd.perf.RoundTripPairs "${args[@]}" 2>&1 | tee -a "$log"
 done
 echo "load after: $(uptime | sed 's/.*average: //')" | tee -a "$log"
 echo

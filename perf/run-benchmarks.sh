@@ -31,24 +31,12 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-if [[ -z "${JAVA_HOME:-}" || ! -x "$JAVA_HOME/bin/java" ]] || \
-   ! "$JAVA_HOME/bin/java" -version 2>&1 | grep -qE 'version "(2[5-9]|[3-9][0-9])'; then
-  export JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64
-fi
+# shellcheck source=lib/benchmarks-jar.sh
+source "$here/lib/benchmarks-jar.sh"
+benchmarks_java_home
 java="$JAVA_HOME/bin/java"
-
 jar="$here/target/benchmarks.jar"
-# the jar shades the daemon and the client: a change in any module's sources makes it stale, and the build takes
-# those modules from this checkout (-am), never from snapshots installed in ~/.m2 by another checkout
-sources=("$root/pom.xml")
-for module in daemon ipc-client ringbuffer topology native-bindings perf; do
-  sources+=("$root/$module/src" "$root/$module/pom.xml")
-done
-if [[ ! -f "$jar" ]] || [[ -n "$(find "${sources[@]}" -newer "$jar" -print -quit 2>/dev/null)" ]]; then
-  echo "building perf/target/benchmarks.jar ..."
-  (cd "$root" && ./mvnw -q -B -o -pl perf -am -DskipTests package) || \
-    (cd "$root" && ./mvnw -q -B -pl perf -am -DskipTests package)
-fi
+benchmarks_jar "$root"
 
 case "$only" in
   all) include='io\.xferd\.perf\.(RoundTripBenchmark|RawRingPingPongBenchmark|LocalBandwidthBenchmark|MemcpyBaselineBenchmark)\.' ;;
