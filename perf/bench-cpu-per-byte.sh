@@ -13,7 +13,7 @@
 #     p50/p99 against a plain TCP 64 B request / 4 KiB response ping-pong (TcpPingPong) on the same veth.
 #
 #   perf/bench-cpu-per-byte.sh [--duration S] [--connections N] [--rounds N] [--client-idle spin|gentle]
-#                              [--blocks "1MiB 64KiB"] [--thread-cpu] [--no-latency] [--rounds-ab N]
+#                              [--blocks "1MiB 64KiB"] [--thread-cpu] [--no-latency] [--rounds-ab N] [--warmup S]
 #
 #   --duration     seconds of the long runs (default 10; the short runs take 2)
 #   --connections  iperf3 -P N and the daemons' --connections-per-peer (default 2)
@@ -23,6 +23,8 @@
 #   --thread-cpu   also print, per long xferd run, the CPU seconds per GB of each thread (by name) of both daemons
 #                  and the bench-target: where the CPU goes
 #   --no-latency   skip parts 2 and 3 (idle daemon, single READ)
+#   --warmup       seconds each xferd bench (short and long alike) runs untimed before it measures (default 0):
+#                  the same in both, so it cancels in the difference with the client's JIT compiling behind it
 #   --rounds-ab    measure part 1 N times, iperf3 and xferd alternated (default 1); prints every round's s/GB and
 #                  GB/s and the median of each side, the ratio taken between the medians (--thread-cpu: the
 #                  threads' CPU summed over every round's long run)
@@ -47,6 +49,7 @@ latency=1
 read_client_idle=spin
 daemon_idle=backoff
 rounds_ab=1
+bench_warmup=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --duration) duration="$2"; shift 2 ;;
@@ -59,6 +62,7 @@ while [[ $# -gt 0 ]]; do
     --read-client-idle) read_client_idle="$2"; shift 2 ;;
     --daemon-idle) daemon_idle="$2"; shift 2 ;;
     --rounds-ab) rounds_ab="$2"; shift 2 ;;
+    --warmup) bench_warmup="$2"; shift 2 ;;
     -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
@@ -176,10 +180,10 @@ measure_iperf() { # round
 measure_xferd() { # round
   local block short long
   for block in $blocks; do
-    say "round $1: xferd bench write $block: 2 s and $duration s (warm-up 0, client-idle $client_idle)"
-    short="$(bench "write-$block-short-$1" --operation write --block-size "$block" --warmup 0s --duration 2s)"
+    say "round $1: xferd bench write $block: 2 s and $duration s (warm-up $bench_warmup s, client-idle $client_idle)"
+    short="$(bench "write-$block-short-$1" --operation write --block-size "$block" --warmup "${bench_warmup}s" --duration 2s)"
     [[ $thread_cpu == 1 ]] && thread_ticks "A:$daemon_a" "B:$daemon_b" "target:$target_pid" > "$work/threads-$block-$1.before"
-    long="$(bench "write-$block-long-$1" --operation write --block-size "$block" --warmup 0s --duration "${duration}s")"
+    long="$(bench "write-$block-long-$1" --operation write --block-size "$block" --warmup "${bench_warmup}s" --duration "${duration}s")"
     [[ $thread_cpu == 1 ]] && thread_ticks "A:$daemon_a" "B:$daemon_b" "target:$target_pid" > "$work/threads-$block-$1.after"
     thread_bytes[$block]=$(( ${thread_bytes[$block]:-0} + ${long#* } ))
     xferd_rounds[$block]+=" $(per_gb "$short" "$long")"; xferd_rates[$block]+=" $(gb_per_s "$long")"
