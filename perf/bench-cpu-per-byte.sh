@@ -5,13 +5,15 @@
 #  1. CPU seconds per GB moved, xferd write at 1 MiB and 64 KiB blocks (both daemons + bench-target + the bench
 #     client, utime+stime from /proc and the client's rusage) against iperf3 -P N (client + server) on the same pair.
 #     Differential: a short and a long run of each; (CPU long - CPU short) / (GB long - GB short), so the client
-#     JVM's start-up and connection set-up cancel out.
+#     JVM's start-up and connection set-up cancel out. With --rounds-ab N, N rounds of both sides alternated
+#     (iperf3 first in odd rounds, xferd first in even ones), and the medians per side: one cheap or dear iperf3
+#     run does not decide the ratio.
 #  2. The idle daemon: CPU % of one core over 10 s with nothing to do (after the runs above: warm).
 #  3. A single 4 KiB READ across the namespaces, nothing else in flight (xferd bench --batch-size 1 --window 1):
 #     p50/p99 against a plain TCP 64 B request / 4 KiB response ping-pong (TcpPingPong) on the same veth.
 #
 #   perf/bench-cpu-per-byte.sh [--duration S] [--connections N] [--rounds N] [--client-idle spin|gentle]
-#                              [--blocks "1MiB 64KiB"] [--thread-cpu] [--no-latency]
+#                              [--blocks "1MiB 64KiB"] [--thread-cpu] [--no-latency] [--rounds-ab N] [--warmup S]
 #
 #   --duration     seconds of the long runs (default 10; the short runs take 2)
 #   --connections  iperf3 -P N and the daemons' --connections-per-peer (default 2)
@@ -21,6 +23,11 @@
 #   --thread-cpu   also print, per long xferd run, the CPU seconds per GB of each thread (by name) of both daemons
 #                  and the bench-target: where the CPU goes
 #   --no-latency   skip parts 2 and 3 (idle daemon, single READ)
+#   --warmup       seconds each xferd bench (short and long alike) runs untimed before it measures (default 0):
+#                  the same in both, so it cancels in the difference with the client's JIT compiling behind it
+#   --rounds-ab    measure part 1 N times, iperf3 and xferd alternated (default 1); prints every round's s/GB and
+#                  GB/s and the median of each side, the ratio taken between the medians (--thread-cpu: the
+#                  threads' CPU summed over every round's long run)
 #   --daemon-idle  the daemons' idle strategy (default backoff; spin-backoff spins 100 us after work first)
 #   --read-client-idle  how the client of the single-READ latency part waits (default spin, the client library's
 #                  default; gentle parks up to 500 us, which a round trip of tens of us would measure)
@@ -41,6 +48,8 @@ thread_cpu=0
 latency=1
 read_client_idle=spin
 daemon_idle=backoff
+rounds_ab=1
+bench_warmup=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --duration) duration="$2"; shift 2 ;;
@@ -52,12 +61,15 @@ while [[ $# -gt 0 ]]; do
     --no-latency) latency=0; shift ;;
     --read-client-idle) read_client_idle="$2"; shift 2 ;;
     --daemon-idle) daemon_idle="$2"; shift 2 ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    --rounds-ab) rounds_ab="$2"; shift 2 ;;
+    --warmup) bench_warmup="$2"; shift 2 ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
 say() { echo "bench-cpu-per-byte: $*"; }
 die() { echo "bench-cpu-per-byte: $1" >&2; exit "${2:-1}"; }
+[[ "$rounds_ab" =~ ^[1-9][0-9]*$ ]] || die "--rounds-ab takes a count >= 1" 2
 [[ "$(id -u)" == 0 ]] || die "needs root (it creates network namespaces)" 2
 if ! command -v iperf3 >/dev/null; then
   say "installing iperf3 (apt-get)"
@@ -122,15 +134,24 @@ thread_ticks() { # label:pid...: "label:tid name ticks" per thread (names as the
     done 2>/dev/null
   done
 }
-thread_report() { # before-file after-file bytes: CPU s/GB per process and thread name, largest first
-  awk -v hz="$hz" -v bytes="$3" 'NR == FNR { before[$1] = $3; next }
-    { split($1, id, ":"); key = id[1] " " $2; cpu[key] += ($3 - before[$1]) / hz }
+thread_report() { # bytes before-file after-file [before-file after-file ...]: CPU s/GB per process and thread name
+  local bytes="$1"; shift
+  awk -v hz="$hz" -v bytes="$bytes" 'FNR == 1 { file++ } file % 2 == 1 { before[file, $1] = $3; next }
+    { split($1, id, ":"); key = id[1] " " $2; cpu[key] += ($3 - before[file - 1, $1]) / hz }
     END { for (k in cpu) if (cpu[k] > 0) printf "    %-34s %8.3f CPU s/GB\n", k, cpu[k] / (bytes / 1e9) }' \
-    "$1" "$2" | sort -k3 -rn | head -16
+    "$@" | sort -k3 -rn | head -16
 }
 per_gb() { # "cpu bytes" short, "cpu bytes" long
   awk -v s="$1" -v l="$2" 'BEGIN {split(s, a, " "); split(l, b, " "); printf "%.3f", (b[1] - a[1]) / ((b[2] - a[2]) / 1e9)}'
 }
+gb_per_s() { # "cpu bytes" of a run of $duration seconds
+  awk -v l="$1" -v d="$duration" 'BEGIN {split(l, b, " "); printf "%.3f", b[2] / d / 1e9}'
+}
+median() { # numbers: the middle one (the mean of the two middle ones for an even count)
+  printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) printf "%.3f", v[(NR + 1) / 2];
+    else printf "%.3f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 
 echo "load average before: $(cat /proc/loadavg)"
 say "warm-up, not measured: write and read 1 MiB, 5 s each"
@@ -148,21 +169,43 @@ iperf() { # seconds: prints "cpu_seconds bytes"
   local bytes; bytes="$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["end"]["sum_received"]["bytes"]))' "$work/iperf3-$1.json")"
   awk -v s="$(seconds $((after - before)))" -v c="$client" -v b="$bytes" 'BEGIN {split(c, t, " "); printf "%.3f %.0f\n", s + t[1] + t[2], b}'
 }
-say "iperf3 -P $connections: 2 s and $duration s"
-iperf_short="$(iperf 2)"; iperf_long="$(iperf "$duration")"
-iperf_cpu_gb="$(per_gb "$iperf_short" "$iperf_long")"
+declare -a iperf_rounds iperf_rates
+declare -A xferd_rounds xferd_rates
+measure_iperf() { # round
+  say "round $1: iperf3 -P $connections: 2 s and $duration s"
+  local short long
+  short="$(iperf 2)"; long="$(iperf "$duration")"
+  iperf_rounds+=("$(per_gb "$short" "$long")"); iperf_rates+=("$(gb_per_s "$long")")
+}
+measure_xferd() { # round
+  local block short long
+  for block in $blocks; do
+    say "round $1: xferd bench write $block: 2 s and $duration s (warm-up $bench_warmup s, client-idle $client_idle)"
+    short="$(bench "write-$block-short-$1" --operation write --block-size "$block" --warmup "${bench_warmup}s" --duration 2s)"
+    [[ $thread_cpu == 1 ]] && thread_ticks "A:$daemon_a" "B:$daemon_b" "target:$target_pid" > "$work/threads-$block-$1.before"
+    long="$(bench "write-$block-long-$1" --operation write --block-size "$block" --warmup "${bench_warmup}s" --duration "${duration}s")"
+    [[ $thread_cpu == 1 ]] && thread_ticks "A:$daemon_a" "B:$daemon_b" "target:$target_pid" > "$work/threads-$block-$1.after"
+    thread_bytes[$block]=$(( ${thread_bytes[$block]:-0} + ${long#* } ))
+    xferd_rounds[$block]+=" $(per_gb "$short" "$long")"; xferd_rates[$block]+=" $(gb_per_s "$long")"
+    say "  short: $short, long: $long (CPU s, bytes)"
+  done
+}
+declare -A thread_bytes
+for round in $(seq 1 "$rounds_ab"); do
+  # alternated, so that neither side always runs on the warmer (or the busier) machine
+  if (( round % 2 == 1 )); then measure_iperf "$round"; measure_xferd "$round"
+  else measure_xferd "$round"; measure_iperf "$round"; fi
+done
+iperf_cpu_gb="$(median "${iperf_rounds[@]}")"
 declare -A xferd_cpu_gb
 for block in $blocks; do
-  say "xferd bench write $block: 2 s and $duration s (warm-up 0, client-idle $client_idle)"
-  short="$(bench "write-$block-short" --operation write --block-size "$block" --warmup 0s --duration 2s)"
-  [[ $thread_cpu == 1 ]] && thread_ticks "A:$daemon_a" "B:$daemon_b" "target:$target_pid" > "$work/threads-$block.before"
-  long="$(bench "write-$block-long" --operation write --block-size "$block" --warmup 0s --duration "${duration}s")"
+  # shellcheck disable=SC2086
+  xferd_cpu_gb[$block]="$(median ${xferd_rounds[$block]})"
   if [[ $thread_cpu == 1 ]]; then
-    thread_ticks "A:$daemon_a" "B:$daemon_b" "target:$target_pid" > "$work/threads-$block.after"
-    thread_report "$work/threads-$block.before" "$work/threads-$block.after" "${long#* }" > "$work/threads-$block.txt"
+    pairs=()
+    for round in $(seq 1 "$rounds_ab"); do pairs+=("$work/threads-$block-$round.before" "$work/threads-$block-$round.after"); done
+    thread_report "${thread_bytes[$block]}" "${pairs[@]}" > "$work/threads-$block.txt"
   fi
-  xferd_cpu_gb[$block]="$(per_gb "$short" "$long")"
-  say "  short: $short, long: $long (CPU s, bytes)"
 done
 kill "$iperf_pid" 2>/dev/null || true
 
@@ -193,13 +236,33 @@ echo "load average after:  $(cat /proc/loadavg)"
 
 echo
 echo "CPU seconds per GB moved (all processes of both ends), write, $connections connection(s)"
-printf '  %-22s %10s %18s\n' "" "CPU s/GB" "ratio to iperf3"
-printf '  %-22s %10s\n' "iperf3 -P $connections" "$iperf_cpu_gb"
+printf '  %-22s %10s %18s %10s\n' "" "CPU s/GB" "ratio to iperf3" "GB/s"
+printf '  %-22s %10s %18s %10s\n' "iperf3 -P $connections" "$iperf_cpu_gb" "" "$(median "${iperf_rates[@]}")"
 for block in $blocks; do
-  printf '  %-22s %10s %18s\n' "xferd $block" "${xferd_cpu_gb[$block]}" \
-    "$(awk -v x="${xferd_cpu_gb[$block]}" -v i="$iperf_cpu_gb" 'BEGIN {printf "%.2f", x / i}')"
+  # shellcheck disable=SC2086
+  printf '  %-22s %10s %18s %10s\n' "xferd $block" "${xferd_cpu_gb[$block]}" \
+    "$(ratio "${xferd_cpu_gb[$block]}" "$iperf_cpu_gb")" "$(median ${xferd_rates[$block]})"
 done
 echo "  (target: <= 1.3 x iperf3)"
+if [[ $rounds_ab -gt 1 ]]; then
+  echo "  $rounds_ab rounds alternated (odd: iperf3 first); the rows above are each side's median round"
+  printf '  %-8s %16s' round "iperf3 s/GB GB/s"
+  for block in $blocks; do printf ' %28s' "xferd $block s/GB GB/s ratio"; done
+  echo
+  for round in $(seq 1 "$rounds_ab"); do
+    i=$((round - 1)); printf '  %-8s %16s' "$round" "${iperf_rounds[$i]} ${iperf_rates[$i]}"
+    for block in $blocks; do
+      # shellcheck disable=SC2206
+      cpu=(${xferd_rounds[$block]}); rate=(${xferd_rates[$block]})
+      printf ' %28s' "${cpu[$i]} ${rate[$i]} $(ratio "${cpu[$i]}" "${iperf_rounds[$i]}")"
+    done
+    echo
+  done
+  printf '  %-8s %16s' median "$iperf_cpu_gb $(median "${iperf_rates[@]}")"
+  # shellcheck disable=SC2086
+  for block in $blocks; do printf ' %28s' "${xferd_cpu_gb[$block]} $(median ${xferd_rates[$block]}) $(ratio "${xferd_cpu_gb[$block]}" "$iperf_cpu_gb")"; done
+  echo
+fi
 if [[ $thread_cpu == 1 ]]; then
   for block in $blocks; do
     echo "  where the CPU went, xferd $block (both daemons and the bench-target; the client is not split up):"

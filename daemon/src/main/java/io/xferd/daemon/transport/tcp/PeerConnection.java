@@ -596,98 +596,23 @@ final class PeerConnection implements AutoCloseable
         final BufferedChannel answers = new BufferedChannel(current, clock, 64 * 1024, 0);
         final RegionWindows landing = new RegionWindows(1);
         final StagingBuffer landingStaging = transport.newStagingBuffer();
-        Slice answering = null;
+        // the slice whose answer is being read, for the failure path (made once per connection, not per answer)
+        final Slice[] answering = new Slice[1];
         try
         {
             while (running && lifecycle.channel() == current)
             {
-                final ByteBuffer ackHeader = answers.require(PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
-                final int base = ackHeader.position();
-                final int bodyLength = ackHeader.getInt();
-                final int type = ackHeader.getInt();
-                if (!in.verify(bodyLength, type, ackHeader, base + PeerProtocol.HEADER_LENGTH,
-                    base + PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_SIGNED_LENGTH))
-                {
-                    throw new FrameAuthenticationException(type);
-                }
-                final long wireId = ackHeader.getLong();
-                final int status = ackHeader.getInt();
-                ackHeader.getInt();
-                final long length = ackHeader.getLong();
-                ackHeader.position(base + PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
-                if (type != PeerProtocol.ACK || bodyLength != PeerProtocol.ACK_FIELDS_LENGTH + length)
-                {
-                    throw new IOException("answer out of step with the requests (type " + type + ", slice " +
-                        wireId + " length " + length + " body " + bodyLength + ")");
-                }
-                final boolean oldest = inFlight.isOldest(wireId);
-                final Slice slice = takeAnswered(wireId);
-                if (slice == null)
-                {
-                    // an id never sent, or answered twice: nothing on this connection can be trusted to be in step
-                    throw new IOException("answer to slice " + wireId + ", which is not in flight on this connection");
-                }
-                windowFreed();
-                answering = slice;
-                // the peer owes the oldest slice's answer longest: its clock restarts only when that one is answered
-                // (in order, that is every answer); answers to younger slices do not hide a stalled one
-                if (inFlight.oldestSentNanos() == InFlightSlices.NONE_IN_FLIGHT)
-                {
-                    lifecycle.waitingSince(0);
-                }
-                else if (oldest)
-                {
-                    lifecycle.waitingSince(clock.nanoTime());
-                }
-                final RemoteTransfer transfer = slice.transfer;
-                // a READ answered OK carries exactly its slice's bytes; every other answer carries none: an OK
-                // with fewer (none at all), more, or bytes where none belong fails the slice, never completes it
-                final long expected = status == TransferStatus.OK && slice.kind == Slice.DATA &&
-                    transfer.opcode == Opcode.READ ? slice.length : 0;
-                if (length != expected)
-                {
-                    answering = null;
-                    transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
-                    throw new IOException("answer with a payload of " + length + " bytes to a slice expecting " +
-                        expected);
-                }
-                if (length > 0)
-                {
-                    if (!transfer.local.isMapped())
-                    {
-                        final int landed = landingStaging.receive(answers, transfer.local,
-                            transfer.localAddress + slice.offset, length);
-                        if (landed != TransferStatus.OK)
-                        {
-                            transport.bytesReceived(length);
-                            answering = null;
-                            transport.failStaging(slice, path, landed);
-                            continue;
-                        }
-                    }
-                    else
-                    {
-                        answers.readFully(landing.window(transfer.local,
-                            transfer.local.offsetOf(transfer.localAddress) + slice.offset, length));
-                    }
-                    transport.bytesReceived(length);
-                }
-                else if (!transfer.local.isMapped() && slice.stagingFailure != TransferStatus.OK)
-                {
-                    answering = null;
-                    transport.failStaging(slice, path, slice.stagingFailure);
-                    continue;
-                }
-                answering = null;
-                transport.finishSlice(slice, status, path);
+                // one answer a call: a method of its own is compiled after a few thousand answers, where the body of
+                // this loop ran interpreted until on-stack replacement, ~60,000 answers (a minute of traffic) in
+                receiveAnswer(answers, in, landing, landingStaging, answering);
             }
         }
         catch (final IOException | RuntimeException ex)
         {
-            if (answering != null)
+            if (answering[0] != null)
             {
                 // its answer was being read when the connection failed: it is no longer in flight anywhere
-                transport.finishSlice(answering, TransferStatus.TRANSPORT_ERROR, path);
+                transport.finishSlice(answering[0], TransferStatus.TRANSPORT_ERROR, path);
             }
             broken(current, ex.toString());
         }
@@ -695,6 +620,94 @@ final class PeerConnection implements AutoCloseable
         {
             landingStaging.close();
         }
+    }
+
+    /**
+     * Read one answer and finish the slice it answers (its READ payload landed first); {@code answering[0]} holds
+     * that slice while its answer is being read.
+     */
+    private void receiveAnswer(final BufferedChannel answers, final FrameMac in, final RegionWindows landing,
+        final StagingBuffer landingStaging, final Slice[] answering) throws IOException
+    {
+        final ByteBuffer ackHeader = answers.require(PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
+        final int base = ackHeader.position();
+        final int bodyLength = ackHeader.getInt();
+        final int type = ackHeader.getInt();
+        if (!in.verify(bodyLength, type, ackHeader, base + PeerProtocol.HEADER_LENGTH,
+            base + PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_SIGNED_LENGTH))
+        {
+            throw new FrameAuthenticationException(type);
+        }
+        final long wireId = ackHeader.getLong();
+        final int status = ackHeader.getInt();
+        ackHeader.getInt();
+        final long length = ackHeader.getLong();
+        ackHeader.position(base + PeerProtocol.HEADER_LENGTH + PeerProtocol.ACK_FIELDS_LENGTH);
+        if (type != PeerProtocol.ACK || bodyLength != PeerProtocol.ACK_FIELDS_LENGTH + length)
+        {
+            throw new IOException("answer out of step with the requests (type " + type + ", slice " +
+                wireId + " length " + length + " body " + bodyLength + ")");
+        }
+        final boolean oldest = inFlight.isOldest(wireId);
+        final Slice slice = takeAnswered(wireId);
+        if (slice == null)
+        {
+            // an id never sent, or answered twice: nothing on this connection can be trusted to be in step
+            throw new IOException("answer to slice " + wireId + ", which is not in flight on this connection");
+        }
+        windowFreed();
+        answering[0] = slice;
+        // the peer owes the oldest slice's answer longest: its clock restarts only when that one is answered
+        // (in order, that is every answer); answers to younger slices do not hide a stalled one
+        if (inFlight.oldestSentNanos() == InFlightSlices.NONE_IN_FLIGHT)
+        {
+            lifecycle.waitingSince(0);
+        }
+        else if (oldest)
+        {
+            lifecycle.waitingSince(clock.nanoTime());
+        }
+        final RemoteTransfer transfer = slice.transfer;
+        // a READ answered OK carries exactly its slice's bytes; every other answer carries none: an OK
+        // with fewer (none at all), more, or bytes where none belong fails the slice, never completes it
+        final long expected = status == TransferStatus.OK && slice.kind == Slice.DATA &&
+            transfer.opcode == Opcode.READ ? slice.length : 0;
+        if (length != expected)
+        {
+            answering[0] = null;
+            transport.finishSlice(slice, TransferStatus.TRANSPORT_ERROR, path);
+            throw new IOException("answer with a payload of " + length + " bytes to a slice expecting " +
+                expected);
+        }
+        if (length > 0)
+        {
+            if (!transfer.local.isMapped())
+            {
+                final int landed = landingStaging.receive(answers, transfer.local,
+                    transfer.localAddress + slice.offset, length);
+                if (landed != TransferStatus.OK)
+                {
+                    transport.bytesReceived(length);
+                    answering[0] = null;
+                    transport.failStaging(slice, path, landed);
+                    return;
+                }
+            }
+            else
+            {
+                answers.readFully(landing.window(transfer.local,
+                    transfer.local.offsetOf(transfer.localAddress) + slice.offset, length));
+            }
+            transport.bytesReceived(length);
+        }
+        else if (!transfer.local.isMapped() && slice.stagingFailure != TransferStatus.OK)
+        {
+            answering[0] = null;
+            transport.failStaging(slice, path, slice.stagingFailure);
+            return;
+        }
+        answering[0] = null;
+        transport.finishSlice(slice, status, path);
     }
 
     private SocketChannel connectedChannel()

@@ -134,20 +134,9 @@ final class PeerSessionHandler implements Runnable
             admitted = true;
             while (true)
             {
-                buffered.frameDone();
-                final ByteBuffer header = buffered.require(PeerProtocol.HEADER_LENGTH);
-                buffered.frameStarted(server.clock().nanoTime());
-                final int length = header.getInt();
-                final int type = header.getInt();
-                switch (type)
-                {
-                    case PeerProtocol.GET_SEGMENT -> onGetSegment(length);
-                    case PeerProtocol.WRITE -> onWrite(length);
-                    case PeerProtocol.READ -> onRead(length);
-                    case PeerProtocol.NOTIFY -> onNotify(length);
-                    case PeerProtocol.CONNECT_QP -> onTransportRequest(type, length);
-                    default -> throw new IOException("unknown peer frame type " + type);
-                }
+                // one frame a call: a method of its own is compiled after a few thousand frames, where the body of
+                // this loop ran interpreted until on-stack replacement, ~60,000 frames in
+                serveFrame();
             }
         }
         catch (final EOFException ex)
@@ -181,6 +170,27 @@ final class PeerSessionHandler implements Runnable
             }
             close();
             server.closed(this);
+        }
+    }
+
+    /**
+     * Read the next frame's header and serve the frame.
+     */
+    private void serveFrame() throws IOException
+    {
+        buffered.frameDone();
+        final ByteBuffer header = buffered.require(PeerProtocol.HEADER_LENGTH);
+        buffered.frameStarted(server.clock().nanoTime());
+        final int length = header.getInt();
+        final int type = header.getInt();
+        switch (type)
+        {
+            case PeerProtocol.GET_SEGMENT -> onGetSegment(length);
+            case PeerProtocol.WRITE -> onWrite(length);
+            case PeerProtocol.READ -> onRead(length);
+            case PeerProtocol.NOTIFY -> onNotify(length);
+            case PeerProtocol.CONNECT_QP -> onTransportRequest(type, length);
+            default -> throw new IOException("unknown peer frame type " + type);
         }
     }
 
