@@ -34,13 +34,15 @@ package io.xferd.daemon.transport.tcp;
  * Slices are linked through {@link Slice#nextQueued}: nothing is allocated. Up to {@link #MAX_FLOWS} flows are told
  * apart. A client takes a place for a new flow only while it has fewer than {@link #MAX_FLOWS_PER_CLIENT} and more
  * places are free (no slices queued) than it has busy: one client, or four sessions of one user, cannot busy every
- * place, so another client's new prompt always finds one instead of a queue it shares with them. A trace id that
- * finds no place joins its client's newest busy flow, which then hosts every flowless trace id of that client until
- * its queue runs dry: a prompt's slices never sit in two flows (a place of its own, taken once one is free, would send
- * its later slices before the earlier ones still queued in the host, and the prompt ends with its last slice). Only
- * with more clients busy than places does a client's trace id join another client's flow. The sender thread's alone
- * (no locks); an add scans the flows once (twice for a trace id without a flow), a poll usually twice (once more per
- * shorter newer flow it moves to).
+ * place, so another client's new prompt finds one instead of a queue it shares with them. It is no hard reserve:
+ * clients one after another take 16, 16, 16, 8, 4, 2, 1 and 1 places, so eight busy clients can busy all 64, and a
+ * ninth then shares a flow. A trace id that finds no place joins its client's newest busy flow that hosts nobody (else
+ * any flow that hosts nobody, else the newest), which then hosts every flowless trace id of that client while slices
+ * of them are queued in it (counted, so the mark goes as soon as their last slice is sent, even while the host's own
+ * slices keep coming): a prompt's slices never sit in two flows (a place of its own, taken once one is free, would
+ * send its later slices before the earlier ones still queued in the host, and the prompt ends with its last slice).
+ * The sender thread's alone (no locks); an add scans the flows once (twice for a trace id without a flow), a poll
+ * usually twice (once more per shorter newer flow it moves to).
  * <p>
  * Why {@link #SHORT_BYTES} is fixed: it only covers the time in which a long prompt under way, its requests reaching
  * the connection a few at a time, is not yet {@link #SHORTER_FACTOR} times a short one's size. A larger model's short
@@ -54,8 +56,8 @@ final class SliceScheduler
 {
     static final int MAX_FLOWS = 64;
     /**
-     * Flows of one client told apart: a quarter of them. Places are also kept free for clients with fewer busy
-     * flows (see the class comment), so several clients of one user do not take every place either.
+     * Flows of one client told apart: a quarter of them. A client also takes a place only while more are free than it
+     * has busy (see the class comment), so a few clients of one user do not take every place either.
      */
     static final int MAX_FLOWS_PER_CLIENT = MAX_FLOWS / 4;
     /**
@@ -99,8 +101,10 @@ final class SliceScheduler
     private final long[] arrivals = new long[MAX_FLOWS];
     // totalSent when the flow's queue ran dry (meaningful while its head is null)
     private final long[] drySince = new long[MAX_FLOWS];
-    // the client whose trace ids without a flow of their own join this flow while it has slices queued
+    // the client whose trace ids without a flow of their own join this flow while slices of them are queued in it
     private final int[] guestSlots = new int[MAX_FLOWS];
+    // slices queued in the flow that are not its own (a guest's): the guest mark goes when none is left
+    private final int[] guestQueued = new int[MAX_FLOWS];
     private final Slice[] heads = new Slice[MAX_FLOWS];
     private final Slice[] tails = new Slice[MAX_FLOWS];
     private int flows;
@@ -134,6 +138,10 @@ final class SliceScheduler
         {
             begin(flow); // dry while others were sent much: a new start, not the rest of what it sent before
         }
+        if (slots[flow] != slot || traceIds[flow] != traceId)
+        {
+            guestQueued[flow]++;
+        }
         slice.nextQueued = null;
         if (heads[flow] == null)
         {
@@ -158,7 +166,7 @@ final class SliceScheduler
         int guestFlow = -1;
         int own = 0;
         int ownBusy = 0;
-        int ownNewestBusy = -1;
+        int ownNewestUnhosted = -1;
         int ownDriest = -1;
         for (int f = 0; f < flows; f++)
         {
@@ -184,21 +192,22 @@ final class SliceScheduler
                 else
                 {
                     ownBusy++;
-                    if (ownNewestBusy < 0 || arrivals[f] > arrivals[ownNewestBusy])
+                    if (guestSlots[f] == NO_GUESTS &&
+                        (ownNewestUnhosted < 0 || arrivals[f] > arrivals[ownNewestUnhosted]))
                     {
-                        ownNewestBusy = f;
+                        ownNewestUnhosted = f;
                     }
                 }
             }
         }
         if (guestFlow >= 0)
         {
-            // the client's flowless trace ids share this queue until it runs dry: one of them may have slices there,
-            // and a place of its own now would send its later slices before those
+            // the client's flowless trace ids share this queue while slices of them are in it: a place of its own now
+            // would send a prompt's later slices before those
             return guestFlow;
         }
-        // a client takes a place only while more are free than it has busy: one client, or several sessions of one
-        // user, cannot busy every place, and a client with none always finds one
+        // a client takes a place only while more are free than it has busy: one client, or a few sessions of one
+        // user, cannot busy every place (eight clients can: see the class comment)
         final int place = MAX_FLOWS - busy <= ownBusy ? -1 :
             own < MAX_FLOWS_PER_CLIENT ? (flows < MAX_FLOWS ? flows++ : driestFlow()) : ownDriest;
         if (place >= 0)
@@ -208,9 +217,10 @@ final class SliceScheduler
             begin(place);
             return place;
         }
-        // no place for it: its own newest busy flow hosts the client's flowless trace ids while it has slices queued
-        // (another client's only when it has none busy and every place is)
-        final int host = ownNewestBusy >= 0 ? ownNewestBusy : foreignHost();
+        // no place for it: its own newest busy flow that hosts nobody hosts the client's flowless trace ids while
+        // slices of them are queued there; else another flow, one that hosts nobody if there is one (every place is
+        // busy): a mark another client holds is taken over only when every flow has one
+        final int host = ownNewestUnhosted >= 0 ? ownNewestUnhosted : foreignHost();
         guestSlots[host] = slot;
         return host;
     }
@@ -226,6 +236,15 @@ final class SliceScheduler
         }
         final int next = ++picks % AGING_PERIOD == 0 ? longestWaiting() : shortestBehindOldest();
         final Slice slice = heads[next];
+        final RemoteTransfer transfer = slice.transfer;
+        if ((transfer.submitter == null ? -1 : transfer.submitter.slot()) != slots[next] ||
+            transfer.traceId != traceIds[next])
+        {
+            if (--guestQueued[next] == 0)
+            {
+                guestSlots[next] = NO_GUESTS; // nothing of its guests queued: each may take a place of its own now
+            }
+        }
         heads[next] = slice.nextQueued;
         slice.nextQueued = null;
         queued--;
@@ -242,7 +261,6 @@ final class SliceScheduler
         {
             tails[next] = null;
             drySince[next] = totalSent;
-            guestSlots[next] = NO_GUESTS; // nothing of its guests queued: each may take a place of its own now
             if (traceIds[next] == 0)
             {
                 // no trace id: every request of the client is this one flow, for as long as the client lives; what
@@ -355,17 +373,22 @@ final class SliceScheduler
         lastServed[flow] = picks;
         arrivals[flow] = ++arrivalCount;
         guestSlots[flow] = NO_GUESTS;
+        guestQueued[flow] = 0;
     }
 
     /**
-     * @return the newest flow that hosts no client's flowless trace ids yet, or else the newest: every place is busy
-     * and the client has none of them (more clients with slices queued than places).
+     * @return the newest busy flow that hosts no client's flowless trace ids yet, or else the newest busy one: every
+     * place is busy and the client has none of them, or each of its busy flows hosts another client.
      */
     private int foreignHost()
     {
         int host = -1;
         for (int flow = 0; flow < flows; flow++)
         {
+            if (heads[flow] == null)
+            {
+                continue;
+            }
             final boolean free = guestSlots[flow] == NO_GUESTS;
             if (host < 0 || (free == (guestSlots[host] == NO_GUESTS) ? arrivals[flow] > arrivals[host] : free))
             {
@@ -403,6 +426,7 @@ final class SliceScheduler
         arrivals[flow] = arrivals[last];
         drySince[flow] = drySince[last];
         guestSlots[flow] = guestSlots[last];
+        guestQueued[flow] = guestQueued[last];
         heads[flow] = heads[last];
         tails[flow] = tails[last];
         heads[last] = null;
