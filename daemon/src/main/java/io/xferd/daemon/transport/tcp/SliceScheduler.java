@@ -1,5 +1,7 @@
 package io.xferd.daemon.transport.tcp;
 
+import io.xferd.daemon.session.ClientSession;
+
 /**
  * The order in which one connection sends the slices queued on it, a slice at a time. Per flow (a client and a trace
  * id: one prompt's KV cache, when the client gives each prompt its trace id) the scheduler knows its size so far (what
@@ -91,9 +93,12 @@ final class SliceScheduler
      * turns with later long ones by this much.
      */
     static final long RENEW_AFTER_BYTES = 256L << 20;
-    private static final int NO_GUESTS = Integer.MIN_VALUE; // slot -1 is a client: requests without a submitter
+    // a client is its session's slot and generation (a slot is reused while a departed session's slices are queued);
+    // -1 is requests without a submitter, and no session's key has all of its low 32 bits set
+    private static final long NO_SUBMITTER = -1;
+    private static final long NO_GUESTS = -2;
 
-    private final int[] slots = new int[MAX_FLOWS];
+    private final long[] clients = new long[MAX_FLOWS];
     private final long[] traceIds = new long[MAX_FLOWS];
     private final long[] bytesQueued = new long[MAX_FLOWS];
     private final long[] bytesSent = new long[MAX_FLOWS];
@@ -102,7 +107,7 @@ final class SliceScheduler
     // totalSent when the flow's queue ran dry (meaningful while its head is null)
     private final long[] drySince = new long[MAX_FLOWS];
     // the client whose trace ids without a flow of their own join this flow while slices of them are queued in it
-    private final int[] guestSlots = new int[MAX_FLOWS];
+    private final long[] guestClients = new long[MAX_FLOWS];
     // slices queued in the flow that are not its own (a guest's): the guest mark goes when none is left
     private final int[] guestQueued = new int[MAX_FLOWS];
     private final Slice[] heads = new Slice[MAX_FLOWS];
@@ -119,12 +124,12 @@ final class SliceScheduler
     void add(final Slice slice)
     {
         final RemoteTransfer transfer = slice.transfer;
-        final int slot = transfer.submitter == null ? -1 : transfer.submitter.slot();
+        final long client = clientOf(transfer);
         final long traceId = transfer.traceId;
         int flow = -1;
         for (int f = 0; f < flows; f++)
         {
-            if (traceIds[f] == traceId && slots[f] == slot)
+            if (traceIds[f] == traceId && clients[f] == client)
             {
                 flow = f;
                 break;
@@ -132,13 +137,13 @@ final class SliceScheduler
         }
         if (flow < 0)
         {
-            flow = flowFor(slot, traceId);
+            flow = flowFor(client, traceId);
         }
         else if (heads[flow] == null && totalSent - drySince[flow] >= FORGET_AFTER_BYTES)
         {
             begin(flow); // dry while others were sent much: a new start, not the rest of what it sent before
         }
-        if (slots[flow] != slot || traceIds[flow] != traceId)
+        if (clients[flow] != client || traceIds[flow] != traceId)
         {
             guestQueued[flow]++;
         }
@@ -160,7 +165,7 @@ final class SliceScheduler
      * @return the flow a trace id without one of its own joins: a new one in a place (see the class comment), or the
      * flow that hosts the client's flowless trace ids.
      */
-    private int flowFor(final int slot, final long traceId)
+    private int flowFor(final long client, final long traceId)
     {
         int busy = 0;
         int guestFlow = -1;
@@ -174,12 +179,12 @@ final class SliceScheduler
             if (hasQueued)
             {
                 busy++;
-                if (guestSlots[f] == slot)
+                if (guestClients[f] == client)
                 {
                     guestFlow = f;
                 }
             }
-            if (slots[f] == slot)
+            if (clients[f] == client)
             {
                 own++;
                 if (!hasQueued)
@@ -192,7 +197,7 @@ final class SliceScheduler
                 else
                 {
                     ownBusy++;
-                    if (guestSlots[f] == NO_GUESTS &&
+                    if (guestClients[f] == NO_GUESTS &&
                         (ownNewestUnhosted < 0 || arrivals[f] > arrivals[ownNewestUnhosted]))
                     {
                         ownNewestUnhosted = f;
@@ -212,7 +217,7 @@ final class SliceScheduler
             own < MAX_FLOWS_PER_CLIENT ? (flows < MAX_FLOWS ? flows++ : driestFlow()) : ownDriest;
         if (place >= 0)
         {
-            slots[place] = slot;
+            clients[place] = client;
             traceIds[place] = traceId;
             begin(place);
             return place;
@@ -221,7 +226,7 @@ final class SliceScheduler
         // slices of them are queued there; else another flow, one that hosts nobody if there is one (every place is
         // busy): a mark another client holds is taken over only when every flow has one
         final int host = ownNewestUnhosted >= 0 ? ownNewestUnhosted : foreignHost();
-        guestSlots[host] = slot;
+        guestClients[host] = client;
         return host;
     }
 
@@ -237,12 +242,12 @@ final class SliceScheduler
         final int next = ++picks % AGING_PERIOD == 0 ? longestWaiting() : shortestBehindOldest();
         final Slice slice = heads[next];
         final RemoteTransfer transfer = slice.transfer;
-        if ((transfer.submitter == null ? -1 : transfer.submitter.slot()) != slots[next] ||
+        if (clientOf(transfer) != clients[next] ||
             transfer.traceId != traceIds[next])
         {
             if (--guestQueued[next] == 0)
             {
-                guestSlots[next] = NO_GUESTS; // nothing of its guests queued: each may take a place of its own now
+                guestClients[next] = NO_GUESTS; // nothing of its guests queued: each may take a place of its own now
             }
         }
         heads[next] = slice.nextQueued;
@@ -304,6 +309,12 @@ final class SliceScheduler
     int flows()
     {
         return flows;
+    }
+
+    private static long clientOf(final RemoteTransfer transfer)
+    {
+        final ClientSession submitter = transfer.submitter;
+        return submitter == null ? NO_SUBMITTER : (long)submitter.generation() << 32 | submitter.slot();
     }
 
     private int longestWaiting()
@@ -372,7 +383,7 @@ final class SliceScheduler
         bytesSent[flow] = 0;
         lastServed[flow] = picks;
         arrivals[flow] = ++arrivalCount;
-        guestSlots[flow] = NO_GUESTS;
+        guestClients[flow] = NO_GUESTS;
         guestQueued[flow] = 0;
     }
 
@@ -389,8 +400,8 @@ final class SliceScheduler
             {
                 continue;
             }
-            final boolean free = guestSlots[flow] == NO_GUESTS;
-            if (host < 0 || (free == (guestSlots[host] == NO_GUESTS) ? arrivals[flow] > arrivals[host] : free))
+            final boolean free = guestClients[flow] == NO_GUESTS;
+            if (host < 0 || (free == (guestClients[host] == NO_GUESTS) ? arrivals[flow] > arrivals[host] : free))
             {
                 host = flow;
             }
@@ -418,14 +429,14 @@ final class SliceScheduler
     {
         // ties go by arrival number, not by place, so the last flow may simply take this one's place
         final int last = flows - 1;
-        slots[flow] = slots[last];
+        clients[flow] = clients[last];
         traceIds[flow] = traceIds[last];
         bytesQueued[flow] = bytesQueued[last];
         bytesSent[flow] = bytesSent[last];
         lastServed[flow] = lastServed[last];
         arrivals[flow] = arrivals[last];
         drySince[flow] = drySince[last];
-        guestSlots[flow] = guestSlots[last];
+        guestClients[flow] = guestClients[last];
         guestQueued[flow] = guestQueued[last];
         heads[flow] = heads[last];
         tails[flow] = tails[last];

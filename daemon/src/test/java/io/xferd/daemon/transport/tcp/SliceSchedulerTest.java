@@ -472,6 +472,22 @@ class SliceSchedulerTest
     }
 
     @Test
+    void shouldNotCountADepartedSessionsFlowsAsTheNewSessionsInItsSlot()
+    {
+        final ClientSession departed = session(5, 1);
+        for (int i = 0; i < SliceScheduler.MAX_FLOWS_PER_CLIENT + 1; i++)
+        {
+            queue(transfer(departed, 100 + i), 0, 40); // the last one finds no place: a guest in its own newest flow
+        }
+        final RemoteTransfer newcomer = transfer(session(5, 2), 100 + SliceScheduler.MAX_FLOWS_PER_CLIENT);
+
+        queue(newcomer, 0, 1); // the slot reused while the departed session's slices are still queued
+
+        assertThat(scheduler.poll().transfer).as("its own flow, short first, not the departed client's host")
+            .isSameAs(newcomer);
+    }
+
+    @Test
     void shouldKeepOneOrderForRequestsWithoutATraceIdOfOneClient()
     {
         final RemoteTransfer first = transfer(prefill, 0);
@@ -694,7 +710,12 @@ class SliceSchedulerTest
 
     private static ClientSession session(final int slot)
     {
-        return new ClientSession(slot, 1, "c" + slot, "127.0.0.1:0/c" + slot, 1, 0, 0, null, null, null,
+        return session(slot, 1);
+    }
+
+    private static ClientSession session(final int slot, final int generation)
+    {
+        return new ClientSession(slot, generation, "c" + slot, "127.0.0.1:0/c" + slot, 1, 0, 0, null, null, null,
             new ManyToOneRingBuffer(new UnsafeBuffer(ByteBuffer.allocateDirect(4096 + RingBufferDescriptor.TRAILER_LENGTH))),
             null);
     }
