@@ -17,6 +17,7 @@ import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,8 +37,9 @@ import java.util.concurrent.TimeUnit;
 public final class DemoCommand implements java.util.concurrent.Callable<Integer>
 {
     @Option(names = "--dir", description = "Daemon directory (default: ${DEFAULT-VALUE}). When no daemon serves it, " +
-        "the demo starts one there and at the end removes what that daemon added (the directory itself if the demo " +
-        "made it).")
+        "the demo starts one there and at the end removes the daemon's own files that were not there before " +
+        "(cluster.token, journal/, xferd.lock) and the directory if the demo made it and nothing else is in it; " +
+        "a --dir that exists and is not a directory (a link included) is refused.")
     Path directory = DaemonContext.DEFAULT_DIRECTORY;
 
     /** The longest --timeout-s: a day; it also keeps every conversion to milliseconds and nanoseconds in range. */
@@ -122,8 +124,17 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
         {
             if (!Files.exists(directory.resolve(CncFileDescriptor.SOCKET_FILE)))
             {
+                try
+                {
+                    leftovers = DemoLeftovers.before(directory);
+                }
+                catch (final NotDirectoryException ex)
+                {
+                    System.out.println("demo: --dir " + directory + " exists and is not a directory (links are not " +
+                        "followed): give a directory or a path that does not exist");
+                    return 2;
+                }
                 System.out.println("demo: no daemon in " + directory + ", starting one in this process");
-                leftovers = DemoLeftovers.before(directory);
                 // a local-only daemon: any free ports for the peer listener and the metrics endpoint
                 final DaemonContext context = new DaemonContext().directory(directory).rpcAddress("127.0.0.1:0");
                 context.operations().metricsAddress("127.0.0.1:0");
@@ -137,14 +148,31 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
         }
         finally
         {
+            // only after our daemon started: until it holds the directory's lock, what is there may be another's
             if (embedded != null)
             {
-                embedded.close();
+                try
+                {
+                    embedded.close();
+                }
+                finally
+                {
+                    removeLeftovers(leftovers);
+                }
             }
-            if (leftovers != null)
-            {
-                report(leftovers.remove());
-            }
+        }
+    }
+
+    /** Never fails the run: what could not be removed is said and left. */
+    private void removeLeftovers(final DemoLeftovers leftovers)
+    {
+        try
+        {
+            report(leftovers.remove());
+        }
+        catch (final RuntimeException ex)
+        {
+            System.out.println("demo: could not remove what its daemon left in " + directory + ": " + ex);
         }
     }
 
@@ -236,8 +264,7 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
         final Process consumer = JavaProcesses.start(DecodeConsumer.class, List.of(directory.toString(), consumerName,
             Integer.toString(layout.layers()), Integer.toString(layout.blocks()), Long.toString(seed),
             Long.toString(TimeUnit.SECONDS.toMillis(timeoutSeconds)),
-            Long.toString(TimeUnit.SECONDS.toMillis(timeoutSeconds)), // and for VERIFY: the demo bounds its own waits
-            Long.toString(TimeUnit.SECONDS.toMillis(timeoutSeconds))));
+            Long.toString(TimeUnit.SECONDS.toMillis(timeoutSeconds)))); // and for VERIFY: the demo bounds its own waits
         Process producer = null;
         try
         {

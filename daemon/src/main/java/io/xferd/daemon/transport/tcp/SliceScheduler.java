@@ -1,5 +1,7 @@
 package io.xferd.daemon.transport.tcp;
 
+import io.xferd.daemon.session.ClientSession;
+
 /**
  * The order in which one connection sends the slices queued on it, a slice at a time. Per flow (a client and a trace
  * id: one prompt's KV cache, when the client gives each prompt its trace id) the scheduler knows its size so far (what
@@ -34,13 +36,15 @@ package io.xferd.daemon.transport.tcp;
  * Slices are linked through {@link Slice#nextQueued}: nothing is allocated. Up to {@link #MAX_FLOWS} flows are told
  * apart. A client takes a place for a new flow only while it has fewer than {@link #MAX_FLOWS_PER_CLIENT} and more
  * places are free (no slices queued) than it has busy: one client, or four sessions of one user, cannot busy every
- * place, so another client's new prompt always finds one instead of a queue it shares with them. A trace id that
- * finds no place joins its client's newest busy flow, which then hosts every flowless trace id of that client until
- * its queue runs dry: a prompt's slices never sit in two flows (a place of its own, taken once one is free, would send
- * its later slices before the earlier ones still queued in the host, and the prompt ends with its last slice). Only
- * with more clients busy than places does a client's trace id join another client's flow. The sender thread's alone
- * (no locks); an add scans the flows once (twice for a trace id without a flow), a poll usually twice (once more per
- * shorter newer flow it moves to).
+ * place, so another client's new prompt finds one instead of a queue it shares with them. It is no hard reserve:
+ * clients one after another take 16, 16, 16, 8, 4, 2, 1 and 1 places, so eight busy clients can busy all 64, and a
+ * ninth then shares a flow. A trace id that finds no place joins its client's newest busy flow that hosts nobody (else
+ * any flow that hosts nobody, else the newest), which then hosts every flowless trace id of that client while slices
+ * of them are queued in it (counted, so the mark goes as soon as their last slice is sent, even while the host's own
+ * slices keep coming): a prompt's slices never sit in two flows (a place of its own, taken once one is free, would
+ * send its later slices before the earlier ones still queued in the host, and the prompt ends with its last slice).
+ * The sender thread's alone (no locks); an add scans the flows once (twice for a trace id without a flow), a poll
+ * usually twice (once more per shorter newer flow it moves to).
  * <p>
  * Why {@link #SHORT_BYTES} is fixed: it only covers the time in which a long prompt under way, its requests reaching
  * the connection a few at a time, is not yet {@link #SHORTER_FACTOR} times a short one's size. A larger model's short
@@ -54,8 +58,8 @@ final class SliceScheduler
 {
     static final int MAX_FLOWS = 64;
     /**
-     * Flows of one client told apart: a quarter of them. Places are also kept free for clients with fewer busy
-     * flows (see the class comment), so several clients of one user do not take every place either.
+     * Flows of one client told apart: a quarter of them. A client also takes a place only while more are free than it
+     * has busy (see the class comment), so a few clients of one user do not take every place either.
      */
     static final int MAX_FLOWS_PER_CLIENT = MAX_FLOWS / 4;
     /**
@@ -89,9 +93,12 @@ final class SliceScheduler
      * turns with later long ones by this much.
      */
     static final long RENEW_AFTER_BYTES = 256L << 20;
-    private static final int NO_GUESTS = Integer.MIN_VALUE; // slot -1 is a client: requests without a submitter
+    // a client is its session's slot and generation (a slot is reused while a departed session's slices are queued);
+    // -1 is requests without a submitter, and no session's key has all of its low 32 bits set
+    private static final long NO_SUBMITTER = -1;
+    private static final long NO_GUESTS = -2;
 
-    private final int[] slots = new int[MAX_FLOWS];
+    private final long[] clients = new long[MAX_FLOWS];
     private final long[] traceIds = new long[MAX_FLOWS];
     private final long[] bytesQueued = new long[MAX_FLOWS];
     private final long[] bytesSent = new long[MAX_FLOWS];
@@ -99,8 +106,10 @@ final class SliceScheduler
     private final long[] arrivals = new long[MAX_FLOWS];
     // totalSent when the flow's queue ran dry (meaningful while its head is null)
     private final long[] drySince = new long[MAX_FLOWS];
-    // the client whose trace ids without a flow of their own join this flow while it has slices queued
-    private final int[] guestSlots = new int[MAX_FLOWS];
+    // the client whose trace ids without a flow of their own join this flow while slices of them are queued in it
+    private final long[] guestClients = new long[MAX_FLOWS];
+    // slices queued in the flow that are not its own (a guest's): the guest mark goes when none is left
+    private final int[] guestQueued = new int[MAX_FLOWS];
     private final Slice[] heads = new Slice[MAX_FLOWS];
     private final Slice[] tails = new Slice[MAX_FLOWS];
     private int flows;
@@ -115,12 +124,12 @@ final class SliceScheduler
     void add(final Slice slice)
     {
         final RemoteTransfer transfer = slice.transfer;
-        final int slot = transfer.submitter == null ? -1 : transfer.submitter.slot();
+        final long client = clientOf(transfer);
         final long traceId = transfer.traceId;
         int flow = -1;
         for (int f = 0; f < flows; f++)
         {
-            if (traceIds[f] == traceId && slots[f] == slot)
+            if (traceIds[f] == traceId && clients[f] == client)
             {
                 flow = f;
                 break;
@@ -128,11 +137,15 @@ final class SliceScheduler
         }
         if (flow < 0)
         {
-            flow = flowFor(slot, traceId);
+            flow = flowFor(client, traceId);
         }
         else if (heads[flow] == null && totalSent - drySince[flow] >= FORGET_AFTER_BYTES)
         {
             begin(flow); // dry while others were sent much: a new start, not the rest of what it sent before
+        }
+        if (clients[flow] != client || traceIds[flow] != traceId)
+        {
+            guestQueued[flow]++;
         }
         slice.nextQueued = null;
         if (heads[flow] == null)
@@ -152,13 +165,13 @@ final class SliceScheduler
      * @return the flow a trace id without one of its own joins: a new one in a place (see the class comment), or the
      * flow that hosts the client's flowless trace ids.
      */
-    private int flowFor(final int slot, final long traceId)
+    private int flowFor(final long client, final long traceId)
     {
         int busy = 0;
         int guestFlow = -1;
         int own = 0;
         int ownBusy = 0;
-        int ownNewestBusy = -1;
+        int ownNewestUnhosted = -1;
         int ownDriest = -1;
         for (int f = 0; f < flows; f++)
         {
@@ -166,12 +179,12 @@ final class SliceScheduler
             if (hasQueued)
             {
                 busy++;
-                if (guestSlots[f] == slot)
+                if (guestClients[f] == client)
                 {
                     guestFlow = f;
                 }
             }
-            if (slots[f] == slot)
+            if (clients[f] == client)
             {
                 own++;
                 if (!hasQueued)
@@ -184,34 +197,36 @@ final class SliceScheduler
                 else
                 {
                     ownBusy++;
-                    if (ownNewestBusy < 0 || arrivals[f] > arrivals[ownNewestBusy])
+                    if (guestClients[f] == NO_GUESTS &&
+                        (ownNewestUnhosted < 0 || arrivals[f] > arrivals[ownNewestUnhosted]))
                     {
-                        ownNewestBusy = f;
+                        ownNewestUnhosted = f;
                     }
                 }
             }
         }
         if (guestFlow >= 0)
         {
-            // the client's flowless trace ids share this queue until it runs dry: one of them may have slices there,
-            // and a place of its own now would send its later slices before those
+            // the client's flowless trace ids share this queue while slices of them are in it: a place of its own now
+            // would send a prompt's later slices before those
             return guestFlow;
         }
-        // a client takes a place only while more are free than it has busy: one client, or several sessions of one
-        // user, cannot busy every place, and a client with none always finds one
+        // a client takes a place only while more are free than it has busy: one client, or a few sessions of one
+        // user, cannot busy every place (eight clients can: see the class comment)
         final int place = MAX_FLOWS - busy <= ownBusy ? -1 :
             own < MAX_FLOWS_PER_CLIENT ? (flows < MAX_FLOWS ? flows++ : driestFlow()) : ownDriest;
         if (place >= 0)
         {
-            slots[place] = slot;
+            clients[place] = client;
             traceIds[place] = traceId;
             begin(place);
             return place;
         }
-        // no place for it: its own newest busy flow hosts the client's flowless trace ids while it has slices queued
-        // (another client's only when it has none busy and every place is)
-        final int host = ownNewestBusy >= 0 ? ownNewestBusy : foreignHost();
-        guestSlots[host] = slot;
+        // no place for it: its own newest busy flow that hosts nobody hosts the client's flowless trace ids while
+        // slices of them are queued there; else another flow, one that hosts nobody if there is one (every place is
+        // busy): a mark another client holds is taken over only when every flow has one
+        final int host = ownNewestUnhosted >= 0 ? ownNewestUnhosted : foreignHost();
+        guestClients[host] = client;
         return host;
     }
 
@@ -226,6 +241,15 @@ final class SliceScheduler
         }
         final int next = ++picks % AGING_PERIOD == 0 ? longestWaiting() : shortestBehindOldest();
         final Slice slice = heads[next];
+        final RemoteTransfer transfer = slice.transfer;
+        if (clientOf(transfer) != clients[next] ||
+            transfer.traceId != traceIds[next])
+        {
+            if (--guestQueued[next] == 0)
+            {
+                guestClients[next] = NO_GUESTS; // nothing of its guests queued: each may take a place of its own now
+            }
+        }
         heads[next] = slice.nextQueued;
         slice.nextQueued = null;
         queued--;
@@ -242,7 +266,6 @@ final class SliceScheduler
         {
             tails[next] = null;
             drySince[next] = totalSent;
-            guestSlots[next] = NO_GUESTS; // nothing of its guests queued: each may take a place of its own now
             if (traceIds[next] == 0)
             {
                 // no trace id: every request of the client is this one flow, for as long as the client lives; what
@@ -286,6 +309,12 @@ final class SliceScheduler
     int flows()
     {
         return flows;
+    }
+
+    private static long clientOf(final RemoteTransfer transfer)
+    {
+        final ClientSession submitter = transfer.submitter;
+        return submitter == null ? NO_SUBMITTER : (long)submitter.generation() << 32 | submitter.slot();
     }
 
     private int longestWaiting()
@@ -354,20 +383,25 @@ final class SliceScheduler
         bytesSent[flow] = 0;
         lastServed[flow] = picks;
         arrivals[flow] = ++arrivalCount;
-        guestSlots[flow] = NO_GUESTS;
+        guestClients[flow] = NO_GUESTS;
+        guestQueued[flow] = 0;
     }
 
     /**
-     * @return the newest flow that hosts no client's flowless trace ids yet, or else the newest: every place is busy
-     * and the client has none of them (more clients with slices queued than places).
+     * @return the newest busy flow that hosts no client's flowless trace ids yet, or else the newest busy one: every
+     * place is busy and the client has none of them, or each of its busy flows hosts another client.
      */
     private int foreignHost()
     {
         int host = -1;
         for (int flow = 0; flow < flows; flow++)
         {
-            final boolean free = guestSlots[flow] == NO_GUESTS;
-            if (host < 0 || (free == (guestSlots[host] == NO_GUESTS) ? arrivals[flow] > arrivals[host] : free))
+            if (heads[flow] == null)
+            {
+                continue;
+            }
+            final boolean free = guestClients[flow] == NO_GUESTS;
+            if (host < 0 || (free == (guestClients[host] == NO_GUESTS) ? arrivals[flow] > arrivals[host] : free))
             {
                 host = flow;
             }
@@ -395,14 +429,15 @@ final class SliceScheduler
     {
         // ties go by arrival number, not by place, so the last flow may simply take this one's place
         final int last = flows - 1;
-        slots[flow] = slots[last];
+        clients[flow] = clients[last];
         traceIds[flow] = traceIds[last];
         bytesQueued[flow] = bytesQueued[last];
         bytesSent[flow] = bytesSent[last];
         lastServed[flow] = lastServed[last];
         arrivals[flow] = arrivals[last];
         drySince[flow] = drySince[last];
-        guestSlots[flow] = guestSlots[last];
+        guestClients[flow] = guestClients[last];
+        guestQueued[flow] = guestQueued[last];
         heads[flow] = heads[last];
         tails[flow] = tails[last];
         heads[last] = null;

@@ -64,6 +64,38 @@ class DemoOptionsTest
         assertThat(invalid("--passes", "1", "--warm-up-s", "0", "--timeout-s", "1")).isNull();
     }
 
+    @Test
+    void shouldRefuseADirThatIsARegularFileAndKeepIt() throws IOException
+    {
+        final Path file = Files.writeString(dir.resolve("notes.txt"), "the user's");
+
+        assertThat(execute("demo", "--dir", file.toString(), "--size-mib", "1", "--passes", "1", "--warm-up-s", "0",
+            "--timeout-s", "20")).isEqualTo(2);
+        assertThat(file).hasContent("the user's");
+    }
+
+    @Test
+    void shouldRefuseADirThatIsALinkToADirectoryAndKeepBoth() throws IOException
+    {
+        final Path target = Files.createDirectories(dir.resolve("target"));
+        Files.writeString(target.resolve("notes.txt"), "the user's");
+        final Path link = Files.createSymbolicLink(dir.resolve("link"), target);
+
+        assertThat(execute("demo", "--dir", link.toString(), "--size-mib", "1", "--passes", "1", "--warm-up-s", "0",
+            "--timeout-s", "20")).isEqualTo(2);
+        assertThat(Files.isSymbolicLink(link)).isTrue();
+        try (Stream<Path> entries = Files.list(target))
+        {
+            assertThat(entries).containsExactly(target.resolve("notes.txt"));
+        }
+        assertThat(target.resolve("notes.txt")).hasContent("the user's");
+    }
+
+    private static int execute(final String... argv)
+    {
+        return XferdMain.commandLine(argv).execute(argv);
+    }
+
     /** Runs {@code xferd demo} in a fresh directory: exit 2, and nothing was started there. */
     private void assertRefused(final String... options) throws IOException
     {

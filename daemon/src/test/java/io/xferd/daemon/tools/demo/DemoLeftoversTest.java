@@ -5,14 +5,17 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * What the demo's daemon leaves in its directory goes at the end: the whole directory when the demo made it, only
- * what was added when the user's directory held something already (kept whole, whatever was written into it).
+ * What the demo's daemon leaves in its directory goes at the end: only the daemon's own names that were not there
+ * before, then the directory if the demo made it and nothing else is in it. Whatever else appears meanwhile stays, a
+ * link is removed and never followed, and a --dir that is not a directory (a link included) is refused.
  */
 class DemoLeftoversTest
 {
@@ -68,6 +71,87 @@ class DemoLeftoversTest
 
         assertThat(removed.removed()).hasSize(3);
         assertThat(directory).isEmptyDirectory();
+    }
+
+    @Test
+    void shouldKeepAnEntrySomeoneElseAddedDuringTheRun() throws IOException
+    {
+        final Path directory = Files.createDirectories(root.resolve("shared"));
+        final DemoLeftovers leftovers = DemoLeftovers.before(directory);
+        daemonLeavesItsFiles(directory);
+        Files.createDirectories(directory.resolve("clone/src"));
+        Files.writeString(directory.resolve("clone/src/Main.java"), "another program's");
+        Files.writeString(directory.resolve("segment"), "another program's");
+
+        final DemoLeftovers.Removed removed = leftovers.remove();
+
+        assertThat(removed.removed()).containsExactly(directory.resolve("cluster.token"), directory.resolve("journal"),
+            directory.resolve("xferd.lock"));
+        assertThat(directory.resolve("clone/src/Main.java")).hasContent("another program's");
+        assertThat(directory.resolve("segment")).hasContent("another program's");
+    }
+
+    @Test
+    void shouldKeepADirectoryTheDemoMadeWhenSomeoneElseAddedToIt() throws IOException
+    {
+        final Path directory = root.resolve("made");
+        final DemoLeftovers leftovers = DemoLeftovers.before(directory);
+        daemonLeavesItsFiles(directory);
+        Files.writeString(directory.resolve("segment"), "another program's");
+
+        final DemoLeftovers.Removed removed = leftovers.remove();
+
+        assertThat(removed.madeByDemo()).isTrue();
+        assertThat(removed.left()).containsExactly(directory);
+        try (Stream<Path> entries = Files.list(directory))
+        {
+            assertThat(entries).containsExactly(directory.resolve("segment"));
+        }
+    }
+
+    @Test
+    void shouldRemoveALinkNeverWhatItPointsAt() throws IOException
+    {
+        final Path elsewhere = Files.createDirectories(root.resolve("elsewhere"));
+        Files.writeString(elsewhere.resolve("precious"), "the victim's");
+        final Path directory = Files.createDirectories(root.resolve("shared"));
+        final DemoLeftovers leftovers = DemoLeftovers.before(directory);
+        Files.createSymbolicLink(directory.resolve("journal"), elsewhere);
+        Files.createSymbolicLink(directory.resolve("cluster.token"), elsewhere.resolve("precious"));
+
+        final DemoLeftovers.Removed removed = leftovers.remove();
+
+        assertThat(removed.removed()).containsExactly(directory.resolve("cluster.token"), directory.resolve("journal"));
+        assertThat(directory).isEmptyDirectory();
+        assertThat(elsewhere.resolve("precious")).hasContent("the victim's");
+    }
+
+    @Test
+    void shouldNotFollowALinkInsideAJournalItRemoves() throws IOException
+    {
+        final Path elsewhere = Files.createDirectories(root.resolve("elsewhere"));
+        Files.writeString(elsewhere.resolve("precious"), "the victim's");
+        final Path directory = Files.createDirectories(root.resolve("shared"));
+        final DemoLeftovers leftovers = DemoLeftovers.before(directory);
+        daemonLeavesItsFiles(directory);
+        Files.createSymbolicLink(directory.resolve("journal/sub"), elsewhere);
+
+        leftovers.remove();
+
+        assertThat(directory).isEmptyDirectory();
+        assertThat(elsewhere.resolve("precious")).hasContent("the victim's");
+    }
+
+    @Test
+    void shouldRefuseADirectoryThatIsAFileOrALink() throws IOException
+    {
+        final Path file = Files.writeString(root.resolve("notes.txt"), "mine");
+        final Path target = Files.createDirectories(root.resolve("target"));
+        final Path link = Files.createSymbolicLink(root.resolve("link"), target);
+
+        assertThatThrownBy(() -> DemoLeftovers.before(file)).isInstanceOf(NotDirectoryException.class);
+        assertThatThrownBy(() -> DemoLeftovers.before(link)).isInstanceOf(NotDirectoryException.class);
+        assertThat(file).hasContent("mine");
     }
 
     private static void daemonLeavesItsFiles(final Path directory) throws IOException

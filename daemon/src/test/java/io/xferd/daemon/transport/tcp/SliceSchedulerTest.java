@@ -388,6 +388,106 @@ class SliceSchedulerTest
     }
 
     @Test
+    void shouldGiveAGuestItsOwnPlaceOnceItsSlicesLeftAHostFlowThatNeverRunsDry()
+    {
+        // every place busy: 63 one-slice prompts of other clients and a client without trace ids that streams
+        for (int i = 0; i < SliceScheduler.MAX_FLOWS - 1; i++)
+        {
+            queue(transfer(session(2 + i), 100 + i), 0, 1);
+        }
+        final RemoteTransfer stream = transfer(session(70), 0);
+        final int backlog = 200;
+        queue(stream, 0, backlog);
+        int streamed = backlog;
+        final RemoteTransfer first = transfer(other, 7);
+        queue(first, 0, 1); // no place: it joins the stream's flow, the newest, behind its backlog
+
+        int polls = 0;
+        while (polls < 4 * backlog && scheduler.poll().transfer != first)
+        {
+            queue(stream, streamed++, 1); // the stream's queue never runs dry
+            polls++;
+        }
+        assertThat(polls).as("the guest's slice was sent").isLessThan(4 * backlog);
+        queue(stream, streamed++, 1);
+        final RemoteTransfer next = transfer(other, 8);
+        queue(next, 0, 1);
+
+        final List<Slice> sent = List.of(scheduler.poll(), scheduler.poll());
+        assertThat(sent).extracting(s -> s.transfer).as("its own flow, short first (but for an aging slice)")
+            .contains(next);
+    }
+
+    @Test
+    void shouldNotTakeOverAnotherClientsGuestMarkWhileAFlowWithoutGuestsIsBusy()
+    {
+        final List<RemoteTransfer> prompts = new ArrayList<>();
+        for (int i = 0; i < SliceScheduler.MAX_FLOWS; i++)
+        {
+            final RemoteTransfer prompt = transfer(session(2 + i), 100 + i);
+            prompts.add(prompt);
+            queue(prompt, 0, 40);
+        }
+        final ClientSession newest = prompts.getLast().submitter;
+        final RemoteTransfer guest = transfer(other, 7);
+        queue(guest, 0, 1); // every place busy: it joins the newest flow
+        final RemoteTransfer newestsNext = transfer(newest, 500);
+        queue(newestsNext, 0, 1); // no place, and its own flow hosts the guest: it joins another flow
+
+        queue(guest, 1, 1);
+
+        final List<Slice> sent = drain();
+        assertThat(sent).hasSize(40 * SliceScheduler.MAX_FLOWS + 3).doesNotHaveDuplicates();
+        assertInFlowOrder(sent, guest);
+    }
+
+    @Test
+    void shouldLetEightClientsBusyEveryPlaceAndKeepANinthClientsPromptInOrder()
+    {
+        // clients one after another take 16, 16, 16, 8, 4, 2, 1, 1 places: the class comment's limit of the rule
+        final List<RemoteTransfer> flood = new ArrayList<>();
+        for (int s = 0; s < 8; s++)
+        {
+            final ClientSession session = session(2 + s);
+            for (int i = 0; i < SliceScheduler.MAX_FLOWS_PER_CLIENT + 2; i++)
+            {
+                final RemoteTransfer prompt = transfer(session, 100 + i);
+                flood.add(prompt);
+                queue(prompt, 0, 2);
+            }
+        }
+        assertThat(scheduler.flows()).isEqualTo(SliceScheduler.MAX_FLOWS);
+        final RemoteTransfer ninth = transfer(other, 7);
+
+        queue(ninth, 0, 3);
+
+        assertThat(scheduler.flows()).as("no place for the ninth: it shares a flow").isEqualTo(SliceScheduler.MAX_FLOWS);
+        final List<Slice> sent = drain();
+        assertThat(sent).hasSize(2 * flood.size() + 3).doesNotHaveDuplicates();
+        assertInFlowOrder(sent, ninth);
+        for (final RemoteTransfer prompt : flood)
+        {
+            assertInFlowOrder(sent, prompt);
+        }
+    }
+
+    @Test
+    void shouldNotCountADepartedSessionsFlowsAsTheNewSessionsInItsSlot()
+    {
+        final ClientSession departed = session(5, 1);
+        for (int i = 0; i < SliceScheduler.MAX_FLOWS_PER_CLIENT + 1; i++)
+        {
+            queue(transfer(departed, 100 + i), 0, 40); // the last one finds no place: a guest in its own newest flow
+        }
+        final RemoteTransfer newcomer = transfer(session(5, 2), 100 + SliceScheduler.MAX_FLOWS_PER_CLIENT);
+
+        queue(newcomer, 0, 1); // the slot reused while the departed session's slices are still queued
+
+        assertThat(scheduler.poll().transfer).as("its own flow, short first, not the departed client's host")
+            .isSameAs(newcomer);
+    }
+
+    @Test
     void shouldKeepOneOrderForRequestsWithoutATraceIdOfOneClient()
     {
         final RemoteTransfer first = transfer(prefill, 0);
@@ -610,7 +710,12 @@ class SliceSchedulerTest
 
     private static ClientSession session(final int slot)
     {
-        return new ClientSession(slot, 1, "c" + slot, "127.0.0.1:0/c" + slot, 1, 0, 0, null, null, null,
+        return session(slot, 1);
+    }
+
+    private static ClientSession session(final int slot, final int generation)
+    {
+        return new ClientSession(slot, generation, "c" + slot, "127.0.0.1:0/c" + slot, 1, 0, 0, null, null, null,
             new ManyToOneRingBuffer(new UnsafeBuffer(ByteBuffer.allocateDirect(4096 + RingBufferDescriptor.TRAILER_LENGTH))),
             null);
     }
