@@ -54,6 +54,7 @@ public final class JournalAgent implements Agent, MessageHandler
     private long epochOffsetNanos;
     private long offsetRefreshedAt;
     private long retentionCheckedAt;
+    private long droppedReported;
     private int lastCycle = Integer.MIN_VALUE;
     private int namesWritten;
     private long lastSlowLogNanos;
@@ -152,7 +153,10 @@ public final class JournalAgent implements Agent, MessageHandler
         int work = 0;
         try
         {
-            work += recorder.ring().read(this, DRAIN_LIMIT);
+            final int read = recorder.ring().read(this, DRAIN_LIMIT);
+            // a read stops at the ring's end: read on past the wrap, so that a backlog is not taken for a short
+            // batch (and a nap) once a lap, which would halve the headroom the naps leave
+            work += read > 0 && read < DRAIN_LIMIT ? read + recorder.ring().read(this, DRAIN_LIMIT - read) : read;
             if (appender != null)
             {
                 work += appender.onDutyCycle(now);
@@ -168,12 +172,31 @@ public final class JournalAgent implements Agent, MessageHandler
             // a fault of a mapped journal page the JVM delivered after the write that caused it had returned
             appender.onWriteFailed(ex);
         }
-        if (appender != null && now - retentionCheckedAt >= RETENTION_CHECK_NS)
+        if (now - retentionCheckedAt >= RETENTION_CHECK_NS)
         {
             retentionCheckedAt = now;
-            work += enforceRetention(); // also while writes fail: deleting old cycles may be what frees the space
+            reportDrops();
+            if (appender != null)
+            {
+                work += enforceRetention(); // also while writes fail: deleting old cycles may be what frees the space
+            }
         }
         return work;
+    }
+
+    /**
+     * At most once a second: say that records were dropped (a full ring), since a trace or the slow-request log then
+     * misses requests without another sign of it.
+     */
+    private void reportDrops()
+    {
+        final long dropped = recorder.droppedRecords();
+        if (dropped != droppedReported)
+        {
+            LOG.warn("journal: {} records dropped (ring full) since the last report, {} in all: traces and the " +
+                "slow-request log miss them", dropped - droppedReported, dropped);
+            droppedReported = dropped;
+        }
     }
 
     @Override

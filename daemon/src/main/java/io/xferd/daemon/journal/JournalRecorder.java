@@ -44,6 +44,14 @@ public final class JournalRecorder implements TransferJournal
         return ring;
     }
 
+    /**
+     * @return records dropped so far because the ring was full.
+     */
+    long droppedRecords()
+    {
+        return dropped.get();
+    }
+
     public JournalNames names()
     {
         return names;

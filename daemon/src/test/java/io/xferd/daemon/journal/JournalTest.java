@@ -115,6 +115,25 @@ class JournalTest
     }
 
     @Test
+    void shouldDrainABacklogThatWrapsTheRingInOneCycle()
+    {
+        // a short read is a short batch to the idle strategy (a nap): a backlog that wraps must not look like one
+        final JournalRecorder recorder = new JournalRecorder(64 * 1024, dropped, new JournalNames());
+        final JournalAgent agent = new JournalAgent(recorder, null, 0, null, 0);
+        final int backlog = 500; // of the ring's ~680 completion records: the second backlog crosses its end
+        for (int round = 0; round < 2; round++)
+        {
+            for (int i = 0; i < backlog; i++)
+            {
+                recorder.onCompleted(0, i, 0, Opcode.READ, TransferStatus.OK, 64, 64, 0, 1, 0, 1, 2);
+            }
+            assertThat(agent.doWork()).as("round %d", round).isEqualTo(backlog);
+        }
+        assertThat(dropped.get()).isZero();
+        agent.onClose();
+    }
+
+    @Test
     void shouldDeleteTheOldestCycleFilesBeyondTheRetention() throws Exception
     {
         final JournalRecorder recorder = new JournalRecorder(4096, dropped, new JournalNames());
