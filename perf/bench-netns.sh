@@ -10,7 +10,7 @@
 #                       [--operations "write read"] [--blocks "1MiB 64KiB"] [--threads "1 2"] [--warmup S]
 #                       [--arrival "poisson fixed"] [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth] [--window N] [--rounds N]
 #                       [--overlap "8192:1024 1024:8192"] [--overlap-delay 5ms] [--slow-start-after-idle 0|1]
-#                       [--thread-switches] [--tcp-trace] [--nice N]
+#                       [--congestion cubic|bbr|reno] [--thread-switches] [--tcp-trace] [--nice N]
 #
 #   --connections  connections per peer: iperf3 -P N and the daemons' --connections-per-peer (default 2)
 #   --duration     seconds per iperf3 and per throughput run (default 10)
@@ -37,6 +37,9 @@
 #                  net.ipv4.tcp_slow_start_after_idle inside both namespaces (default: the namespaces' own, 1):
 #                  0 keeps a connection's congestion window across a quiet spell (Linux has no per-socket switch;
 #                  an A/B check of whether the cwnd restart after idle shows in the KV workload at low QPS)
+#   --congestion   net.ipv4.tcp_congestion_control inside both namespaces, iperf3's and the daemons' connections alike
+#                  (default: the namespaces' own, inherited from the host's): an A/B of whether the host's choice
+#                  (e.g. BBR, whose PROBE_RTT holds the window at 4 packets for 200 ms every 10 s) shows in the tail
 #   --client-idle  how the bench clients wait for completions: spin (the client library's default) or gentle
 #                  (parks up to 500 us; both "hosts" share this machine's cores, iperf3 does not spin)
 #   --no-peer-auth the daemons run with --insecure-no-peer-auth (default: both prove one cluster token, made
@@ -82,6 +85,7 @@ no_peer_auth=0
 overlap="8192:1024 1024:8192"
 overlap_delay=5ms
 slow_start_after_idle=""
+congestion=""
 thread_switches=0
 tcp_trace=0
 nice_options=()
@@ -107,10 +111,11 @@ while [[ $# -gt 0 ]]; do
     --overlap) overlap="$2"; shift 2 ;;
     --overlap-delay) overlap_delay="$2"; shift 2 ;;
     --slow-start-after-idle) slow_start_after_idle="$2"; shift 2 ;;
+    --congestion) congestion="$2"; shift 2 ;;
     --thread-switches) thread_switches=1; shift ;;
     --tcp-trace) tcp_trace=1; shift ;;
     --nice) nice_options=(nice -n "$2"); shift 2 ;;
-    -h|--help) sed -n '2,63p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,66p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -146,6 +151,14 @@ if [[ -n "$slow_start_after_idle" ]]; then
     ip netns exec "$ns" sysctl -q -w net.ipv4.tcp_slow_start_after_idle="$slow_start_after_idle"
   done
 fi
+if [[ -n "$congestion" ]]; then
+  [[ "$congestion" =~ ^[a-z0-9_]+$ ]] || die "--congestion takes a name from net.ipv4.tcp_available_congestion_control" 2
+  for ns in "$ns_a" "$ns_b"; do
+    ip netns exec "$ns" sysctl -q -w net.ipv4.tcp_congestion_control="$congestion" ||
+      die "--congestion $congestion: not available here ($(sysctl -n net.ipv4.tcp_available_congestion_control))" 2
+  done
+fi
+say "net.ipv4.tcp_congestion_control in the namespaces: $(ip netns exec "$ns_a" sysctl -n net.ipv4.tcp_congestion_control)"
 [[ ${#nice_options[@]} -eq 0 ]] || say "--nice: iperf3, daemons, target and bench run at nice ${nice_options[2]}"
 say "net.ipv4.tcp_slow_start_after_idle in the namespaces: $(ip netns exec "$ns_a" sysctl -n net.ipv4.tcp_slow_start_after_idle)"
 
