@@ -11,8 +11,8 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * Socket system calls and constants (Linux x86_64) shared by {@link UnixSocket}, {@link UnixDatagramSocket} and
- * {@link DatagramNotifier}.
+ * Socket system calls and constants (Linux x86_64) shared by {@link UnixSocket}, {@link UnixDatagramSocket},
+ * {@link DatagramNotifier} and {@link TcpSockets}.
  */
 final class Sockets
 {
@@ -52,6 +52,8 @@ final class Sockets
         "recvmsg", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT));
     static final MethodHandle GETSOCKOPT = Libc.downcallCapturingErrno(
         "getsockopt", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+    static final MethodHandle SETSOCKOPT = Libc.downcallCapturingErrno(
+        "setsockopt", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
 
     private Sockets()
     {
