@@ -129,6 +129,7 @@ public final class ConfigFile
         field("metadata_backend", (value, all) -> metadataBackend(value, all));
         field("protocol", (value, all) -> text(value.lowerCaseText(), DaemonContext::protocol));
         field("protocol_fallback", (value, all) -> text(value.lowerCaseText(), DaemonContext::protocolFallback));
+        field("tcp_congestion", (value, all) -> text(value.nonEmptyText(), DaemonContext::tcpCongestion));
         field("gid_index", (value, all) ->
         {
             final int index = value.intOrAuto(DaemonContext.GID_INDEX_AUTO);

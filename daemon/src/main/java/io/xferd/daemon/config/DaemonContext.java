@@ -63,6 +63,7 @@ public final class DaemonContext
     private Path metadataTokenFile;
     private io.xferd.daemon.config.MetadataAccess metadataAccess = io.xferd.daemon.config.MetadataAccess.NONE;
     private int connectionsPerPeer = 2;
+    private String tcpCongestion;
     private int maxPeerConnections = 256;
     private int sliceSize = 512 * 1024;
     private int stagingBufferSize = 1024 * 1024;
@@ -109,6 +110,8 @@ public final class DaemonContext
         require(gidIndex >= GID_INDEX_AUTO && gidIndex <= 255, "gid index must be auto or 0..255: " + gidIndex);
         require(connectionsPerPeer >= 1 && connectionsPerPeer <= 64,
             "connections per peer must be 1..64: " + connectionsPerPeer);
+        require(tcpCongestion == null || tcpCongestion.matches("[a-z0-9_]{1,15}"),
+            "tcp congestion control must be 1..15 of a-z 0-9 _ (e.g. cubic): " + tcpCongestion);
         require(maxPeerConnections >= 1 && maxPeerConnections <= 65536,
             "max peer connections must be 1..65536: " + maxPeerConnections);
         require(sliceSize >= 4096 && sliceSize <= 64 * 1024 * 1024, "slice size must be 4 KiB..64 MiB: " + sliceSize);
@@ -245,6 +248,8 @@ public final class DaemonContext
             peerAuthentication ? "file <dir>/" + io.xferd.daemon.config.ClusterKey.DEFAULT_FILE_NAME +
             " (created at start when absent)" : "(none)");
         map.put("connections_per_peer", connectionsPerPeer);
+        map.put("tcp_congestion", tcpCongestion != null ? tcpCongestion :
+            "(the host's net.ipv4.tcp_congestion_control)");
         map.put("max_peer_connections", maxPeerConnections);
         map.put("slice_size", sliceSize);
         map.put("staging_buffer_size", stagingBufferSize);
@@ -563,6 +568,21 @@ public final class DaemonContext
     public DaemonContext protocolFallback(final String value)
     {
         this.protocolFallback = value;
+        return this;
+    }
+
+    /**
+     * @return the congestion control algorithm of the daemon's peer data connections (e.g. "cubic"), or null for
+     * the host's {@code net.ipv4.tcp_congestion_control}.
+     */
+    public String tcpCongestion()
+    {
+        return tcpCongestion;
+    }
+
+    public DaemonContext tcpCongestion(final String value)
+    {
+        this.tcpCongestion = value;
         return this;
     }
 

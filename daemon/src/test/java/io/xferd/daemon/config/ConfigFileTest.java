@@ -401,6 +401,23 @@ class ConfigFileTest
     }
 
     @Test
+    void shouldReadTheTcpCongestionControlAndRefuseNamesTheKernelCouldNotHold() throws IOException
+    {
+        assertThat(apply("{\"tcp_congestion\": \"cubic\"}").tcpCongestion()).isEqualTo("cubic");
+        assertThat(apply("{\"tcp_congestion\": \"cubic\"}").describe()).containsEntry("tcp_congestion", "cubic");
+        assertThat(new DaemonContext().conclude().tcpCongestion()).isNull();
+        assertThat(new DaemonContext().conclude().describe())
+            .containsEntry("tcp_congestion", "(the host's net.ipv4.tcp_congestion_control)");
+
+        assertThatThrownBy(() -> apply("{\"tcp_congestion\": \"Cubic\"}"))
+            .hasMessageContaining("tcp_congestion: tcp congestion control must be 1..15 of a-z 0-9 _ (e.g. cubic): Cubic");
+        assertThatThrownBy(() -> apply("{\"tcp_congestion\": \"a_name_too_long_x\"}"))
+            .hasMessageContaining("tcp congestion control must be 1..15");
+        assertThatThrownBy(() -> apply("{\"tcp_congestion\": \"\"}")).hasMessageContaining("tcp_congestion");
+        assertThatThrownBy(() -> apply("{\"tcp_congestion\": 3}")).hasMessageContaining("tcp_congestion");
+    }
+
+    @Test
     void shouldResolveARelativeDirectoryFromTheConfigFilesDirectory() throws IOException
     {
         assertThat(apply("{\"dir\": \"run\"}").directory()).isEqualTo(dir.resolve("run"));

@@ -181,6 +181,7 @@ final class DaemonArguments
             case "--rpc-address" -> options.rpcAddress = value;
             case "--protocol" -> options.protocol = value;
             case "--protocol-fallback" -> options.protocolFallback = value;
+            case "--tcp-congestion" -> options.tcpCongestion = value;
             case "--gid-index" -> options.gidIndex = value;
             case "--metadata-server" -> options.metadataServer = value;
             case "--cluster-id" -> options.clusterId = value;

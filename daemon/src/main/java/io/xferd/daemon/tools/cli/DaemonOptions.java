@@ -89,6 +89,11 @@ public final class DaemonOptions
         "(default: ${DEFAULT-VALUE}).")
     int connectionsPerPeer = 2;
 
+    @Option(names = "--tcp-congestion", paramLabel = "NAME",
+        description = "TCP congestion control of the peer data connections, e.g. cubic or reno (default: the " +
+            "host's net.ipv4.tcp_congestion_control). cubic avoids BBR's PROBE_RTT stalls of loaded connections.")
+    String tcpCongestion;
+
     @Option(names = "--slice-size", description = "Bytes per slice of a remote request (default: ${DEFAULT-VALUE}).")
     int sliceSize = 512 * 1024;
 
@@ -187,6 +192,10 @@ public final class DaemonOptions
         if (given("--connections-per-peer"))
         {
             context.connectionsPerPeer(connectionsPerPeer);
+        }
+        if (given("--tcp-congestion"))
+        {
+            context.tcpCongestion(tcpCongestion);
         }
         if (given("--slice-size"))
         {

@@ -729,6 +729,7 @@ final class PeerConnection implements AutoCloseable
             fresh = SocketChannel.open();
             fresh.setOption(StandardSocketOptions.TCP_NODELAY, true);
             fresh.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+            transport.socketTuning().apply(fresh, path.remoteHost());
             if (!lifecycle.connecting(fresh, now))
             {
                 throw new IOException("connection closed");

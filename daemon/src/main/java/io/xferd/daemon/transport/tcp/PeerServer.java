@@ -67,6 +67,7 @@ public final class PeerServer implements AutoCloseable
         region -> new SegmentDescriptor.Buffer(region.ownerAddress(), region.length(), region.location());
     private volatile boolean running = true;
     private final SegmentListeners segmentListeners;
+    private final SocketTuning socketTuning;
     // the time deadlines are measured on (handshakes, frames stalled in the middle): tests move it
     private final NanoClock clock;
     private volatile StorageStage storageStage;
@@ -95,6 +96,7 @@ public final class PeerServer implements AutoCloseable
     {
         this.clock = clock;
         this.context = context;
+        this.socketTuning = new SocketTuning(context.tcpCongestion());
         this.localNics = localNics;
         this.registry = registry;
         this.counters = counters;
@@ -215,6 +217,7 @@ public final class PeerServer implements AutoCloseable
                 {
                     channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
                     channel.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+                    socketTuning.apply(channel, SocketTuning.peerOf(channel));
                     handler = new PeerSessionHandler(channel, this, registry,
                         new CompletionSender(disconnects, counters), counters, clock.nanoTime());
                 }
@@ -437,6 +440,14 @@ public final class PeerServer implements AutoCloseable
     LocalNics localNics()
     {
         return localNics;
+    }
+
+    /**
+     * @return the socket options of peer connections, shared with the segment ports' listeners.
+     */
+    SocketTuning socketTuning()
+    {
+        return socketTuning;
     }
 
     DaemonContext context()

@@ -321,6 +321,7 @@ public final class SegmentListeners implements io.xferd.daemon.session.SegmentPo
                 channel.configureBlocking(true);
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 channel.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+                server.socketTuning().apply(channel, SocketTuning.peerOf(channel));
                 server.serve(channel, port.session(), "xferd-peer-in-" + port.number());
             }
             catch (final IOException | RuntimeException ex)

@@ -56,6 +56,7 @@ public final class TcpTransport implements PeerTransport
     private final DaemonContext context;
     private final SystemCounters counters;
     private final PeerAuthenticator authenticator;
+    private final SocketTuning socketTuning;
     private final RemoteSegments remoteSegments = new RemoteSegments();
     private final Map<String, PeerLink> links = new ConcurrentHashMap<>();
     // descriptor fetches under way, with when each started on the clock: the watchdog closes those past the timeout
@@ -117,6 +118,8 @@ public final class TcpTransport implements PeerTransport
         this.localNics = localNics;
         this.counters = counters;
         this.authenticator = authenticator;
+        this.socketTuning = new SocketTuning(context.tcpCongestion());
+        SocketTuning.logInForce(context.tcpCongestion());
         this.senders = ThreadLocal.withInitial(() -> new CompletionSender(disconnects, counters));
         this.sliceSize = context.sliceSize();
         this.completed = counters.get(SystemCounter.REQUESTS_COMPLETED);
@@ -598,6 +601,14 @@ public final class TcpTransport implements PeerTransport
     StagingBuffer newStagingBuffer()
     {
         return StagingBuffer.create(context, counters);
+    }
+
+    /**
+     * @return the socket options of this daemon's outgoing peer connections.
+     */
+    SocketTuning socketTuning()
+    {
+        return socketTuning;
     }
 
     PeerAuthenticator authenticator()

@@ -123,4 +123,27 @@ class ConfigCommandTest
         assertThat(run("config", "--gid-index", "first")).isEqualTo(2);
         assertThat(err.toString()).contains("xferd: --gid-index must be auto or 0..255: first");
     }
+
+    @Test
+    void shouldExit2ForATcpCongestionControlNameThatIsNotOne()
+    {
+        assertThat(run("config", "--tcp-congestion", "cubic;reboot")).isEqualTo(2);
+
+        assertThat(err.toString())
+            .startsWith("xferd: tcp congestion control must be 1..15 of a-z 0-9 _ (e.g. cubic): cubic;reboot");
+        assertThat(out.toString()).isEmpty();
+    }
+
+    @Test
+    void shouldLetTheTcpCongestionOptionOverrideTheFile() throws IOException
+    {
+        final Path file = config("{\"tcp_congestion\": \"reno\"}");
+
+        assertThat(run("config", "--config", file.toString())).isZero();
+        assertThat(out.toString()).containsPattern("(?m)^tcp_congestion: +reno$");
+
+        out.getBuffer().setLength(0);
+        assertThat(run("config", "--config", file.toString(), "--tcp-congestion", "cubic")).isZero();
+        assertThat(out.toString()).containsPattern("(?m)^tcp_congestion: +cubic$");
+    }
 }

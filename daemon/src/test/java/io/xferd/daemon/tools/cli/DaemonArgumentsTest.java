@@ -35,6 +35,7 @@ class DaemonArgumentsTest
         Map.entry("--liveness-timeout-ms", List.of("500", "2000", "60000")),
         Map.entry("--protocol", List.of("tcp", "rdma")),
         Map.entry("--protocol-fallback", List.of("none", "tcp", "TCP")),
+        Map.entry("--tcp-congestion", List.of("cubic", "reno", "bbr")),
         Map.entry("--gid-index", List.of("auto", "3", "AUTO")),
         Map.entry("--device-name", List.of("eth0", "eth0,eth1", "mlx5_0,mlx5_1,mlx5_2")),
         Map.entry("--cluster-token-file", List.of("/etc/xferd/cluster.token", "token")),
@@ -121,6 +122,7 @@ class DaemonArgumentsTest
     {
         for (final String[] args : new String[][]{{"daemon", "--workers", "0"}, {"daemon", "--workers", "-2"},
             {"daemon", "--gid-index", "x"}, {"daemon", "--idle", "sleepy"}, {"daemon", "--protocol", "udp"},
+            {"daemon", "--tcp-congestion", "CUBIC"}, {"daemon", "--tcp-congestion=a b"},
             {"daemon", "--slice-size=1"}, {"daemon", "--rpc-address", "nohost"}, {"daemon", "--liveness-timeout-ms=-5"},
             {"daemon", "--metadata-server", "ftp://x"}, {"daemon", "--journal-roll-cycle", "WEEKLY"}})
         {
