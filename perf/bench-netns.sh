@@ -10,7 +10,8 @@
 #                       [--operations "write read"] [--blocks "1MiB 64KiB"] [--threads "1 2"] [--warmup S]
 #                       [--arrival "poisson fixed"] [--client-idle spin|gentle] [--same-daemon] [--no-peer-auth] [--window N] [--rounds N]
 #                       [--overlap "8192:1024 1024:8192"] [--overlap-delay 5ms] [--slow-start-after-idle 0|1]
-#                       [--congestion cubic|bbr|reno] [--thread-switches] [--tcp-trace] [--nice N]
+#                       [--congestion cubic|bbr|reno] [--daemon-congestion cubic|reno] [--thread-switches]
+#                       [--tcp-trace] [--nice N]
 #
 #   --connections  connections per peer: iperf3 -P N and the daemons' --connections-per-peer (default 2)
 #   --duration     seconds per iperf3 and per throughput run (default 10)
@@ -40,6 +41,9 @@
 #   --congestion   net.ipv4.tcp_congestion_control inside both namespaces, iperf3's and the daemons' connections alike
 #                  (default: the namespaces' own, inherited from the host's): an A/B of whether the host's choice
 #                  (e.g. BBR, whose PROBE_RTT holds the window at 4 packets for 200 ms every 10 s) shows in the tail
+#   --daemon-congestion
+#                  the daemons' --tcp-congestion: only their peer connections use it, iperf3 and the namespaces keep
+#                  theirs (default: unset, the daemons use the namespaces' algorithm)
 #   --client-idle  how the bench clients wait for completions: spin (the client library's default) or gentle
 #                  (parks up to 500 us; both "hosts" share this machine's cores, iperf3 does not spin)
 #   --no-peer-auth the daemons run with --insecure-no-peer-auth (default: both prove one cluster token, made
@@ -86,6 +90,7 @@ overlap="8192:1024 1024:8192"
 overlap_delay=5ms
 slow_start_after_idle=""
 congestion=""
+daemon_congestion=""
 thread_switches=0
 tcp_trace=0
 nice_options=()
@@ -112,10 +117,11 @@ while [[ $# -gt 0 ]]; do
     --overlap-delay) overlap_delay="$2"; shift 2 ;;
     --slow-start-after-idle) slow_start_after_idle="$2"; shift 2 ;;
     --congestion) congestion="$2"; shift 2 ;;
+    --daemon-congestion) daemon_congestion="$2"; shift 2 ;;
     --thread-switches) thread_switches=1; shift ;;
     --tcp-trace) tcp_trace=1; shift ;;
     --nice) nice_options=(nice -n "$2"); shift 2 ;;
-    -h|--help) sed -n '2,66p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,70p' "$0"; exit 0 ;;
     *) echo "unknown option: $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -172,6 +178,12 @@ if "$xferd" daemon --help 2>/dev/null | grep -q -- '--insecure-no-peer-auth'; th
     (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/cluster.token")
     daemon_options+=(--cluster-token-file "$work/cluster.token")
   fi
+fi
+if [[ -n "$daemon_congestion" ]]; then
+  "$xferd" daemon --help 2>/dev/null | grep -q -- '--tcp-congestion' ||
+    die "--daemon-congestion: this build's daemon has no --tcp-congestion option" 2
+  daemon_options+=(--tcp-congestion "$daemon_congestion")
+  say "--daemon-congestion: the daemons' peer connections use $daemon_congestion (iperf3: the namespaces' algorithm)"
 fi
 if "$xferd" daemon --help 2>/dev/null | grep -q -- '--connections-per-peer'; then
   daemon_options+=(--connections-per-peer "$connections")
