@@ -445,13 +445,16 @@ class Client:
         All entries are packed in one go (``array``), so a batch of thousands of descriptors costs the caller well
         under a millisecond; a batch longer than one record carries becomes several records, and one status: that of
         the lowest-index failed entry. A ``notify`` (WRITE only) is delivered to the target's owner once every entry
-        landed, never if one failed (a batch split over several records sends its last record, with the notify,
-        after the others completed).
+        landed, never if one failed (a batch split over several records sends its last record after the others
+        completed, with the notify only if they all succeeded).
 
         :param total_bytes: the sum of ``lengths`` when the caller knows it already (saves summing them again).
         :raises ValueError: when the three sequences differ in length or are empty, or notify is too long.
         :raises DaemonGoneError: when the daemon is gone.
         :raises XferError: when no ring space or in-flight slot frees up within the control timeout.
+        :raises TransferTimeoutError: when the earlier parts of a split batch with a notify do not complete within
+            the control timeout: the last part and the notify are not sent; the transfer (``error.transfer``) never
+            completes, and its earlier parts may still be in flight (keep their memory alive).
         """
         # everything is checked before a record is claimed: a claimed record must be completed
         if len(local_addresses) == 1 and type(local_addresses) in (tuple, list) and not notify:
@@ -476,10 +479,19 @@ class Client:
         for part, (start, end) in enumerate(parts):
             last = part == len(parts) - 1
             if last and notify and len(parts) > 1:
-                self._await(transfer, lambda: transfer._parts_left() == 1 or transfer.status is not None,
-                            deadline)
+                if not self._await(transfer, lambda: transfer._parts_left() == 1 or transfer.status is not None,
+                                   deadline):
+                    # the notify would tell the peer "ready" before the earlier parts' bytes landed: not sent
+                    error = TransferTimeoutError(TransferStatus.TIMEOUT, f"the first {len(parts) - 1} parts of a "
+                                                 f"batch with a notify did not complete within "
+                                                 f"{self._control_timeout_s} s; its last part and the notify were "
+                                                 f"not sent")
+                    error.transfer = transfer  # its earlier parts are in flight: their memory stays in use
+                    raise error
                 if transfer.done():
                     return transfer
+                if any(s != TransferStatus.OK for s, _ in transfer._parts[:-1]):
+                    notify = b""  # an earlier part failed: the last goes without the notify, the peer is not told
             self._write_record(transfer, part, opcode, segment,
                                (locals_[start:end], targets[start:end], lengths_[start:end]), end - start,
                                notify if last else b"", trace_id, deadline)
