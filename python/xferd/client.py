@@ -725,6 +725,8 @@ class Client:
             dozing.pop(token, None)
         if not done():
             event.clear()  # a hand-off's wake, or the net's; the completion sets it after the status, seen above
+            if done():  # ... or between that look and the clear: set again, for another waiter on this event
+                event.set()
 
     def _hand_off(self) -> None:
         """Wake the longest dozing waiter whose transfer is not done (those done are woken already): nobody watches
