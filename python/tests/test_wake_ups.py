@@ -9,6 +9,7 @@ import support  # puts python/ on the path
 
 import threading
 import unittest
+from unittest import mock
 
 import xferd
 from test_client_protocol import PlayedDaemon
@@ -54,6 +55,28 @@ class WakeUpTest(unittest.TestCase):
         client._doze(event, transfer.done, 0, None)
         self.assertTrue(transfer.done())
         self.assertTrue(event.is_set(), "the completion's wake was erased")
+
+    def test_a_watcher_that_leaves_wakes_a_dozer_whose_completion_wake_was_cut_short(self) -> None:
+        """A drain (or a daemon-gone pass) stored the first dozer's status and was interrupted before its set: the
+        hand-off wakes it too, as well as the next dozer, which takes the watch."""
+        client = self.played()
+        done_unwoken, watch_next, waits_behind = threading.Event(), threading.Event(), threading.Event()
+        client._dozing[object()] = (done_unwoken, lambda: True)
+        client._dozing[object()] = (watch_next, lambda: False)
+        client._dozing[object()] = (waits_behind, lambda: False)
+        client._hand_off()
+        self.assertTrue(done_unwoken.is_set(), "a done dozer sleeps on to the net")
+        self.assertTrue(watch_next.is_set(), "nobody takes the watch")
+        self.assertFalse(waits_behind.is_set(), "one dozer takes the watch, the others doze on")
+
+    def test_a_daemon_gone_pass_cut_short_before_its_wake_is_finished_with_the_wake(self) -> None:
+        """The pass stored the reason and was interrupted before it woke the doorbell's watcher: the pass that
+        finishes it wakes the watcher."""
+        client = self.played()
+        client._gone = "found gone"  # the interrupted pass's first store
+        with mock.patch.object(client._completion_doorbell, "wake") as wake:
+            client._finish_failing()
+        wake.assert_called_once_with()
 
 
 if __name__ == "__main__":

@@ -729,13 +729,17 @@ class Client:
                 event.set()
 
     def _hand_off(self) -> None:
-        """Wake the longest dozing waiter whose transfer is not done (those done are woken already): nobody watches
-        the doorbell any more, and it takes the watch (it polls, and sleeps on the doorbell unless its transfer is
-        done by then, in which case it hands off in turn)."""
+        """Wake the longest dozing waiter whose transfer is not done: nobody watches the doorbell any more, and it
+        takes the watch (it polls, and sleeps on the doorbell unless its transfer is done by then, in which case it
+        hands off in turn). Also wake every dozer whose transfer is done: its completion's wake may never have come
+        (a drain or a daemon-gone pass cut short by a signal handler between its store and the event's set)."""
+        handed = False
         for event, done in list(self._dozing.values()):
-            if not done():
+            if done():
                 event.set()
-                return
+            elif not handed:
+                event.set()
+                handed = True
 
     def _sleep_on_doorbell(self, done: Callable[[], bool], limit_ns: int) -> bool:
         """Take the poll lock and sleep on the completion doorbell (PROTOCOL.md 3.7) for at most ``limit_ns``: mark
@@ -994,7 +998,6 @@ class Client:
         """Mark the daemon gone and fail every pending transfer (submit and state locks held, or see
         :meth:`_finish_failing`); returns the events to set once the locks are let go. Each transfer is failed before it leaves the pending map, so a pass cut
         short by an exception leaves the rest there; calling it again finishes them (:meth:`_check_liveness`)."""
-        woken = self._gone is not None
         if self._gone is None:
             self._gone = reason
         events = []
@@ -1003,7 +1006,8 @@ class Client:
             transfer = entry if entry.__class__ is Transfer else entry[0]
             events.append(transfer._fail(TransferStatus.DAEMON_GONE))
             pending.pop(request_id, None)
-        if not (self._closed or woken):  # (close() sets it under the submit lock, before it unmaps the rings)
+        # every pass wakes, a pass finishing one cut short too (it may have been cut short before this wake)
+        if not self._closed:  # (close() sets it under the submit lock, before it unmaps the rings)
             self._completion_doorbell.wake()  # a waiter asleep on the doorbell, or about to be, sees it now
         return events
 
