@@ -78,6 +78,23 @@ class WakeUpTest(unittest.TestCase):
             client._finish_failing()
         wake.assert_called_once_with()
 
+    def test_a_split_batch_failed_while_its_last_part_is_recorded_keeps_the_failure_a_waiter_saw(self) -> None:
+        """A lock-free daemon-gone pass (:meth:`Client._finish_failing`) fails the transfer while the drain works
+        out its outcome from the parts: the drain must not overwrite DAEMON_GONE with OK afterwards."""
+        transfer = xferd.Transfer(xferd.WRITE, 2, 128, 2)
+
+        class StatusFailingOnCompare(int):
+            """Part 0's OK status; comparing it is where the other thread's pass runs."""
+
+            def __ne__(self, other: object) -> bool:
+                transfer._fail(errors.TransferStatus.DAEMON_GONE)
+                return int(self) != other
+
+        transfer._part_done(0, StatusFailingOnCompare(errors.TransferStatus.OK), 64)
+        transfer._part_done(1, errors.TransferStatus.OK, 64)
+        self.assertEqual(errors.TransferStatus.DAEMON_GONE, transfer.status)
+        self.assertEqual(0, transfer.bytes_transferred)
+
 
 if __name__ == "__main__":
     unittest.main()

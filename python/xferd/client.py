@@ -101,8 +101,11 @@ class Transfer:
                 if None not in parts:
                     outcome = next((s for s, _ in parts if s != TransferStatus.OK), TransferStatus.OK)
                     moved = sum(b for _, b in parts)
-                    self._bytes = moved
-                    self.status = outcome
+                    # looked at again with no call before the stores: a lock-free _fail (_finish_failing) that ran
+                    # in the calls above stays the outcome a waiter may have seen
+                    if self.status is None:
+                        self._bytes = moved
+                        self.status = outcome
         return self._event if self.status is not None else None
 
     def _parts_left(self) -> int:
@@ -990,8 +993,8 @@ class Client:
         (a signal handler's call inside it) and holds them. Safe without them: once the client is gone or closed no
         request is registered any more (submissions look under the submit lock, which the pass that set it held);
         each entry is failed by a store that only a transfer still pending takes (:meth:`Transfer._fail`, no call
-        between its look and its store) and removed by one atomic ``pop``; at worst a split batch whose last part a
-        drain records meanwhile ends OK after a waiter saw DAEMON_GONE, which is true: every byte arrived."""
+        between its look and its store) and removed by one atomic ``pop``; a split batch whose last part a drain
+        records meanwhile keeps DAEMON_GONE (:meth:`Transfer._part_done` looks again right before it stores)."""
         _set_all(self._fail_pending(self._gone or "client closed"))
 
     def _fail_pending(self, reason: str) -> list[threading.Event | None]:
