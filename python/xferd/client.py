@@ -523,10 +523,19 @@ class Client:
                 self._next_request_id = request_id + 1
                 self._claim_request_id = request_id  # what _void_open_claim writes, should this claim be cut short
                 self._claim_shape = _ONE_REQUEST
+                # registered before the claim: a record counts against max_in_flight from the moment it is written
+                # (PROTOCOL.md 7), a void of it too; under the submit lock: see _mark_gone
+                pending[request_id] = transfer
                 try:
-                    index = writer.claim(p.SUBMIT, _SUBMIT_RECORD_LENGTH)
-                    if index >= 0:
-                        pending[request_id] = transfer  # under the submit lock: see _mark_gone
+                    try:
+                        index = writer.claim(p.SUBMIT, _SUBMIT_RECORD_LENGTH)
+                    except BaseException:
+                        if writer.open_claim < 0:  # cut short before it took the space: nothing answers the request
+                            pending.pop(request_id, None)
+                        raise  # (or after: the void answers it)
+                    if index < 0:
+                        pending.pop(request_id, None)  # the ring is full
+                    else:
                         _SUBMIT_RECORD.pack_into(writer.buffer, index, -_SUBMIT_RECORD_LENGTH, p.SUBMIT, 0, opcode,
                                                  0, request_id, segment, local_address, target_address, length,
                                                  trace_id, _monotonic_ns(), 0, 0)
@@ -564,9 +573,18 @@ class Client:
                     self._next_request_id = request_id + 1
                     self._claim_request_id = request_id
                     self._claim_shape = (single, count, len(notify))
+                    pending = self._pending
+                    pending[request_id] = (transfer, part)  # before the claim, as in _submit_one
                     try:
-                        index = writer.try_claim(record_type, body_length)
-                        if index >= 0:
+                        try:
+                            index = writer.try_claim(record_type, body_length)
+                        except BaseException:
+                            if writer.open_claim < 0:
+                                pending.pop(request_id, None)
+                            raise
+                        if index < 0:
+                            pending.pop(request_id, None)
+                        else:
                             self._publish(index, request_id, transfer, part, single, opcode, segment, entries, count,
                                           notify, trace_id)
                             return
@@ -587,7 +605,6 @@ class Client:
                  trace_id: int) -> None:
         """Write and publish the record claimed at body ``index`` (submit lock held); the caller voids it if this
         raises (:meth:`_void_open_claim`)."""
-        self._pending[request_id] = (transfer, part)  # the submit lock is held: see _mark_gone
         ring = self._writer.buffer
         now = time.monotonic_ns()
         locals_, targets, lengths = entries
