@@ -255,7 +255,9 @@ class InterruptionTest(unittest.TestCase):
         with mock.patch.object(xferd.client, "_monotonic_ns", Interrupting(time.monotonic_ns)):
             with self.assertRaises(KeyboardInterrupt):
                 client.submit_one(p.WRITE, 1, address, address + 64, 64)
+        [voided] = client._pending.values()  # registered, voided, not answered yet: nobody polled
         self.assert_ring_flows(daemon, client, address)
+        self.assertEqual(errors.TransferStatus.INVALID_OPCODE, voided.status)
 
     def test_a_request_counts_in_flight_from_before_its_claim_so_its_void_does_too(self) -> None:
         """PROTOCOL.md 7 counts a record from the moment it is written: a claim cut short and voided later must
