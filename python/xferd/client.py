@@ -18,6 +18,7 @@ when it commits a record there, the others on their transfers' events.
 
 from __future__ import annotations
 
+import _thread
 import array
 import collections
 import contextlib
@@ -62,6 +63,49 @@ _RINGING_DAEMON_SLEEP_NS = _LIVENESS_CHECK_NS
 _CLOSE_LOCK_WAIT_S = 1.0
 
 
+class Wake:
+    """A waiting thread's wake-up: :class:`threading.Event`'s ``set``, ``clear``, ``is_set`` and ``wait`` on one raw
+    lock, held while the wake-up is not set.
+
+    Not a :class:`threading.Event`: that is a ``Condition`` whose lock is taken and let go in Python frames, so an
+    exception from a signal handler landing between the two leaves it held, and every later ``set()`` (a drain's, on
+    any thread) then blocks for good. Here every step is one C call: an exception between two of them loses at most
+    a wake-up, which the sleeper's timeout (never longer than the liveness interval) makes up for; ``set`` never
+    blocks.
+    """
+
+    __slots__ = ("_lock",)
+
+    def __init__(self) -> None:
+        self._lock = _thread.allocate_lock()
+        self._lock.acquire()
+
+    def is_set(self) -> bool:
+        """True once set and not cleared since."""
+        return not self._lock.locked()
+
+    def set(self) -> None:
+        """Wake every thread waiting, and those that wait later until cleared."""
+        try:
+            self._lock.release()
+        except RuntimeError:  # set already
+            pass
+
+    def clear(self) -> None:
+        """Unset it (no effect while a waiter is passing the wake-up on)."""
+        self._lock.acquire(False)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Sleep until set or ``timeout`` seconds passed (GIL released); True when set."""
+        if not self._lock.acquire(True, -1 if timeout is None else timeout):
+            return False
+        try:  # it stays set for the other waiters
+            self._lock.release()
+        except RuntimeError:  # a set() came in between
+            pass
+        return True
+
+
 class Transfer:
     """One submitted batch (one or more ring records, one status). Returned by :meth:`Client.submit`.
 
@@ -82,11 +126,11 @@ class Transfer:
         # per record of a split batch: None until its completion, then (status, bytes moved)
         self._parts: list[tuple[int, int] | None] | None = [None] * parts if parts > 1 else None
         self._bytes = 0
-        self._event: threading.Event | None = None
+        self._event: Wake | None = None
         #: None while pending, then the status of the lowest-index failed entry, or 0 (OK)
         self.status: int | None = None
 
-    def _part_done(self, part: int, status: int, transferred: int) -> threading.Event | None:
+    def _part_done(self, part: int, status: int, transferred: int) -> Wake | None:
         """Record one part's completion (state lock held); returns the event to set once the transfer is done.
         Recording a part again changes nothing, and finishes the transfer if an interruption kept the first time
         from it."""
@@ -114,7 +158,7 @@ class Transfer:
             return 0 if self.status is not None else 1
         return self._parts.count(None)
 
-    def _fail(self, status: int) -> threading.Event | None:
+    def _fail(self, status: int) -> Wake | None:
         """Fail it unless it is done (state lock held); returns the event to set."""
         if self.status is None:
             self.status = status
@@ -227,7 +271,7 @@ class Client:
         # a waiter holds the poll lock to sleep on the completion doorbell: it drains when the daemon rings, so the
         # other waiters sleep on their events until it sets them (_doze); those, oldest first, and what ends each
         self._watching = False
-        self._dozing: dict[object, tuple[threading.Event, Callable[[], bool]]] = {}
+        self._dozing: dict[object, tuple[Wake, Callable[[], bool]]] = {}
         # where the completion ring's head is going: stored before the ring is zeroed, so that a drain interrupted
         # between zeroing and moving head has its advance finished by the next one (:meth:`_drain`)
         self._head_to = self._completion_view.i64[self._completion_view.head_index]
@@ -719,7 +763,7 @@ class Client:
             if event is None:
                 with self._state_lock:
                     if transfer._event is None:
-                        transfer._event = threading.Event()
+                        transfer._event = Wake()
                     event = transfer._event
                 if done():
                     return True
@@ -729,7 +773,7 @@ class Client:
                 event.wait(sleep_s)
         return True
 
-    def _doze(self, event: threading.Event, done: Callable[[], bool], now_ns: int, deadline_ns: int | None) -> None:
+    def _doze(self, event: Wake, done: Callable[[], bool], now_ns: int, deadline_ns: int | None) -> None:
         """Sleep on a transfer's event while another thread watches the completion doorbell: until that thread's
         drain completes the transfer and sets the event, until a watcher that leaves hands the doorbell on
         (:meth:`_hand_off`), or for the liveness interval at most (a net: neither is missed), never past the deadline.
@@ -980,14 +1024,17 @@ class Client:
             if not self._closed:
                 raise
             return
-        if reason is None and self._control_lock.acquire(blocking=False):
-            self._control_owner = threading.get_ident()
-            try:
-                if self._channel.peer_closed():
-                    reason = "daemon closed the control connection"
-            finally:
-                self._control_owner = 0
-                self._control_lock.release()
+        # not ``if lock.acquire(blocking=False)``: a signal handler's exception landing as acquire returns True would
+        # leave the lock held for good; ``with`` takes it where nothing interrupts (at worst this waits for another
+        # thread's control request that took it since the look)
+        if reason is None and not self._control_lock.locked():
+            with self._control_lock:
+                self._control_owner = threading.get_ident()
+                try:
+                    if self._channel.peer_closed():
+                        reason = "daemon closed the control connection"
+                finally:
+                    self._control_owner = 0
         if reason is not None:
             self._mark_gone(reason)
 
@@ -1014,7 +1061,7 @@ class Client:
         records meanwhile keeps DAEMON_GONE (:meth:`Transfer._part_done` looks again right before it stores)."""
         _set_all(self._fail_pending(self._gone or "client closed"))
 
-    def _fail_pending(self, reason: str) -> list[threading.Event | None]:
+    def _fail_pending(self, reason: str) -> list[Wake | None]:
         """Mark the daemon gone and fail every pending transfer (submit and state locks held, or see
         :meth:`_finish_failing`); returns the events to set once the locks are let go. Each transfer is failed before it leaves the pending map, so a pass cut
         short by an exception leaves the rest there; calling it again finishes them (:meth:`_check_liveness`)."""
@@ -1069,7 +1116,7 @@ class Client:
         """close()'s first part, under the control, submit and state locks: mark the client closed, wake a waiter
         asleep on the completion doorbell, close the control socket and fail every pending transfer."""
         locks = self._take_close_locks()
-        events: list[threading.Event | None] = []
+        events: list[Wake | None] = []
         try:
             if self._disconnected:
                 return
@@ -1175,7 +1222,7 @@ _COMPLETION_RECORD_LENGTH = RECORD_HEADER_LENGTH + p.COMPLETION_LENGTH
 _RECORD_HEAD = struct.Struct("<i" + "qiiq")
 
 
-def _set_all(events: Iterable[threading.Event | None]) -> None:
+def _set_all(events: Iterable[Wake | None]) -> None:
     """Set the events of transfers that were failed under a lock, once it is let go."""
     for event in events:
         if event is not None:
