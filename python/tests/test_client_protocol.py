@@ -77,6 +77,12 @@ class PlayedDaemon:
                 struct.pack_into("<q", self.cnc, 48, self.now_ms())
             time.sleep(0.02)
 
+    def _start(self, target, *args) -> None:
+        """Start a thread that close() joins."""
+        thread = threading.Thread(target=target, args=args, daemon=True)
+        self.threads.append(thread)
+        thread.start()
+
     def _accept(self) -> None:
         self.server.settimeout(0.2)
         while not self.stop.is_set():
@@ -85,7 +91,7 @@ class PlayedDaemon:
             except (socket.timeout, OSError):
                 continue
             self.connection = connection
-            threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+            self._start(self._serve, connection)
 
     def _serve(self, connection: socket.socket) -> None:
         hello = connection.recv(4096)
@@ -99,7 +105,7 @@ class PlayedDaemon:
                            self.max_batch, 0, 0) + struct.pack("<i", len(name) + 10) + f"host:1234/{name}".encode()
         socket.send_fds(connection, [struct.pack("<ii", 8 + len(body), p.WELCOME) + body], [fd])
         os.close(fd)
-        threading.Thread(target=self._data_plane, args=(submits, completions), daemon=True).start()
+        self._start(self._data_plane, submits, completions)
         connection.settimeout(0.2)
         self.serving.set()
         while not self.stop.is_set():
@@ -154,6 +160,8 @@ class PlayedDaemon:
             if not self.hold.is_set():
                 while pending:
                     while not completions.write(p.COMPLETION, pending[0]):
+                        if self.stop.is_set():  # the client's ring stays full: it is gone
+                            return
                         time.sleep(0.001)
                     pending.pop(0)
                     in_flight -= 1
@@ -167,7 +175,7 @@ class PlayedDaemon:
     def close(self) -> None:
         self.stop.set()
         self.server.close()
-        for thread in self.threads:
+        for thread in list(self.threads):  # the data plane's too: no copy runs once close() returned
             thread.join(5)
         import shutil
         shutil.rmtree(self.directory, ignore_errors=True)
