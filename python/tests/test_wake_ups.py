@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import support  # puts python/ on the path
 
+import importlib
+import sys
 import threading
 import unittest
 from unittest import mock
@@ -94,6 +96,19 @@ class WakeUpTest(unittest.TestCase):
         transfer._part_done(1, errors.TransferStatus.OK, 64)
         self.assertEqual(errors.TransferStatus.DAEMON_GONE, transfer.status)
         self.assertEqual(0, transfer.bytes_transferred)
+
+
+class GilTest(unittest.TestCase):
+    def test_importing_on_an_interpreter_running_without_the_gil_warns_that_the_client_needs_it(self) -> None:
+        with mock.patch.object(sys, "_is_gil_enabled", lambda: False, create=True), \
+                self.assertWarnsRegex(RuntimeWarning, "without the GIL"):
+            importlib.reload(xferd)
+
+    def test_importing_with_the_gil_is_quiet(self) -> None:
+        with mock.patch.object(sys, "_is_gil_enabled", lambda: True, create=True), \
+                mock.patch("warnings.warn") as warn:
+            importlib.reload(xferd)
+        warn.assert_not_called()
 
 
 if __name__ == "__main__":
