@@ -57,6 +57,7 @@ class PlayedDaemon:
         self.hold = threading.Event()        # set: completions are held back
         self.fail_entries: set[int] = set()  # target addresses whose entries fail with TARGET_RANGE_NOT_REGISTERED
         self.records: list[tuple[int, int]] = []  # (type, entry count) of every record taken
+        self.notify_lengths: list[int] = []  # the notify length of every record taken
         self.max_seen_in_flight = 0
         self.heartbeat = True
         self.stop = threading.Event()
@@ -76,6 +77,12 @@ class PlayedDaemon:
                 struct.pack_into("<q", self.cnc, 48, self.now_ms())
             time.sleep(0.02)
 
+    def _start(self, target, *args) -> None:
+        """Start a thread that close() joins."""
+        thread = threading.Thread(target=target, args=args, daemon=True)
+        self.threads.append(thread)
+        thread.start()
+
     def _accept(self) -> None:
         self.server.settimeout(0.2)
         while not self.stop.is_set():
@@ -84,7 +91,7 @@ class PlayedDaemon:
             except (socket.timeout, OSError):
                 continue
             self.connection = connection
-            threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+            self._start(self._serve, connection)
 
     def _serve(self, connection: socket.socket) -> None:
         hello = connection.recv(4096)
@@ -98,7 +105,7 @@ class PlayedDaemon:
                            self.max_batch, 0, 0) + struct.pack("<i", len(name) + 10) + f"host:1234/{name}".encode()
         socket.send_fds(connection, [struct.pack("<ii", 8 + len(body), p.WELCOME) + body], [fd])
         os.close(fd)
-        threading.Thread(target=self._data_plane, args=(submits, completions), daemon=True).start()
+        self._start(self._data_plane, submits, completions)
         connection.settimeout(0.2)
         self.serving.set()
         while not self.stop.is_set():
@@ -120,7 +127,7 @@ class PlayedDaemon:
         def take(record_type: int, buffer, offset: int, length: int) -> None:
             nonlocal in_flight
             if record_type == p.SUBMIT:
-                (_r, opcode, _t, request, segment, local, target, size, _tr, _ts, _n, _z) = \
+                (_r, opcode, _t, request, segment, local, target, size, _tr, _ts, notify, _z) = \
                     struct.unpack_from("<iiqqqqqqqqii", buffer, offset)
                 entries = [(local, target, size)]
             else:
@@ -128,6 +135,7 @@ class PlayedDaemon:
                                                                                           offset)
                 at = offset + 48 + p.align8(notify)
                 entries = [struct.unpack_from("<qqq", buffer, at + 24 * i) for i in range(count)]
+            self.notify_lengths.append(notify)
             self.records.append((record_type, len(entries)))
             in_flight += 1
             self.max_seen_in_flight = max(self.max_seen_in_flight, in_flight)
@@ -152,6 +160,8 @@ class PlayedDaemon:
             if not self.hold.is_set():
                 while pending:
                     while not completions.write(p.COMPLETION, pending[0]):
+                        if self.stop.is_set():  # the client's ring stays full: it is gone
+                            return
                         time.sleep(0.001)
                     pending.pop(0)
                     in_flight -= 1
@@ -165,7 +175,7 @@ class PlayedDaemon:
     def close(self) -> None:
         self.stop.set()
         self.server.close()
-        for thread in self.threads:
+        for thread in list(self.threads):  # the data plane's too: no copy runs once close() returned
             thread.join(5)
         import shutil
         shutil.rmtree(self.directory, ignore_errors=True)
@@ -202,6 +212,41 @@ class ClientProtocolTest(unittest.TestCase):
         with self.assertRaises(errors.TargetRangeNotRegisteredError):
             client.wait(transfer, 10)
         self.assertEqual(0, transfer.bytes_transferred)
+
+    def test_a_split_batch_whose_first_part_failed_sends_its_last_part_without_the_notify(self) -> None:
+        daemon, client = self.played(max_batch=10)
+        source, target = bytearray(4096), bytearray(4096)
+        KEPT.extend((source, target))
+        sa, ta = xferd.memory.address_of(source), xferd.memory.address_of(target)
+        daemon.fail_entries.add(ta)  # part 0's first entry
+        transfer = client.submit(p.WRITE, 1, [sa + 64 * i for i in range(25)], [ta + 64 * i for i in range(25)],
+                                 [64] * 25, notify=b"kv ready")
+        with self.assertRaises(errors.TargetRangeNotRegisteredError):
+            client.wait(transfer, 10)
+        self.assertEqual([(p.SUBMIT_BATCH, 10), (p.SUBMIT_BATCH, 10), (p.SUBMIT_BATCH, 5)], daemon.records)
+        self.assertEqual([0, 0, 0], daemon.notify_lengths, "the peer was told a failed batch is ready")
+
+    def test_a_split_batch_whose_earlier_parts_time_out_raises_the_typed_timeout_and_sends_no_notify(self) -> None:
+        daemon = PlayedDaemon(max_batch=10)
+        self.addCleanup(daemon.close)
+        client = xferd.Client(daemon.directory, "played", control_timeout_s=0.2)
+        self.addCleanup(client.close)
+        daemon.hold.set()  # never answered while the submission waits: its deadline passes
+        source, target = bytearray(4096), bytearray(4096)
+        KEPT.extend((source, target))
+        sa, ta = xferd.memory.address_of(source), xferd.memory.address_of(target)
+        with self.assertRaises(errors.TransferTimeoutError) as raised:
+            client.submit(p.WRITE, 1, [sa + 64 * i for i in range(25)], [ta + 64 * i for i in range(25)], [64] * 25,
+                          notify=b"kv ready")
+        transfer = raised.exception.transfer
+        self.assertIsNone(transfer.status)
+        for _ in range(10_000):  # bounded: the played daemon takes the two parts written
+            if len(daemon.records) == 2:
+                break
+            time.sleep(0.001)
+        self.assertEqual([(p.SUBMIT_BATCH, 10), (p.SUBMIT_BATCH, 10)], daemon.records)
+        self.assertEqual([0, 0], daemon.notify_lengths)
+        daemon.hold.clear()
 
     def test_no_more_records_in_flight_than_welcome_allows_even_from_ten_threads(self) -> None:
         daemon, client = self.played(max_in_flight=3)

@@ -255,6 +255,50 @@ class InterruptionTest(unittest.TestCase):
         with mock.patch.object(xferd.client, "_monotonic_ns", Interrupting(time.monotonic_ns)):
             with self.assertRaises(KeyboardInterrupt):
                 client.submit_one(p.WRITE, 1, address, address + 64, 64)
+        [voided] = client._pending.values()  # registered, voided, not answered yet: nobody polled
+        self.assert_ring_flows(daemon, client, address)
+        self.assertEqual(errors.TransferStatus.INVALID_OPCODE, voided.status)
+
+    def test_a_request_counts_in_flight_from_before_its_claim_so_its_void_does_too(self) -> None:
+        """PROTOCOL.md 7 counts a record from the moment it is written: a claim cut short and voided later must
+        not be published while the client sits at max_in_flight without it."""
+        daemon, client = self.played()
+        address = self.memory(256)
+        writer = client._writer
+        seen: list[int] = []
+
+        def counting(real: Callable) -> Callable:
+            def claim(*args) -> int:
+                seen.append(client._in_flight)
+                return real(*args)
+            return claim
+
+        with mock.patch.object(writer, "claim", counting(writer.claim)), \
+                mock.patch.object(writer, "try_claim", counting(writer.try_claim)):
+            client.wait(client.submit_one(p.WRITE, 1, address, address + 64, 64), 5)
+            client.wait(client.submit(p.WRITE, 1, [address, address + 8], [address + 64, address + 72], [8, 8]), 5)
+        self.assertEqual([1, 1], seen)
+        self.assertEqual(0, client._in_flight)
+
+    def test_a_claim_that_took_nothing_leaves_nothing_in_flight(self) -> None:
+        """The ring full (-1), or an interruption before the claim took the space: the request registered for it
+        leaves the pending map again."""
+        daemon, client = self.played()
+        address = self.memory(256)
+        writer = client._writer
+        with mock.patch.object(writer, "claim", Interrupting(writer.claim)):
+            with self.assertRaises(KeyboardInterrupt):
+                client.submit_one(p.WRITE, 1, address, address + 64, 64)
+        self.assertEqual(0, client._in_flight)
+        with mock.patch.object(writer, "try_claim", Interrupting(writer.try_claim)):
+            with self.assertRaises(KeyboardInterrupt):
+                client.submit(p.WRITE, 1, [address, address + 8], [address + 64, address + 72], [8, 8])
+        self.assertEqual(0, client._in_flight)
+        full = iter([-1])  # the first claim finds the ring full, the next ones are real
+        with mock.patch.object(writer, "claim", lambda *args: next(full, None) or writer.__class__.claim(writer, *args)):
+            self.assertEqual(64, client.wait(client.submit_one(p.WRITE, 1, address, address + 64, 64), 5))
+        self.assertEqual(0, client._in_flight)
+        self.assertEqual(-1, writer.open_claim)
         self.assert_ring_flows(daemon, client, address)
 
     # ---------------------------------------------------------------- failing what is pending

@@ -12,6 +12,14 @@ reads completions from another. Bytes move straight between registered memory: n
 See :class:`xferd.Client` for the whole API and :mod:`xferd.errors` for the typed failures.
 """
 
+import sys as _sys
+import warnings as _warnings
+
+if not getattr(_sys, "_is_gil_enabled", lambda: True)():
+    _warnings.warn("xferd: this interpreter runs without the GIL; the client's lock-free completion and wake-up "
+                   "steps need it (docs/python.md, 'The GIL is required'): run with PYTHON_GIL=1 or -X gil=1",
+                   RuntimeWarning, stacklevel=2)
+
 from .client import DEFAULT_DIRECTORY, Client, Transfer, connect
 from .errors import (ClientBusyError, ControlError, ControlErrorCode, CudaUnavailableError, DaemonGoneError,
                      TransferFailedError, TransferStatus, XferError)

@@ -18,6 +18,7 @@ when it commits a record there, the others on their transfers' events.
 
 from __future__ import annotations
 
+import _thread
 import array
 import collections
 import contextlib
@@ -62,6 +63,49 @@ _RINGING_DAEMON_SLEEP_NS = _LIVENESS_CHECK_NS
 _CLOSE_LOCK_WAIT_S = 1.0
 
 
+class Wake:
+    """A waiting thread's wake-up: :class:`threading.Event`'s ``set``, ``clear``, ``is_set`` and ``wait`` on one raw
+    lock, held while the wake-up is not set.
+
+    Not a :class:`threading.Event`: that is a ``Condition`` whose lock is taken and let go in Python frames, so an
+    exception from a signal handler landing between the two leaves it held, and every later ``set()`` (a drain's, on
+    any thread) then blocks for good. Here every step is one C call: an exception between two of them loses at most
+    a wake-up, which the sleeper's timeout (never longer than the liveness interval) makes up for; ``set`` never
+    blocks.
+    """
+
+    __slots__ = ("_lock",)
+
+    def __init__(self) -> None:
+        self._lock = _thread.allocate_lock()
+        self._lock.acquire()
+
+    def is_set(self) -> bool:
+        """True once set and not cleared since."""
+        return not self._lock.locked()
+
+    def set(self) -> None:
+        """Wake every thread waiting, and those that wait later until cleared."""
+        try:
+            self._lock.release()
+        except RuntimeError:  # set already
+            pass
+
+    def clear(self) -> None:
+        """Unset it (no effect while a waiter is passing the wake-up on)."""
+        self._lock.acquire(False)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Sleep until set or ``timeout`` seconds passed (GIL released); True when set."""
+        if not self._lock.acquire(True, -1 if timeout is None else timeout):
+            return False
+        try:  # it stays set for the other waiters
+            self._lock.release()
+        except RuntimeError:  # a set() came in between
+            pass
+        return True
+
+
 class Transfer:
     """One submitted batch (one or more ring records, one status). Returned by :meth:`Client.submit`.
 
@@ -82,11 +126,11 @@ class Transfer:
         # per record of a split batch: None until its completion, then (status, bytes moved)
         self._parts: list[tuple[int, int] | None] | None = [None] * parts if parts > 1 else None
         self._bytes = 0
-        self._event: threading.Event | None = None
+        self._event: Wake | None = None
         #: None while pending, then the status of the lowest-index failed entry, or 0 (OK)
         self.status: int | None = None
 
-    def _part_done(self, part: int, status: int, transferred: int) -> threading.Event | None:
+    def _part_done(self, part: int, status: int, transferred: int) -> Wake | None:
         """Record one part's completion (state lock held); returns the event to set once the transfer is done.
         Recording a part again changes nothing, and finishes the transfer if an interruption kept the first time
         from it."""
@@ -101,8 +145,11 @@ class Transfer:
                 if None not in parts:
                     outcome = next((s for s, _ in parts if s != TransferStatus.OK), TransferStatus.OK)
                     moved = sum(b for _, b in parts)
-                    self._bytes = moved
-                    self.status = outcome
+                    # looked at again with no call before the stores: a lock-free _fail (_finish_failing) that ran
+                    # in the calls above stays the outcome a waiter may have seen
+                    if self.status is None:
+                        self._bytes = moved
+                        self.status = outcome
         return self._event if self.status is not None else None
 
     def _parts_left(self) -> int:
@@ -111,7 +158,7 @@ class Transfer:
             return 0 if self.status is not None else 1
         return self._parts.count(None)
 
-    def _fail(self, status: int) -> threading.Event | None:
+    def _fail(self, status: int) -> Wake | None:
         """Fail it unless it is done (state lock held); returns the event to set."""
         if self.status is None:
             self.status = status
@@ -224,7 +271,7 @@ class Client:
         # a waiter holds the poll lock to sleep on the completion doorbell: it drains when the daemon rings, so the
         # other waiters sleep on their events until it sets them (_doze); those, oldest first, and what ends each
         self._watching = False
-        self._dozing: dict[object, tuple[threading.Event, Callable[[], bool]]] = {}
+        self._dozing: dict[object, tuple[Wake, Callable[[], bool]]] = {}
         # where the completion ring's head is going: stored before the ring is zeroed, so that a drain interrupted
         # between zeroing and moving head has its advance finished by the next one (:meth:`_drain`)
         self._head_to = self._completion_view.i64[self._completion_view.head_index]
@@ -445,13 +492,16 @@ class Client:
         All entries are packed in one go (``array``), so a batch of thousands of descriptors costs the caller well
         under a millisecond; a batch longer than one record carries becomes several records, and one status: that of
         the lowest-index failed entry. A ``notify`` (WRITE only) is delivered to the target's owner once every entry
-        landed, never if one failed (a batch split over several records sends its last record, with the notify,
-        after the others completed).
+        landed, never if one failed (a batch split over several records sends its last record after the others
+        completed, with the notify only if they all succeeded).
 
         :param total_bytes: the sum of ``lengths`` when the caller knows it already (saves summing them again).
         :raises ValueError: when the three sequences differ in length or are empty, or notify is too long.
         :raises DaemonGoneError: when the daemon is gone.
         :raises XferError: when no ring space or in-flight slot frees up within the control timeout.
+        :raises TransferTimeoutError: when the earlier parts of a split batch with a notify do not complete within
+            the control timeout: the last part and the notify are not sent; the transfer (``error.transfer``) never
+            completes, and its earlier parts may still be in flight (keep their memory alive).
         """
         # everything is checked before a record is claimed: a claimed record must be completed
         if len(local_addresses) == 1 and type(local_addresses) in (tuple, list) and not notify:
@@ -476,10 +526,19 @@ class Client:
         for part, (start, end) in enumerate(parts):
             last = part == len(parts) - 1
             if last and notify and len(parts) > 1:
-                self._await(transfer, lambda: transfer._parts_left() == 1 or transfer.status is not None,
-                            deadline)
+                if not self._await(transfer, lambda: transfer._parts_left() == 1 or transfer.status is not None,
+                                   deadline):
+                    # the notify would tell the peer "ready" before the earlier parts' bytes landed: not sent
+                    error = TransferTimeoutError(TransferStatus.TIMEOUT, f"the first {len(parts) - 1} parts of a "
+                                                 f"batch with a notify did not complete within "
+                                                 f"{self._control_timeout_s} s; its last part and the notify were "
+                                                 f"not sent")
+                    error.transfer = transfer  # its earlier parts are in flight: their memory stays in use
+                    raise error
                 if transfer.done():
                     return transfer
+                if any(s != TransferStatus.OK for s, _ in transfer._parts[:-1]):
+                    notify = b""  # an earlier part failed: the last goes without the notify, the peer is not told
             self._write_record(transfer, part, opcode, segment,
                                (locals_[start:end], targets[start:end], lengths_[start:end]), end - start,
                                notify if last else b"", trace_id, deadline)
@@ -508,10 +567,19 @@ class Client:
                 self._next_request_id = request_id + 1
                 self._claim_request_id = request_id  # what _void_open_claim writes, should this claim be cut short
                 self._claim_shape = _ONE_REQUEST
+                # registered before the claim: a record counts against max_in_flight from the moment it is written
+                # (PROTOCOL.md 7), a void of it too; under the submit lock: see _mark_gone
+                pending[request_id] = transfer
                 try:
-                    index = writer.claim(p.SUBMIT, _SUBMIT_RECORD_LENGTH)
-                    if index >= 0:
-                        pending[request_id] = transfer  # under the submit lock: see _mark_gone
+                    try:
+                        index = writer.claim(p.SUBMIT, _SUBMIT_RECORD_LENGTH)
+                    except BaseException:
+                        if writer.open_claim < 0:  # cut short before it took the space: nothing answers the request
+                            pending.pop(request_id, None)
+                        raise  # (or after: the void answers it)
+                    if index < 0:
+                        pending.pop(request_id, None)  # the ring is full
+                    else:
                         _SUBMIT_RECORD.pack_into(writer.buffer, index, -_SUBMIT_RECORD_LENGTH, p.SUBMIT, 0, opcode,
                                                  0, request_id, segment, local_address, target_address, length,
                                                  trace_id, _monotonic_ns(), 0, 0)
@@ -549,9 +617,18 @@ class Client:
                     self._next_request_id = request_id + 1
                     self._claim_request_id = request_id
                     self._claim_shape = (single, count, len(notify))
+                    pending = self._pending
+                    pending[request_id] = (transfer, part)  # before the claim, as in _submit_one
                     try:
-                        index = writer.try_claim(record_type, body_length)
-                        if index >= 0:
+                        try:
+                            index = writer.try_claim(record_type, body_length)
+                        except BaseException:
+                            if writer.open_claim < 0:
+                                pending.pop(request_id, None)
+                            raise
+                        if index < 0:
+                            pending.pop(request_id, None)
+                        else:
                             self._publish(index, request_id, transfer, part, single, opcode, segment, entries, count,
                                           notify, trace_id)
                             return
@@ -572,7 +649,6 @@ class Client:
                  trace_id: int) -> None:
         """Write and publish the record claimed at body ``index`` (submit lock held); the caller voids it if this
         raises (:meth:`_void_open_claim`)."""
-        self._pending[request_id] = (transfer, part)  # the submit lock is held: see _mark_gone
         ring = self._writer.buffer
         now = time.monotonic_ns()
         locals_, targets, lengths = entries
@@ -687,7 +763,7 @@ class Client:
             if event is None:
                 with self._state_lock:
                     if transfer._event is None:
-                        transfer._event = threading.Event()
+                        transfer._event = Wake()
                     event = transfer._event
                 if done():
                     return True
@@ -697,7 +773,7 @@ class Client:
                 event.wait(sleep_s)
         return True
 
-    def _doze(self, event: threading.Event, done: Callable[[], bool], now_ns: int, deadline_ns: int | None) -> None:
+    def _doze(self, event: Wake, done: Callable[[], bool], now_ns: int, deadline_ns: int | None) -> None:
         """Sleep on a transfer's event while another thread watches the completion doorbell: until that thread's
         drain completes the transfer and sets the event, until a watcher that leaves hands the doorbell on
         (:meth:`_hand_off`), or for the liveness interval at most (a net: neither is missed), never past the deadline.
@@ -713,15 +789,21 @@ class Client:
             dozing.pop(token, None)
         if not done():
             event.clear()  # a hand-off's wake, or the net's; the completion sets it after the status, seen above
+            if done():  # ... or between that look and the clear: set again, for another waiter on this event
+                event.set()
 
     def _hand_off(self) -> None:
-        """Wake the longest dozing waiter whose transfer is not done (those done are woken already): nobody watches
-        the doorbell any more, and it takes the watch (it polls, and sleeps on the doorbell unless its transfer is
-        done by then, in which case it hands off in turn)."""
+        """Wake the longest dozing waiter whose transfer is not done: nobody watches the doorbell any more, and it
+        takes the watch (it polls, and sleeps on the doorbell unless its transfer is done by then, in which case it
+        hands off in turn). Also wake every dozer whose transfer is done: its completion's wake may never have come
+        (a drain or a daemon-gone pass cut short by a signal handler between its store and the event's set)."""
+        handed = False
         for event, done in list(self._dozing.values()):
-            if not done():
+            if done():
                 event.set()
-                return
+            elif not handed:
+                event.set()
+                handed = True
 
     def _sleep_on_doorbell(self, done: Callable[[], bool], limit_ns: int) -> bool:
         """Take the poll lock and sleep on the completion doorbell (PROTOCOL.md 3.7) for at most ``limit_ns``: mark
@@ -942,14 +1024,17 @@ class Client:
             if not self._closed:
                 raise
             return
-        if reason is None and self._control_lock.acquire(blocking=False):
-            self._control_owner = threading.get_ident()
-            try:
-                if self._channel.peer_closed():
-                    reason = "daemon closed the control connection"
-            finally:
-                self._control_owner = 0
-                self._control_lock.release()
+        # not ``if lock.acquire(blocking=False)``: a signal handler's exception landing as acquire returns True would
+        # leave the lock held for good; ``with`` takes it where nothing interrupts (at worst this waits for another
+        # thread's control request that took it since the look)
+        if reason is None and not self._control_lock.locked():
+            with self._control_lock:
+                self._control_owner = threading.get_ident()
+                try:
+                    if self._channel.peer_closed():
+                        reason = "daemon closed the control connection"
+                finally:
+                    self._control_owner = 0
         if reason is not None:
             self._mark_gone(reason)
 
@@ -972,15 +1057,14 @@ class Client:
         (a signal handler's call inside it) and holds them. Safe without them: once the client is gone or closed no
         request is registered any more (submissions look under the submit lock, which the pass that set it held);
         each entry is failed by a store that only a transfer still pending takes (:meth:`Transfer._fail`, no call
-        between its look and its store) and removed by one atomic ``pop``; at worst a split batch whose last part a
-        drain records meanwhile ends OK after a waiter saw DAEMON_GONE, which is true: every byte arrived."""
+        between its look and its store) and removed by one atomic ``pop``; a split batch whose last part a drain
+        records meanwhile keeps DAEMON_GONE (:meth:`Transfer._part_done` looks again right before it stores)."""
         _set_all(self._fail_pending(self._gone or "client closed"))
 
-    def _fail_pending(self, reason: str) -> list[threading.Event | None]:
+    def _fail_pending(self, reason: str) -> list[Wake | None]:
         """Mark the daemon gone and fail every pending transfer (submit and state locks held, or see
         :meth:`_finish_failing`); returns the events to set once the locks are let go. Each transfer is failed before it leaves the pending map, so a pass cut
         short by an exception leaves the rest there; calling it again finishes them (:meth:`_check_liveness`)."""
-        woken = self._gone is not None
         if self._gone is None:
             self._gone = reason
         events = []
@@ -989,7 +1073,8 @@ class Client:
             transfer = entry if entry.__class__ is Transfer else entry[0]
             events.append(transfer._fail(TransferStatus.DAEMON_GONE))
             pending.pop(request_id, None)
-        if not (self._closed or woken):  # (close() sets it under the submit lock, before it unmaps the rings)
+        # every pass wakes, a pass finishing one cut short too (it may have been cut short before this wake)
+        if not self._closed:  # (close() sets it under the submit lock, before it unmaps the rings)
             self._completion_doorbell.wake()  # a waiter asleep on the doorbell, or about to be, sees it now
         return events
 
@@ -1031,7 +1116,7 @@ class Client:
         """close()'s first part, under the control, submit and state locks: mark the client closed, wake a waiter
         asleep on the completion doorbell, close the control socket and fail every pending transfer."""
         locks = self._take_close_locks()
-        events: list[threading.Event | None] = []
+        events: list[Wake | None] = []
         try:
             if self._disconnected:
                 return
@@ -1137,7 +1222,7 @@ _COMPLETION_RECORD_LENGTH = RECORD_HEADER_LENGTH + p.COMPLETION_LENGTH
 _RECORD_HEAD = struct.Struct("<i" + "qiiq")
 
 
-def _set_all(events: Iterable[threading.Event | None]) -> None:
+def _set_all(events: Iterable[Wake | None]) -> None:
     """Set the events of transfers that were failed under a lock, once it is let go."""
     for event in events:
         if event is not None:

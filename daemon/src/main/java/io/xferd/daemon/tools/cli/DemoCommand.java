@@ -155,6 +155,11 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
                 {
                     embedded.close();
                 }
+                catch (final RuntimeException ex)
+                {
+                    // said, and the run's own result stands
+                    System.out.println("demo: closing its daemon failed: " + ex);
+                }
                 finally
                 {
                     removeLeftovers(leftovers);
@@ -178,7 +183,12 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
 
     private void report(final DemoLeftovers.Removed removed)
     {
-        if (removed.madeByDemo() && removed.left().isEmpty())
+        if (removed.locked() != null)
+        {
+            System.out.println("demo: removed nothing from " + directory + ": " + removed.locked());
+            return;
+        }
+        if (removed.madeByDemo() && removed.removed().contains(directory))
         {
             System.out.println("demo: removed " + directory + ", which it made");
         }

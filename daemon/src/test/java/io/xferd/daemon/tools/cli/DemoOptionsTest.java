@@ -91,6 +91,20 @@ class DemoOptionsTest
         assertThat(target.resolve("notes.txt")).hasContent("the user's");
     }
 
+    @Test
+    void shouldRemoveNothingWhenItsDaemonNeverStarted() throws IOException
+    {
+        // the daemon claims the directory, then refuses the short token and gives the directory up again
+        final Path directory = Files.createDirectories(dir.resolve("xferd"));
+        Files.writeString(directory.resolve("cluster.token"), "too short");
+
+        assertThat(execute("demo", "--dir", directory.toString(), "--size-mib", "1", "--passes", "1",
+            "--warm-up-s", "0", "--timeout-s", "20")).isNotZero();
+        assertThat(directory.resolve("xferd.lock")).as("absent before the run, made by the launch that failed: " +
+            "removed only after a daemon of the demo's started").exists();
+        assertThat(directory.resolve("cluster.token")).hasContent("too short");
+    }
+
     private static int execute(final String... argv)
     {
         return XferdMain.commandLine(argv).execute(argv);
