@@ -112,6 +112,7 @@ public final class PeerServer implements AutoCloseable
             listener = ServerSocketChannel.open();
             listener.setOption(StandardSocketOptions.SO_REUSEADDR, true);
             listener.bind(new InetSocketAddress(context.rpcHost(), context.rpcPort()), 128);
+            socketTuning.applyToListener(listener);
         }
         catch (final IOException ex)
         {
@@ -134,6 +135,7 @@ public final class PeerServer implements AutoCloseable
                 final ServerSocketChannel nicListener = ServerSocketChannel.open();
                 nicListener.setOption(StandardSocketOptions.SO_REUSEADDR, true);
                 nicListener.bind(new InetSocketAddress(nic.address(), port), 128);
+                socketTuning.applyToListener(nicListener);
                 nicListeners.add(nicListener);
                 final Thread thread = new Thread(() -> acceptLoop(nicListener), "xferd-peer-acceptor-" + nic.name());
                 thread.setDaemon(true);

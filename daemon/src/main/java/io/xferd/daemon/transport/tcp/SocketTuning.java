@@ -14,6 +14,8 @@ import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.channels.NetworkChannel;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -52,6 +54,31 @@ final class SocketTuning
      */
     boolean apply(final SocketChannel channel, final String peer)
     {
+        return set(channel, "connections with " + peer);
+    }
+
+    /**
+     * Set the configured algorithm on a listening socket: the connections it accepts start on it, their handshake
+     * included (Linux copies a listener's algorithm set by setsockopt to its children).
+     *
+     * @return true when set (or nothing is configured).
+     */
+    boolean applyToListener(final ServerSocketChannel listener)
+    {
+        String address;
+        try
+        {
+            address = String.valueOf(listener.getLocalAddress());
+        }
+        catch (final IOException ex)
+        {
+            address = "(unbound)";
+        }
+        return set(listener, "the listener on " + address);
+    }
+
+    private boolean set(final NetworkChannel channel, final String whom)
+    {
         if (congestion == null)
         {
             return true;
@@ -63,14 +90,14 @@ final class SocketTuning
         }
         catch (final NativeException ex)
         {
-            warnOnce(peer, Errno.name(ex.errno()), ex.errno() == Errno.ENOENT ?
+            warnOnce(whom, Errno.name(ex.errno()), ex.errno() == Errno.ENOENT ?
                 "not built into or loaded by this kernel (modprobe tcp_" + congestion + ")" :
                 ex.errno() == Errno.EPERM ? "not in net.ipv4.tcp_allowed_congestion_control" : ex.getMessage());
             return false;
         }
         catch (final IllegalStateException ex)
         {
-            warnOnce(peer, "fd", ex.getMessage());
+            warnOnce(whom, "fd", ex.getMessage());
             return false;
         }
     }
@@ -78,7 +105,7 @@ final class SocketTuning
     /**
      * @return the algorithm {@code channel} uses now, e.g. "bbr".
      */
-    static String congestionControl(final SocketChannel channel)
+    static String congestionControl(final NetworkChannel channel)
     {
         return TcpSockets.congestionControl(fd(channel));
     }
@@ -133,16 +160,16 @@ final class SocketTuning
         }
     }
 
-    private void warnOnce(final String peer, final String reason, final String detail)
+    private void warnOnce(final String whom, final String reason, final String detail)
     {
-        if (warned.add(peer + ' ' + reason))
+        if (warned.add(whom + ' ' + reason))
         {
-            LOG.warn("cannot set TCP congestion control {} on connections with {}: {}; they use the host's {}",
-                congestion, peer, detail, hostCongestion());
+            LOG.warn("cannot set TCP congestion control {} on {}: {}; they use the host's {}",
+                congestion, whom, detail, hostCongestion());
         }
     }
 
-    private static int fd(final SocketChannel channel)
+    private static int fd(final NetworkChannel channel)
     {
         if (GET_FD_VAL == null)
         {

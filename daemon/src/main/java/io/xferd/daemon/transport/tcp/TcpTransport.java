@@ -478,6 +478,8 @@ public final class TcpTransport implements PeerTransport
         try (SocketChannel channel = SocketChannel.open())
         {
             channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            // a control exchange, tuned all the same: every connection between two daemons runs one algorithm
+            socketTuning.apply(channel, address.getHostString());
             fetchesStartedNanos.put(channel, clock.nanoTime());
             try
             {

@@ -41,6 +41,25 @@ class SocketTuningTest
     }
 
     @Test
+    void shouldStartAcceptedConnectionsOnTheListenersAlgorithm() throws Exception
+    {
+        final String wanted = "reno".equals(SocketTuning.hostCongestion()) ? "cubic" : "reno";
+        try (ServerSocketChannel server = ServerSocketChannel.open();
+            SocketChannel client = SocketChannel.open())
+        {
+            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            assertThat(new SocketTuning(wanted).applyToListener(server)).isTrue();
+            client.connect(server.getLocalAddress());
+            try (SocketChannel accepted = server.accept())
+            {
+                // nothing set on the accepted socket itself: it inherited the listener's
+                assertThat(SocketTuning.congestionControl(accepted)).isEqualTo(wanted);
+                assertThat(SocketTuning.congestionControl(client)).isEqualTo(SocketTuning.hostCongestion());
+            }
+        }
+    }
+
+    @Test
     void shouldLeaveTheHostsAlgorithmWhenNoneIsConfigured() throws Exception
     {
         try (SocketChannel channel = SocketChannel.open())
