@@ -38,8 +38,8 @@
 #                  net.ipv4.tcp_slow_start_after_idle inside both namespaces (default: the namespaces' own, 1):
 #                  0 keeps a connection's congestion window across a quiet spell (Linux has no per-socket switch;
 #                  an A/B check of whether the cwnd restart after idle shows in the KV workload at low QPS)
-#   --congestion   net.ipv4.tcp_congestion_control inside both namespaces, iperf3's and the daemons' connections alike
-#                  (default: the namespaces' own, inherited from the host's): an A/B of whether the host's choice
+#   --congestion   the TCP congestion control of iperf3's (-C) and the daemons' (--tcp-congestion) connections, set
+#                  per socket (default: the namespaces' own, inherited from the host's): an A/B of whether the host's choice
 #                  (e.g. BBR, whose PROBE_RTT holds the window at 4 packets for 200 ms every 10 s) shows in the tail
 #   --daemon-congestion
 #                  the daemons' --tcp-congestion: only their peer connections use it, iperf3 and the namespaces keep
@@ -157,12 +157,13 @@ if [[ -n "$slow_start_after_idle" ]]; then
     ip netns exec "$ns" sysctl -q -w net.ipv4.tcp_slow_start_after_idle="$slow_start_after_idle"
   done
 fi
+iperf_congestion=()
 if [[ -n "$congestion" ]]; then
-  [[ "$congestion" =~ ^[a-z0-9_]+$ ]] || die "--congestion takes a name from net.ipv4.tcp_available_congestion_control" 2
-  for ns in "$ns_a" "$ns_b"; do
-    ip netns exec "$ns" sysctl -q -w net.ipv4.tcp_congestion_control="$congestion" ||
-      die "--congestion $congestion: not available here ($(sysctl -n net.ipv4.tcp_available_congestion_control))" 2
-  done
+  # per socket (root may pick any algorithm the kernel has; a namespace may only default to an allowed one)
+  [[ "$congestion" =~ ^[a-z0-9_]{1,15}$ ]] || die "--congestion takes a name from net.ipv4.tcp_available_congestion_control" 2
+  iperf_congestion=(-C "$congestion")
+  [[ -z "$daemon_congestion" ]] || die "--congestion sets the daemons' algorithm too: give one of the two" 2
+  daemon_congestion="$congestion"
 fi
 say "net.ipv4.tcp_congestion_control in the namespaces: $(ip netns exec "$ns_a" sysctl -n net.ipv4.tcp_congestion_control)"
 [[ ${#nice_options[@]} -eq 0 ]] || say "--nice: iperf3, daemons, target and bench run at nice ${nice_options[2]}"
@@ -183,7 +184,11 @@ if [[ -n "$daemon_congestion" ]]; then
   "$xferd" daemon --help 2>/dev/null | grep -q -- '--tcp-congestion' ||
     die "--daemon-congestion: this build's daemon has no --tcp-congestion option" 2
   daemon_options+=(--tcp-congestion "$daemon_congestion")
-  say "--daemon-congestion: the daemons' peer connections use $daemon_congestion (iperf3: the namespaces' algorithm)"
+  if [[ -n "$congestion" ]]; then
+    say "--congestion: iperf3's and the daemons' peer connections use $congestion"
+  else
+    say "--daemon-congestion: the daemons' peer connections use $daemon_congestion (iperf3: the namespaces' algorithm)"
+  fi
 fi
 if "$xferd" daemon --help 2>/dev/null | grep -q -- '--connections-per-peer'; then
   daemon_options+=(--connections-per-peer "$connections")
@@ -227,9 +232,9 @@ netns_track $!
 sleep 1
 iperf_mbit() { awk '/receiver/ { for (i = 1; i <= NF; i++) if ($i == "Mbits/sec") v = $(i - 1) } END { print v }' "$1"; }
 say "iperf3 -P $connections -t $duration, $ns_a -> $ns_b"
-ip netns exec "$ns_a" "${nice_options[@]}" iperf3 -c "$addr_b" -p 5201 -P "$connections" -t "$duration" -f m > "$work/iperf3-ab.log"
+ip netns exec "$ns_a" "${nice_options[@]}" iperf3 -c "$addr_b" -p 5201 -P "$connections" -t "$duration" -f m "${iperf_congestion[@]}" > "$work/iperf3-ab.log"
 say "iperf3 -P $connections -t $duration -R, $ns_b -> $ns_a"
-ip netns exec "$ns_a" "${nice_options[@]}" iperf3 -c "$addr_b" -p 5201 -P "$connections" -t "$duration" -f m -R > "$work/iperf3-ba.log"
+ip netns exec "$ns_a" "${nice_options[@]}" iperf3 -c "$addr_b" -p 5201 -P "$connections" -t "$duration" -f m -R "${iperf_congestion[@]}" > "$work/iperf3-ba.log"
 iperf_ab_gbs=$(awk -v m="$(iperf_mbit "$work/iperf3-ab.log")" 'BEGIN { printf "%.3f", m / 8000 }')
 iperf_ba_gbs=$(awk -v m="$(iperf_mbit "$work/iperf3-ba.log")" 'BEGIN { printf "%.3f", m / 8000 }')
 say "iperf3: $iperf_ab_gbs GB/s A->B (write direction), $iperf_ba_gbs GB/s B->A (read direction)"
