@@ -165,7 +165,7 @@ if [[ -n "$congestion" ]]; then
   [[ -z "$daemon_congestion" ]] || die "--congestion sets the daemons' algorithm too: give one of the two" 2
   daemon_congestion="$congestion"
 fi
-say "net.ipv4.tcp_congestion_control in the namespaces: $(ip netns exec "$ns_a" sysctl -n net.ipv4.tcp_congestion_control)"
+say "net.ipv4.tcp_congestion_control in the namespaces: $(ip netns exec "$ns_a" sysctl -n net.ipv4.tcp_congestion_control)${congestion:+ (iperf3 and the daemons: $congestion, per socket)}"
 [[ ${#nice_options[@]} -eq 0 ]] || say "--nice: iperf3, daemons, target and bench run at nice ${nice_options[2]}"
 say "net.ipv4.tcp_slow_start_after_idle in the namespaces: $(ip netns exec "$ns_a" sysctl -n net.ipv4.tcp_slow_start_after_idle)"
 

@@ -95,9 +95,9 @@ final class SocketTuning
                 ex.errno() == Errno.EPERM ? "not in net.ipv4.tcp_allowed_congestion_control" : ex.getMessage());
             return false;
         }
-        catch (final IllegalStateException ex)
+        catch (final IllegalStateException | IllegalArgumentException ex)
         {
-            warnOnce(whom, "fd", ex.getMessage());
+            warnOnce(whom, ex.getClass().getSimpleName(), ex.getMessage());
             return false;
         }
     }
@@ -162,9 +162,11 @@ final class SocketTuning
 
     private void warnOnce(final String whom, final String reason, final String detail)
     {
-        if (warned.add(whom + ' ' + reason))
+        // keyed by the reason alone: addresses (a listener per segment port, a peer's source address before its
+        // proof) would let the set and the log grow with what others choose
+        if (warned.add(reason))
         {
-            LOG.warn("cannot set TCP congestion control {} on {}: {}; they use the host's {}",
+            LOG.warn("cannot set TCP congestion control {} on {} (said once per reason): {}; they use the host's {}",
                 congestion, whom, detail, hostCongestion());
         }
     }
