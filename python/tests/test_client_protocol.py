@@ -226,11 +226,15 @@ class ClientProtocolTest(unittest.TestCase):
         self.assertEqual([(p.SUBMIT_BATCH, 10), (p.SUBMIT_BATCH, 10), (p.SUBMIT_BATCH, 5)], daemon.records)
         self.assertEqual([0, 0, 0], daemon.notify_lengths, "the peer was told a failed batch is ready")
 
+    def timing_out(self, **kwargs) -> tuple[PlayedDaemon, xferd.Client]:
+        """A played daemon and a client whose submissions wait 0.2 s for a split batch's earlier parts; the
+        handshake gets 5 s (the played daemon's thread may be slow to get the CPU on a loaded machine)."""
+        daemon, client = self.played(**kwargs)
+        client._control_timeout_s = 0.2
+        return daemon, client
+
     def test_a_split_batch_whose_earlier_parts_time_out_raises_the_typed_timeout_and_sends_no_notify(self) -> None:
-        daemon = PlayedDaemon(max_batch=10)
-        self.addCleanup(daemon.close)
-        client = xferd.Client(daemon.directory, "played", control_timeout_s=0.2)
-        self.addCleanup(client.close)
+        daemon, client = self.timing_out(max_batch=10)
         daemon.hold.set()  # never answered while the submission waits: its deadline passes
         source, target = bytearray(4096), bytearray(4096)
         KEPT.extend((source, target))
