@@ -493,15 +493,17 @@ class Client:
         under a millisecond; a batch longer than one record carries becomes several records, and one status: that of
         the lowest-index failed entry. A ``notify`` (WRITE only) is delivered to the target's owner once every entry
         landed, never if one failed (a batch split over several records sends its last record after the others
-        completed, with the notify only if they all succeeded).
+        completed, with the notify only if they all succeeded). A READ's notify is dropped: the daemon ignores it
+        (PROTOCOL.md), so a split READ does not wait for its earlier parts.
 
         :param total_bytes: the sum of ``lengths`` when the caller knows it already (saves summing them again).
         :raises ValueError: when the three sequences differ in length or are empty, or notify is too long.
         :raises DaemonGoneError: when the daemon is gone.
         :raises XferError: when no ring space or in-flight slot frees up within the control timeout.
         :raises TransferTimeoutError: when the earlier parts of a split batch with a notify do not complete within
-            the control timeout: the last part and the notify are not sent; the transfer (``error.transfer``) never
-            completes, and its earlier parts may still be in flight (keep their memory alive).
+            the control timeout: the last part and the notify are not sent. Its earlier parts may still be in flight:
+            the transfer (``error.transfer``) completes once they are all answered, with the lowest failed entry's
+            status if one failed, else TIMEOUT, so ``wait(error.transfer)`` says when their memory is free.
         """
         # everything is checked before a record is claimed: a claimed record must be completed
         if len(local_addresses) == 1 and type(local_addresses) in (tuple, list) and not notify:
@@ -517,6 +519,8 @@ class Client:
         notify = bytes(notify)
         if len(notify) > self.welcome.max_notify_length:
             raise ValueError(f"notify of {len(notify)} bytes; the daemon takes at most {self.welcome.max_notify_length}")
+        if opcode == p.READ:
+            notify = b""  # ignored by the daemon (PROTOCOL.md): a split READ need not wait for its earlier parts
         per_record = self._entries_per_record(len(notify))
         parts = [(start, min(count, start + per_record)) for start in range(0, count, per_record)]
         if total_bytes is None:  # a list's ints exist already: summing them is 5x cheaper than an array's
@@ -528,12 +532,17 @@ class Client:
             if last and notify and len(parts) > 1:
                 if not self._await(transfer, lambda: transfer._parts_left() == 1 or transfer.status is not None,
                                    deadline):
-                    # the notify would tell the peer "ready" before the earlier parts' bytes landed: not sent
+                    # the notify would tell the peer "ready" before the earlier parts' bytes landed: not sent.
+                    # The unsent part counts as TIMEOUT, so the transfer completes once the earlier parts are answered
+                    with self._state_lock:
+                        event = transfer._part_done(len(parts) - 1, TransferStatus.TIMEOUT, 0)
+                    if event is not None:
+                        event.set()
                     error = TransferTimeoutError(TransferStatus.TIMEOUT, f"the first {len(parts) - 1} parts of a "
                                                  f"batch with a notify did not complete within "
                                                  f"{self._control_timeout_s} s; its last part and the notify were "
                                                  f"not sent")
-                    error.transfer = transfer  # its earlier parts are in flight: their memory stays in use
+                    error.transfer = transfer  # done once its earlier parts are answered: their memory is free then
                     raise error
                 if transfer.done():
                     return transfer
