@@ -80,6 +80,23 @@ class WakeUpTest(unittest.TestCase):
             client._finish_failing()
         wake.assert_called_once_with()
 
+    def test_a_lock_free_daemon_gone_pass_overtaken_by_a_close_after_its_look_still_finishes(self) -> None:
+        """The pass (no lock held) saw the client open; a close() on another thread lands before its wake and unmaps
+        the doorbell: the pass's wake finds the mapping released and the pass still ends quietly (close() woke the
+        doorbell itself)."""
+        client = self.played()
+        client._gone = "found gone"
+        doorbell = client._completion_doorbell
+
+        def close_lands_first() -> None:
+            del doorbell.wake  # close() and the pass's own wake use the real one
+            client.close()
+            doorbell.wake()
+
+        doorbell.wake = close_lands_first
+        client._finish_failing()
+        self.assertTrue(client._closed)
+
     def test_a_split_batch_failed_while_its_last_part_is_recorded_keeps_the_failure_a_waiter_saw(self) -> None:
         """A lock-free daemon-gone pass (:meth:`Client._finish_failing`) fails the transfer while the drain works
         out its outcome from the parts: the drain must not overwrite DAEMON_GONE with OK afterwards."""

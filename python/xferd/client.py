@@ -1084,7 +1084,10 @@ class Client:
             pending.pop(request_id, None)
         # every pass wakes, a pass finishing one cut short too (it may have been cut short before this wake)
         if not self._closed:  # (close() sets it under the submit lock, before it unmaps the rings)
-            self._completion_doorbell.wake()  # a waiter asleep on the doorbell, or about to be, sees it now
+            # a lock-free pass (_finish_failing) is not ordered against a close() on another thread, which may unmap
+            # the doorbell after that look: its released memoryview raises ValueError, and close() woke it already
+            with contextlib.suppress(ValueError):
+                self._completion_doorbell.wake()  # a waiter asleep on the doorbell, or about to be, sees it now
         return events
 
     def _check_gone(self) -> None:
