@@ -271,6 +271,23 @@ class ClientProtocolTest(unittest.TestCase):
         with self.assertRaises(errors.TargetRangeNotRegisteredError):
             client.wait(raised.exception.transfer, 10)
 
+    def test_a_split_batch_whose_later_part_finds_no_in_flight_slot_raises_with_a_transfer_that_completes(
+            self) -> None:
+        daemon, client = self.timing_out(max_batch=10, max_in_flight=1)
+        daemon.hold.set()  # part 0 stays in flight: part 1 finds no slot within the (shortened) control timeout
+        source, target = bytearray(4096), bytearray(4096)
+        KEPT.extend((source, target))
+        sa, ta = xferd.memory.address_of(source), xferd.memory.address_of(target)
+        with self.assertRaises(errors.XferError) as raised:
+            client.submit(p.WRITE, 1, [sa + 64 * i for i in range(25)], [ta + 64 * i for i in range(25)], [64] * 25)
+        transfer = raised.exception.transfer
+        self.assertIsNone(transfer.status, "done before its first part was answered")
+        daemon.hold.clear()
+        with self.assertRaises(errors.TransferTimeoutError):
+            client.wait(transfer, 10)
+        self.assertEqual(errors.TransferStatus.TIMEOUT, transfer.status, "the wait timed out: the transfer never ended")
+        self.assertEqual([(p.SUBMIT_BATCH, 10)], daemon.records)
+
     def test_a_split_read_drops_its_notify_and_does_not_wait_for_its_earlier_parts(self) -> None:
         daemon, client = self.timing_out(max_batch=10)
         daemon.hold.set()  # nothing is answered until submit returned: a wait for the earlier parts would time out

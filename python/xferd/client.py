@@ -499,7 +499,9 @@ class Client:
         :param total_bytes: the sum of ``lengths`` when the caller knows it already (saves summing them again).
         :raises ValueError: when the three sequences differ in length or are empty, or notify is too long.
         :raises DaemonGoneError: when the daemon is gone.
-        :raises XferError: when no ring space or in-flight slot frees up within the control timeout.
+        :raises XferError: when no ring space or in-flight slot frees up within the control timeout. For a later part
+            of a split batch, its earlier parts are in flight: ``error.transfer`` completes once they are answered,
+            as below.
         :raises TransferTimeoutError: when the earlier parts of a split batch with a notify do not complete within
             the control timeout: the last part and the notify are not sent. Its earlier parts may still be in flight:
             the transfer (``error.transfer``) completes once they are all answered, with the lowest failed entry's
@@ -534,10 +536,7 @@ class Client:
                                    deadline):
                     # the notify would tell the peer "ready" before the earlier parts' bytes landed: not sent.
                     # The unsent part counts as TIMEOUT, so the transfer completes once the earlier parts are answered
-                    with self._state_lock:
-                        event = transfer._part_done(len(parts) - 1, TransferStatus.TIMEOUT, 0)
-                    if event is not None:
-                        event.set()
+                    self._count_unsent(transfer, part)
                     error = TransferTimeoutError(TransferStatus.TIMEOUT, f"the first {len(parts) - 1} parts of a "
                                                  f"batch with a notify did not complete within "
                                                  f"{self._control_timeout_s} s; its last part and the notify were "
@@ -548,10 +547,24 @@ class Client:
                     return transfer
                 if any(s != TransferStatus.OK for s, _ in transfer._parts[:-1]):
                     notify = b""  # an earlier part failed: the last goes without the notify, the peer is not told
-            self._write_record(transfer, part, opcode, segment,
-                               (locals_[start:end], targets[start:end], lengths_[start:end]), end - start,
-                               notify if last else b"", trace_id, deadline)
+            try:
+                self._write_record(transfer, part, opcode, segment,
+                                   (locals_[start:end], targets[start:end], lengths_[start:end]), end - start,
+                                   notify if last else b"", trace_id, deadline)
+            except XferError as error:
+                if part > 0:  # its earlier parts are in flight: the transfer says when they are answered
+                    self._count_unsent(transfer, part)
+                    error.transfer = transfer
+                raise
         return transfer
+
+    def _count_unsent(self, transfer: Transfer, first: int) -> None:
+        """Record the parts of a split batch from ``first`` on, which were not sent, as TIMEOUT: the transfer then
+        completes once its sent parts are answered, with the lowest failed entry's status, else TIMEOUT."""
+        with self._state_lock:
+            events = [transfer._part_done(part, TransferStatus.TIMEOUT, 0)
+                      for part in range(first, len(transfer._parts))]
+        _set_all(events)
 
     def submit_one(self, opcode: int, segment: int, local_address: int, target_address: int, length: int,
                    trace_id: int = 0) -> Transfer:
