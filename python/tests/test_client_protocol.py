@@ -226,11 +226,15 @@ class ClientProtocolTest(unittest.TestCase):
         self.assertEqual([(p.SUBMIT_BATCH, 10), (p.SUBMIT_BATCH, 10), (p.SUBMIT_BATCH, 5)], daemon.records)
         self.assertEqual([0, 0, 0], daemon.notify_lengths, "the peer was told a failed batch is ready")
 
+    def timing_out(self, **kwargs) -> tuple[PlayedDaemon, xferd.Client]:
+        """A played daemon and a client whose submissions wait 0.2 s for a split batch's earlier parts; the
+        handshake gets 5 s (the played daemon's thread may be slow to get the CPU on a loaded machine)."""
+        daemon, client = self.played(**kwargs)
+        client._control_timeout_s = 0.2
+        return daemon, client
+
     def test_a_split_batch_whose_earlier_parts_time_out_raises_the_typed_timeout_and_sends_no_notify(self) -> None:
-        daemon = PlayedDaemon(max_batch=10)
-        self.addCleanup(daemon.close)
-        client = xferd.Client(daemon.directory, "played", control_timeout_s=0.2)
-        self.addCleanup(client.close)
+        daemon, client = self.timing_out(max_batch=10)
         daemon.hold.set()  # never answered while the submission waits: its deadline passes
         source, target = bytearray(4096), bytearray(4096)
         KEPT.extend((source, target))
@@ -239,7 +243,7 @@ class ClientProtocolTest(unittest.TestCase):
             client.submit(p.WRITE, 1, [sa + 64 * i for i in range(25)], [ta + 64 * i for i in range(25)], [64] * 25,
                           notify=b"kv ready")
         transfer = raised.exception.transfer
-        self.assertIsNone(transfer.status)
+        self.assertIsNone(transfer.status, "done before its earlier parts were answered")
         for _ in range(10_000):  # bounded: the played daemon takes the two parts written
             if len(daemon.records) == 2:
                 break
@@ -247,6 +251,56 @@ class ClientProtocolTest(unittest.TestCase):
         self.assertEqual([(p.SUBMIT_BATCH, 10), (p.SUBMIT_BATCH, 10)], daemon.records)
         self.assertEqual([0, 0], daemon.notify_lengths)
         daemon.hold.clear()
+        with self.assertRaises(errors.TransferTimeoutError):
+            client.wait(transfer, 10)
+        self.assertEqual(errors.TransferStatus.TIMEOUT, transfer.status, "the wait timed out: the transfer never ended")
+        self.assertEqual(0, transfer.bytes_transferred)
+        self.assertEqual(0, client._in_flight)
+
+    def test_a_timed_out_split_batch_whose_earlier_part_failed_ends_with_that_failure(self) -> None:
+        daemon, client = self.timing_out(max_batch=10)
+        daemon.hold.set()
+        source, target = bytearray(4096), bytearray(4096)
+        KEPT.extend((source, target))
+        sa, ta = xferd.memory.address_of(source), xferd.memory.address_of(target)
+        daemon.fail_entries.add(ta + 64 * 12)  # part 1's third entry
+        with self.assertRaises(errors.TransferTimeoutError) as raised:
+            client.submit(p.WRITE, 1, [sa + 64 * i for i in range(25)], [ta + 64 * i for i in range(25)], [64] * 25,
+                          notify=b"kv ready")
+        daemon.hold.clear()
+        with self.assertRaises(errors.TargetRangeNotRegisteredError):
+            client.wait(raised.exception.transfer, 10)
+
+    def test_a_split_batch_whose_later_part_finds_no_in_flight_slot_raises_with_a_transfer_that_completes(
+            self) -> None:
+        daemon, client = self.timing_out(max_batch=10, max_in_flight=1)
+        daemon.hold.set()  # part 0 stays in flight: part 1 finds no slot within the (shortened) control timeout
+        source, target = bytearray(4096), bytearray(4096)
+        KEPT.extend((source, target))
+        sa, ta = xferd.memory.address_of(source), xferd.memory.address_of(target)
+        with self.assertRaises(errors.XferError) as raised:
+            client.submit(p.WRITE, 1, [sa + 64 * i for i in range(25)], [ta + 64 * i for i in range(25)], [64] * 25)
+        transfer = raised.exception.transfer
+        self.assertIsNone(transfer.status, "done before its first part was answered")
+        daemon.hold.clear()
+        with self.assertRaises(errors.TransferTimeoutError):
+            client.wait(transfer, 10)
+        self.assertEqual(errors.TransferStatus.TIMEOUT, transfer.status, "the wait timed out: the transfer never ended")
+        self.assertEqual([(p.SUBMIT_BATCH, 10)], daemon.records)
+
+    def test_a_split_read_drops_its_notify_and_does_not_wait_for_its_earlier_parts(self) -> None:
+        daemon, client = self.timing_out(max_batch=10)
+        daemon.hold.set()  # nothing is answered until submit returned: a wait for the earlier parts would time out
+        source, target = bytearray(os.urandom(64 * 25)), bytearray(64 * 25)
+        KEPT.extend((source, target))
+        sa, ta = xferd.memory.address_of(source), xferd.memory.address_of(target)
+        transfer = client.submit(p.READ, 1, [ta + 64 * i for i in range(25)], [sa + 64 * i for i in range(25)],
+                                 [64] * 25, notify=b"ignored")
+        daemon.hold.clear()
+        self.assertEqual(64 * 25, client.wait(transfer, 10))
+        self.assertEqual(source, target)
+        self.assertEqual([(p.SUBMIT_BATCH, 10), (p.SUBMIT_BATCH, 10), (p.SUBMIT_BATCH, 5)], daemon.records)
+        self.assertEqual([0, 0, 0], daemon.notify_lengths)
 
     def test_no_more_records_in_flight_than_welcome_allows_even_from_ten_threads(self) -> None:
         daemon, client = self.played(max_in_flight=3)

@@ -16,6 +16,7 @@ from unittest import mock
 import xferd
 from test_client_protocol import PlayedDaemon
 from xferd import errors
+from xferd.client import Wake
 
 
 class EventCompletedWhileCleared(threading.Event):
@@ -80,6 +81,23 @@ class WakeUpTest(unittest.TestCase):
             client._finish_failing()
         wake.assert_called_once_with()
 
+    def test_a_lock_free_daemon_gone_pass_overtaken_by_a_close_after_its_look_still_finishes(self) -> None:
+        """The pass (no lock held) saw the client open; a close() on another thread lands before its wake and unmaps
+        the doorbell: the pass's wake finds the mapping released and the pass still ends quietly (close() woke the
+        doorbell itself)."""
+        client = self.played()
+        client._gone = "found gone"
+        doorbell = client._completion_doorbell
+
+        def close_lands_first() -> None:
+            del doorbell.wake  # close() and the pass's own wake use the real one
+            client.close()
+            doorbell.wake()
+
+        doorbell.wake = close_lands_first
+        client._finish_failing()
+        self.assertTrue(client._closed)
+
     def test_a_split_batch_failed_while_its_last_part_is_recorded_keeps_the_failure_a_waiter_saw(self) -> None:
         """A lock-free daemon-gone pass (:meth:`Client._finish_failing`) fails the transfer while the drain works
         out its outcome from the parts: the drain must not overwrite DAEMON_GONE with OK afterwards."""
@@ -96,6 +114,49 @@ class WakeUpTest(unittest.TestCase):
         transfer._part_done(1, errors.TransferStatus.OK, 64)
         self.assertEqual(errors.TransferStatus.DAEMON_GONE, transfer.status)
         self.assertEqual(0, transfer.bytes_transferred)
+
+
+class WakeTest(unittest.TestCase):
+    """:class:`xferd.client.Wake`, the waiters' event: every step one C call, so an interruption never leaves a lock
+    held that a later ``set()`` would block on."""
+
+    def test_a_set_before_the_wait_makes_it_return_at_once_and_stays_set(self) -> None:
+        wake = Wake()
+        wake.set()
+        self.assertTrue(wake.wait(0))
+        self.assertTrue(wake.is_set(), "the wait took the wake-up from the other waiters")
+
+    def test_a_wait_that_times_out_changes_nothing(self) -> None:
+        wake = Wake()
+        self.assertFalse(wake.wait(0.01))
+        self.assertFalse(wake.is_set())
+        wake.set()
+        self.assertTrue(wake.wait(0))
+
+    def test_one_set_wakes_every_waiter(self) -> None:
+        wake, woken = Wake(), []
+        waiters = [threading.Thread(target=lambda: woken.append(wake.wait(10))) for _ in range(2)]
+        for waiter in waiters:
+            waiter.start()
+        wake.set()
+        for waiter in waiters:
+            waiter.join(15)
+        self.assertEqual([True, True], woken)
+
+    def test_a_wait_interrupted_between_its_acquire_and_its_release_leaves_set_working(self) -> None:
+        wake = Wake()
+        wake.set()
+        wake._lock.acquire()  # the interrupted waiter's acquire; its release never runs (the wake-up is lost)
+        wake.set()  # must neither block nor raise
+        self.assertTrue(wake.is_set())
+        self.assertTrue(wake.wait(0))
+
+    def test_clear_unsets_it_without_blocking(self) -> None:
+        wake = Wake()
+        wake.set()
+        wake.clear()
+        wake.clear()
+        self.assertFalse(wake.is_set())
 
 
 class GilTest(unittest.TestCase):

@@ -493,15 +493,19 @@ class Client:
         under a millisecond; a batch longer than one record carries becomes several records, and one status: that of
         the lowest-index failed entry. A ``notify`` (WRITE only) is delivered to the target's owner once every entry
         landed, never if one failed (a batch split over several records sends its last record after the others
-        completed, with the notify only if they all succeeded).
+        completed, with the notify only if they all succeeded). A READ's notify is dropped: the daemon ignores it
+        (PROTOCOL.md), so a split READ does not wait for its earlier parts.
 
         :param total_bytes: the sum of ``lengths`` when the caller knows it already (saves summing them again).
         :raises ValueError: when the three sequences differ in length or are empty, or notify is too long.
         :raises DaemonGoneError: when the daemon is gone.
-        :raises XferError: when no ring space or in-flight slot frees up within the control timeout.
+        :raises XferError: when no ring space or in-flight slot frees up within the control timeout. For a later part
+            of a split batch, its earlier parts are in flight: ``error.transfer`` completes once they are answered,
+            as below.
         :raises TransferTimeoutError: when the earlier parts of a split batch with a notify do not complete within
-            the control timeout: the last part and the notify are not sent; the transfer (``error.transfer``) never
-            completes, and its earlier parts may still be in flight (keep their memory alive).
+            the control timeout: the last part and the notify are not sent. Its earlier parts may still be in flight:
+            the transfer (``error.transfer``) completes once they are all answered, with the lowest failed entry's
+            status if one failed, else TIMEOUT, so ``wait(error.transfer)`` says when their memory is free.
         """
         # everything is checked before a record is claimed: a claimed record must be completed
         if len(local_addresses) == 1 and type(local_addresses) in (tuple, list) and not notify:
@@ -517,6 +521,8 @@ class Client:
         notify = bytes(notify)
         if len(notify) > self.welcome.max_notify_length:
             raise ValueError(f"notify of {len(notify)} bytes; the daemon takes at most {self.welcome.max_notify_length}")
+        if opcode == p.READ:
+            notify = b""  # ignored by the daemon (PROTOCOL.md): a split READ need not wait for its earlier parts
         per_record = self._entries_per_record(len(notify))
         parts = [(start, min(count, start + per_record)) for start in range(0, count, per_record)]
         if total_bytes is None:  # a list's ints exist already: summing them is 5x cheaper than an array's
@@ -528,21 +534,37 @@ class Client:
             if last and notify and len(parts) > 1:
                 if not self._await(transfer, lambda: transfer._parts_left() == 1 or transfer.status is not None,
                                    deadline):
-                    # the notify would tell the peer "ready" before the earlier parts' bytes landed: not sent
+                    # the notify would tell the peer "ready" before the earlier parts' bytes landed: not sent.
+                    # The unsent part counts as TIMEOUT, so the transfer completes once the earlier parts are answered
+                    self._count_unsent(transfer, part)
                     error = TransferTimeoutError(TransferStatus.TIMEOUT, f"the first {len(parts) - 1} parts of a "
                                                  f"batch with a notify did not complete within "
                                                  f"{self._control_timeout_s} s; its last part and the notify were "
                                                  f"not sent")
-                    error.transfer = transfer  # its earlier parts are in flight: their memory stays in use
+                    error.transfer = transfer  # done once its earlier parts are answered: their memory is free then
                     raise error
                 if transfer.done():
                     return transfer
                 if any(s != TransferStatus.OK for s, _ in transfer._parts[:-1]):
                     notify = b""  # an earlier part failed: the last goes without the notify, the peer is not told
-            self._write_record(transfer, part, opcode, segment,
-                               (locals_[start:end], targets[start:end], lengths_[start:end]), end - start,
-                               notify if last else b"", trace_id, deadline)
+            try:
+                self._write_record(transfer, part, opcode, segment,
+                                   (locals_[start:end], targets[start:end], lengths_[start:end]), end - start,
+                                   notify if last else b"", trace_id, deadline)
+            except XferError as error:
+                if part > 0:  # its earlier parts are in flight: the transfer says when they are answered
+                    self._count_unsent(transfer, part)
+                    error.transfer = transfer
+                raise
         return transfer
+
+    def _count_unsent(self, transfer: Transfer, first: int) -> None:
+        """Record the parts of a split batch from ``first`` on, which were not sent, as TIMEOUT: the transfer then
+        completes once its sent parts are answered, with the lowest failed entry's status, else TIMEOUT."""
+        with self._state_lock:
+            events = [transfer._part_done(part, TransferStatus.TIMEOUT, 0)
+                      for part in range(first, len(transfer._parts))]
+        _set_all(events)
 
     def submit_one(self, opcode: int, segment: int, local_address: int, target_address: int, length: int,
                    trace_id: int = 0) -> Transfer:
@@ -1075,7 +1097,10 @@ class Client:
             pending.pop(request_id, None)
         # every pass wakes, a pass finishing one cut short too (it may have been cut short before this wake)
         if not self._closed:  # (close() sets it under the submit lock, before it unmaps the rings)
-            self._completion_doorbell.wake()  # a waiter asleep on the doorbell, or about to be, sees it now
+            # a lock-free pass (_finish_failing) is not ordered against a close() on another thread, which may unmap
+            # the doorbell after that look: its released memoryview raises ValueError, and close() woke it already
+            with contextlib.suppress(ValueError):
+                self._completion_doorbell.wake()  # a waiter asleep on the doorbell, or about to be, sees it now
         return events
 
     def _check_gone(self) -> None:
