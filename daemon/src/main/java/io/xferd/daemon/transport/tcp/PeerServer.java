@@ -111,8 +111,9 @@ public final class PeerServer implements AutoCloseable
         {
             listener = ServerSocketChannel.open();
             listener.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-            listener.bind(new InetSocketAddress(context.rpcHost(), context.rpcPort()), 128);
+            // before bind and listen: a peer that connects at once handshakes on the configured algorithm too
             socketTuning.applyToListener(listener);
+            listener.bind(new InetSocketAddress(context.rpcHost(), context.rpcPort()), 128);
         }
         catch (final IOException ex)
         {
@@ -134,8 +135,8 @@ public final class PeerServer implements AutoCloseable
             {
                 final ServerSocketChannel nicListener = ServerSocketChannel.open();
                 nicListener.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-                nicListener.bind(new InetSocketAddress(nic.address(), port), 128);
                 socketTuning.applyToListener(nicListener);
+                nicListener.bind(new InetSocketAddress(nic.address(), port), 128);
                 nicListeners.add(nicListener);
                 final Thread thread = new Thread(() -> acceptLoop(nicListener), "xferd-peer-acceptor-" + nic.name());
                 thread.setDaemon(true);

@@ -99,8 +99,8 @@ public final class SegmentListeners implements io.xferd.daemon.session.SegmentPo
         {
             startAcceptor();
             channel = ServerSocketChannel.open();
+            server.socketTuning().applyToListener(channel); // before listen, as PeerServer's
             channel.bind(new InetSocketAddress(host, 0), BACKLOG);
-            server.socketTuning().applyToListener(channel);
             channel.configureBlocking(false);
             final int number = ((InetSocketAddress)channel.getLocalAddress()).getPort();
             final Port port = new Port(session, channel, number, new CountDownLatch(1));

@@ -65,16 +65,7 @@ final class SocketTuning
      */
     boolean applyToListener(final ServerSocketChannel listener)
     {
-        String address;
-        try
-        {
-            address = String.valueOf(listener.getLocalAddress());
-        }
-        catch (final IOException ex)
-        {
-            address = "(unbound)";
-        }
-        return set(listener, "the listener on " + address);
+        return set(listener, "a peer listener");
     }
 
     private boolean set(final NetworkChannel channel, final String whom)
